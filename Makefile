@@ -1,0 +1,40 @@
+# The two commands a newcomer runs: `make demo` and `make test`.
+# Each bootstraps its own .venv from scratch when it is missing or stale.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.core-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.core-installed
+
+demo: $(VENV)/.core-installed
+	$(BIN)/ragmeter eval examples/demo.jsonl \
+		--metrics precision@5,recall@5,hit@5,mrr,map,ndcg@5,r_precision,id_context_precision,id_context_recall,string_context_precision,string_context_recall,exact_match,rouge_l,bleu,chrf \
+		--output runs/demo
+
+test: $(VENV)/.dev-installed
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+bench: $(VENV)/.dev-installed
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/retrieval_bench.py
+
+clean:
+	rm -rf $(VENV) runs

@@ -1,0 +1,3 @@
+from ragmeter.cli import main
+
+main()

@@ -1,0 +1,5 @@
+"""The ``ragmeter`` command line."""
+
+from ragmeter.cli._app import app, main
+
+__all__ = ["app", "main"]

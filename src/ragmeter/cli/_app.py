@@ -1,0 +1,150 @@
+"""The ``ragmeter`` command line."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ragmeter._version import __version__
+from ragmeter.dataset import DatasetError, load_dataset
+from ragmeter.metrics import SPECS, Direction, UnknownMetricError, resolve_metrics
+from ragmeter.results import EvaluationResult
+from ragmeter.runner import evaluate
+
+app = typer.Typer(
+    name="ragmeter",
+    help="Evaluate RAG systems: is it good, where does it fail, did a change help?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+errors = Console(stderr=True)
+
+EXIT_USAGE = 2
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"ragmeter {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Evaluate RAG systems: is it good, where does it fail, did a change help?"""
+
+
+def _parse_column_map(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        source, sep, target = pair.partition("=")
+        if not sep or not source or not target:
+            raise typer.BadParameter(f"expected YOUR_NAME=ragmeter_name, got {pair!r}", param_hint="--column-map")
+        mapping[source.strip()] = target.strip()
+    return mapping
+
+
+def _format(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def summary_table(result: EvaluationResult) -> Table:
+    table = Table(title=f"{len(result)} samples", title_justify="left")
+    table.add_column("metric")
+    table.add_column("mean", justify="right")
+    table.add_column("median", justify="right")
+    table.add_column("coverage", justify="right")
+    table.add_column("n/a", justify="right")
+    table.add_column("failed", justify="right")
+    table.add_column("better", justify="center")
+    for name, agg in result.aggregates.items():
+        table.add_row(
+            name,
+            _format(agg.mean),
+            _format(agg.median),
+            f"{agg.n_ok}/{agg.n_total}",
+            str(agg.n_not_applicable),
+            f"[red]{agg.n_failed}[/red]" if agg.n_failed else "0",
+            "↑" if agg.direction is Direction.HIGHER_IS_BETTER else "↓",
+        )
+    return table
+
+
+@app.command("eval")
+def eval_command(
+    data: Annotated[Path, typer.Argument(help="Dataset file: .jsonl, .json, .csv or .parquet.")],
+    metrics: Annotated[
+        str,
+        typer.Option(
+            "--metrics", "-m", help="Comma-separated metric names, e.g. precision@5,ndcg@10,mrr."
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Run directory for results (default runs/NAME-TIME)."),
+    ] = None,
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Evaluate the valid rows and list the others.")
+    ] = False,
+    column_map: Annotated[
+        list[str] | None,
+        typer.Option("--column-map", help="Rename a column: YOUR_NAME=ragmeter_name (repeatable)."),
+    ] = None,
+    format: Annotated[
+        str | None, typer.Option("--format", help="jsonl, json, csv or parquet (default: from extension).")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary table.")] = False,
+) -> None:
+    """Score a dataset with the given metrics and write per-sample results."""
+    try:
+        resolved = resolve_metrics(metrics)
+        dataset = load_dataset(
+            data, column_map=_parse_column_map(column_map or []), skip_invalid=skip_invalid, format=format
+        )
+        result = evaluate(dataset, resolved, skip_invalid=skip_invalid)
+    except (UnknownMetricError, DatasetError, FileNotFoundError, ValueError, ImportError) as error:
+        errors.print(f"[bold red]error:[/bold red] {error}", markup=True, highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+
+    run_dir = output or Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
+    result.save(run_dir)
+    console.print(summary_table(result))
+    if result.skipped:
+        errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
+        for invalid in result.skipped:
+            for problem in invalid.problems:
+                errors.print(f"  - {problem}", highlight=False, markup=False)
+    if not quiet:
+        console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
+
+
+@app.command("metrics")
+def metrics_command() -> None:
+    """List every metric with the fields it needs and which direction is better."""
+    table = Table()
+    table.add_column("metric")
+    table.add_column("family")
+    table.add_column("needs")
+    table.add_column("better", justify="center")
+    table.add_column("description")
+    for spec in SPECS:
+        metric = spec.example()
+        name = spec.name + ("@K" if spec.cutoff == "required" else "[@K]" if spec.cutoff == "optional" else "")
+        needs = ", ".join(" or ".join(options) for options in metric.requires)
+        arrow = "↑" if metric.direction is Direction.HIGHER_IS_BETTER else "↓"
+        table.add_row(name, spec.family, needs, arrow, metric.description)
+    console.print(table)
+
+
+def main() -> None:
+    app()

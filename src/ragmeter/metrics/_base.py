@@ -1,0 +1,154 @@
+"""What every metric is: a name, the sample fields it needs, a direction, and a score."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar, TypeVar
+
+from ragmeter.dataset import Sample
+
+T = TypeVar("T")
+
+
+class Status(str, Enum):
+    """Whether a metric produced a score for a sample."""
+
+    OK = "ok"
+    #: The metric does not apply to this sample (e.g. recall when nothing is relevant).
+    NOT_APPLICABLE = "not_applicable"
+    #: The metric should have applied but could not be computed (see ``error``).
+    FAILED = "failed"
+
+
+class Direction(str, Enum):
+    HIGHER_IS_BETTER = "higher"
+    LOWER_IS_BETTER = "lower"
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """One metric's outcome on one sample. ``score`` is ``None`` unless ``status`` is ok."""
+
+    score: float | None
+    status: Status = Status.OK
+    reason: str | None = None
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status is Status.OK:
+            if self.score is None or not math.isfinite(self.score):
+                raise ValueError(f"an ok result needs a finite score, got {self.score!r}")
+        elif self.score is not None:
+            raise ValueError(f"a {self.status.value} result carries no score")
+
+    @classmethod
+    def ok(cls, score: float, reason: str | None = None, **details: Any) -> MetricResult:
+        return cls(float(score), Status.OK, reason=reason, details=details)
+
+    @classmethod
+    def not_applicable(cls, reason: str) -> MetricResult:
+        return cls(None, Status.NOT_APPLICABLE, reason=reason)
+
+    @classmethod
+    def failed(cls, error: str) -> MetricResult:
+        return cls(None, Status.FAILED, error=error)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"score": self.score, "status": self.status.value}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.error is not None:
+            out["error"] = self.error
+        if self.details:
+            out["details"] = self.details
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MetricResult:
+        return cls(
+            data.get("score"),
+            Status(data["status"]),
+            reason=data.get("reason"),
+            error=data.get("error"),
+            details=data.get("details") or {},
+        )
+
+
+class BatchContext:
+    """Work shared by the metrics scoring one batch of samples, computed once.
+
+    Metrics that need the same preparation (e.g. every ranking metric needs the relevance of
+    the retrieved ids) ask for it by key; the first asker computes it.
+    """
+
+    def __init__(self) -> None:
+        self._memo: dict[Any, Any] = {}
+
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+
+#: A metric's needs: each entry lists alternative fields, at least one of which must be set.
+Requirements = tuple[tuple[str, ...], ...]
+
+
+class Metric(ABC):
+    """Base class of every metric.
+
+    Subclasses set ``name``, ``requires`` and ``direction`` and implement :meth:`score`, or
+    :meth:`score_batch` when scoring many samples at once is faster (vectorised metrics).
+    """
+
+    name: str
+    requires: ClassVar[Requirements] = ()
+    direction: ClassVar[Direction] = Direction.HIGHER_IS_BETTER
+
+    @property
+    def description(self) -> str:
+        doc = (type(self).__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else ""
+
+    def params(self) -> dict[str, Any]:
+        """The settings that change this metric's scores, recorded with every run."""
+        return {}
+
+    def missing_fields(self, sample: Sample) -> list[str]:
+        return [
+            " or ".join(options)
+            for options in self.requires
+            if not any(sample.has(f) for f in options)
+        ]
+
+    @abstractmethod
+    def score(self, sample: Sample) -> MetricResult:
+        """Score one sample."""
+
+    def score_batch(
+        self, samples: Sequence[Sample], context: BatchContext | None = None
+    ) -> list[MetricResult]:
+        """Score many samples; a sample that raises is recorded as failed, not lost."""
+        return [self._guarded(sample) for sample in samples]
+
+    async def ascore(self, sample: Sample) -> MetricResult:
+        return await asyncio.to_thread(self.score, sample)
+
+    def _guarded(self, sample: Sample) -> MetricResult:
+        missing = self.missing_fields(sample)
+        if missing:
+            return MetricResult.failed(f"missing field(s): {', '.join(missing)}")
+        try:
+            return self.score(sample)
+        except (ValueError, TypeError, ArithmeticError, LookupError) as error:
+            return MetricResult.failed(f"{type(error).__name__}: {error}")
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({params})"

@@ -1,0 +1,41 @@
+from typing import ClassVar
+
+from ragmeter.dataset import Sample
+from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics.retrieval._ranking import average_precision
+
+
+def id_verdicts(retrieved: list[str], relevant: set[str]) -> list[int]:
+    """1 for each retrieved id that is relevant (a repeated id counts once)."""
+    seen: set[str] = set()
+    verdicts = []
+    for doc in retrieved:
+        verdicts.append(int(doc in relevant and doc not in seen))
+        seen.add(doc)
+    return verdicts
+
+
+class IDContextPrecision(Metric):
+    """Rank-weighted precision of the retrieved context ids (Average Precision, no LLM).
+
+    Each retrieved id is useful when it is among ``reference_context_ids``; the verdicts
+    combine as in context precision: the mean of precision@k over the useful ranks k.
+    (RAGAS's IDBasedContextPrecision ignores rank; ``precision@K`` gives that figure.)
+
+    >>> s = Sample(retrieved_context_ids=["a", "x", "b", "y", "z"], reference_context_ids=["a", "b"])
+    >>> round(IDContextPrecision().score(s).score, 3)
+    0.833
+    """
+
+    name = "id_context_precision"
+    requires: ClassVar[Requirements] = (("retrieved_context_ids",), ("reference_context_ids",))
+
+    def score(self, sample: Sample) -> MetricResult:
+        retrieved = sample.retrieved_context_ids or []
+        if not retrieved:
+            return MetricResult.not_applicable("no context was retrieved")
+        verdicts = id_verdicts(retrieved, set(sample.reference_context_ids or ()))
+        score = float(average_precision([verdicts])[0])
+        return MetricResult.ok(
+            score, reason=f"{sum(verdicts)} of {len(verdicts)} retrieved ids are relevant", verdicts=verdicts
+        )

@@ -1,0 +1,48 @@
+from typing import Any, ClassVar
+
+from ragmeter.dataset import Sample
+from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics.context._similarity import SimilarityMeasure, check_measure, similarity_matrix
+from ragmeter.metrics.retrieval._ranking import average_precision
+
+
+class StringContextPrecision(Metric):
+    """Rank-weighted precision of the retrieved contexts by string similarity (no LLM).
+
+    A retrieved context is useful when its best similarity to any reference context reaches
+    ``threshold``; verdicts combine as Average Precision (RAGAS's
+    NonLLMContextPrecisionWithReference).
+
+    >>> s = Sample(retrieved_contexts=["巴黎是法国的首都。", "今天天气很好。"],
+    ...            reference_contexts=["巴黎是法国首都。"])
+    >>> StringContextPrecision().score(s).score
+    1.0
+    """
+
+    name = "string_context_precision"
+    requires: ClassVar[Requirements] = (("retrieved_contexts",), ("reference_contexts",))
+
+    def __init__(self, threshold: float = 0.5, measure: SimilarityMeasure = "levenshtein") -> None:
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+        self.threshold = threshold
+        self.measure = check_measure(measure)
+
+    def params(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "measure": self.measure}
+
+    def score(self, sample: Sample) -> MetricResult:
+        retrieved = sample.retrieved_contexts or []
+        reference = sample.reference_contexts or []
+        if not retrieved:
+            return MetricResult.not_applicable("no context was retrieved")
+        if not reference:
+            return MetricResult.not_applicable("reference_contexts is empty")
+        best = similarity_matrix(retrieved, reference, self.measure).max(axis=1)
+        verdicts = (best >= self.threshold).astype(int).tolist()
+        return MetricResult.ok(
+            float(average_precision([verdicts])[0]),
+            reason=f"{sum(verdicts)} of {len(verdicts)} retrieved contexts match a reference context",
+            verdicts=verdicts,
+            similarities=[round(x, 4) for x in best.tolist()],
+        )

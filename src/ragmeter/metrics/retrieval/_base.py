@@ -1,0 +1,80 @@
+"""Shared machinery of the ranking metrics: batch scoring over one judgments matrix."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.dataset import Sample
+from ragmeter.metrics._base import BatchContext, Metric, MetricResult, Requirements
+from ragmeter.metrics.retrieval._judgments import Judgments, build_judgments
+
+NO_RELEVANT = "no relevant context exists for this sample (reference_context_ids / relevance is empty)"
+
+
+class RankingMetric(Metric):
+    """A metric of the ranked ``retrieved_context_ids`` against the relevant ids.
+
+    Relevance comes from ``relevance`` (graded) when given, else from ``reference_context_ids``
+    (binary). A sample with nothing relevant is not applicable rather than scored 0 (trec_eval
+    scores it 0), so it cannot silently drag an average down; :attr:`defined_without_relevant`
+    metrics (precision) still score it.
+    """
+
+    requires: ClassVar[Requirements] = (
+        ("retrieved_context_ids",),
+        ("reference_context_ids", "relevance"),
+    )
+    defined_without_relevant: ClassVar[bool] = False
+    base_name: ClassVar[str]
+
+    def __init__(self, k: int | None = None, *, relevance_level: float = 1.0) -> None:
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        self.k = k
+        self.relevance_level = relevance_level
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.base_name if self.k is None else f"{self.base_name}@{self.k}"
+
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"k": self.k}
+        if self.relevance_level != 1.0:
+            params["relevance_level"] = self.relevance_level
+        return params
+
+    @abstractmethod
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        """One score per query from the shared judgments."""
+
+    def score(self, sample: Sample) -> MetricResult:
+        return self.score_batch([sample])[0]
+
+    def score_batch(
+        self, samples: Sequence[Sample], context: BatchContext | None = None
+    ) -> list[MetricResult]:
+        context = context or BatchContext()
+        judgments = context.memo(
+            ("ranking-judgments", self.relevance_level),
+            lambda: build_judgments(
+                [s.retrieved_context_ids or [] for s in samples],
+                [s.qrels() for s in samples],
+                relevance_level=self.relevance_level,
+            ),
+        )
+        scores = self.compute(judgments)
+        results = []
+        for sample, score, n_relevant in zip(samples, scores.tolist(), judgments.n_relevant.tolist()):
+            missing = self.missing_fields(sample)
+            if missing:
+                results.append(MetricResult.failed(f"missing field(s): {', '.join(missing)}"))
+            elif n_relevant == 0 and not self.defined_without_relevant:
+                results.append(MetricResult.not_applicable(NO_RELEVANT))
+            else:
+                results.append(MetricResult.ok(score))
+        return results

@@ -1,0 +1,89 @@
+"""Turning ranked id lists and relevance judgments into the arrays the ranking functions take."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import chain, repeat
+from operator import itemgetter
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+def _grades_of(qrels: Mapping[str, float], ranked: Sequence[str]) -> list[float]:
+    grades = list(map(qrels.get, ranked, repeat(0.0)))
+    if len(set(ranked)) != len(ranked):
+        # A document retrieved twice counts once: its later copies are not relevant.
+        seen: set[str] = set()
+        for position, doc in enumerate(ranked):
+            if doc in seen:
+                grades[position] = 0.0
+            seen.add(doc)
+    return grades
+
+
+@dataclass
+class Judgments:
+    """Graded relevance of each query's ranked documents, plus what the qrels say.
+
+    Built once per batch and shared by every ranking metric.
+    """
+
+    relevance: NDArray[np.float64]
+    n_relevant: NDArray[np.int64]
+    qrel_grades: Sequence[Mapping[str, float]] = field(repr=False)
+    relevance_level: float = 1.0
+
+    @cached_property
+    def ideal(self) -> NDArray[np.float64]:
+        """Each query's judged grades, zero padded (only NDCG needs this)."""
+        lengths = np.fromiter(map(len, self.qrel_grades), dtype=np.intp, count=len(self.qrel_grades))
+        width = int(lengths.max()) if len(lengths) else 0
+        flat = np.fromiter(
+            chain.from_iterable(q.values() for q in self.qrel_grades),
+            dtype=np.float64,
+            count=int(lengths.sum()),
+        )
+        ideal = np.zeros((len(lengths), width))
+        ideal[np.arange(width) < lengths[:, np.newaxis]] = flat
+        return ideal
+
+
+def build_judgments(
+    rankings: Sequence[Sequence[str]],
+    qrels: Sequence[Mapping[str, float]],
+    *,
+    relevance_level: float = 1.0,
+) -> Judgments:
+    """Look up each ranked document's grade in its query's qrels (missing = 0).
+
+    >>> j = build_judgments([["a", "b", "c"], ["x"]], [{"a": 2, "c": 1}, {"y": 1}])
+    >>> j.relevance, j.n_relevant
+    (array([[2., 0., 1.],
+           [0., 0., 0.]]), array([2, 1]))
+    """
+    if len(rankings) != len(qrels):
+        raise ValueError(f"{len(rankings)} rankings but {len(qrels)} qrels")
+    n = len(rankings)
+    lengths = np.fromiter(map(len, rankings), dtype=np.intp, count=n)
+    depth = int(lengths.max()) if n else 0
+    flat = np.fromiter(
+        chain.from_iterable(map(_grades_of, qrels, rankings)), dtype=np.float64, count=int(lengths.sum())
+    )
+    relevance = np.zeros((n, depth))
+    relevance[np.arange(depth) < lengths[:, np.newaxis]] = flat
+    n_relevant = np.fromiter(
+        (sum(1 for g in q.values() if g >= relevance_level) for q in qrels), dtype=np.int64, count=n
+    )
+    return Judgments(relevance, n_relevant, qrels, relevance_level)
+
+
+def rank_by_score(scores: Mapping[str, float]) -> list[str]:
+    """Document ids by descending score, ties broken by descending id, exactly as trec_eval.
+
+    >>> rank_by_score({"a": 1.0, "b": 2.0, "c": 1.0})
+    ['b', 'c', 'a']
+    """
+    return [doc for doc, _ in sorted(scores.items(), key=itemgetter(1, 0), reverse=True)]

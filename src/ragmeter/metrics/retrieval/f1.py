@@ -1,0 +1,29 @@
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._ranking import f1_at_k
+
+
+class F1AtK(RankingMetric):
+    """Harmonic mean of Precision@K and Recall@K.
+
+    >>> from ragmeter import Sample
+    >>> s = Sample(retrieved_context_ids=["A", "B", "C", "D", "E"], reference_context_ids=["A", "C", "D", "F"])
+    >>> round(F1AtK(5).score(s).score, 4)
+    0.6667
+    """
+
+    base_name: ClassVar[str] = "f1"
+
+    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
+        super().__init__(k, relevance_level=relevance_level)
+
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        assert self.k is not None
+        return f1_at_k(
+            judgments.relevance, judgments.n_relevant, self.k, relevance_level=self.relevance_level
+        )

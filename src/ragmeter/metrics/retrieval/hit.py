@@ -1,0 +1,25 @@
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._ranking import hit_at_k
+
+
+class HitAtK(RankingMetric):
+    """1 when a relevant context is in the top K, else 0 (Hit@K, trec_eval's success@K).
+
+    >>> from ragmeter import Sample
+    >>> HitAtK(3).score(Sample(retrieved_context_ids=["x", "y", "A"], reference_context_ids=["A"])).score
+    1.0
+    """
+
+    base_name: ClassVar[str] = "hit"
+
+    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
+        super().__init__(k, relevance_level=relevance_level)
+
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        return hit_at_k(judgments.relevance, self.k, relevance_level=self.relevance_level)

@@ -1,0 +1,28 @@
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._ranking import average_precision
+
+
+class MAP(RankingMetric):
+    """Average Precision of the ranking (its mean over samples is MAP), as trec_eval's map.
+
+    The sum of precisions at relevant ranks is divided by the number of relevant contexts
+    that exist, retrieved or not; with K, only the top K are summed (trec_eval's map_cut).
+
+    >>> from ragmeter import Sample
+    >>> s = Sample(retrieved_context_ids=list("ABCDEF"), reference_context_ids=["A", "C", "F"])
+    >>> round(MAP().score(s).score, 3)
+    0.722
+    """
+
+    base_name: ClassVar[str] = "map"
+
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        return average_precision(
+            judgments.relevance, judgments.n_relevant, self.k, relevance_level=self.relevance_level
+        )

@@ -1,0 +1,24 @@
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._ranking import reciprocal_rank
+
+
+class MRR(RankingMetric):
+    """Reciprocal rank of the first relevant context (its mean over samples is MRR).
+
+    With K, a first relevant context below rank K scores 0.
+
+    >>> from ragmeter import Sample
+    >>> MRR().score(Sample(retrieved_context_ids=["x", "A"], reference_context_ids=["A"])).score
+    0.5
+    """
+
+    base_name: ClassVar[str] = "mrr"
+
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        return reciprocal_rank(judgments.relevance, self.k, relevance_level=self.relevance_level)

@@ -1,0 +1,43 @@
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._ranking import Gain, ndcg_at_k
+
+
+class NDCG(RankingMetric):
+    """Normalised discounted cumulative gain over graded relevance (NDCG@K).
+
+    ``gain="linear"`` uses the grade as the gain (trec_eval's ndcg); ``"exponential"`` uses
+    2^grade - 1 (the seeds' formula; named ``ndcg_exp``). The ideal ranking sorts every judged
+    context of the sample, retrieved or not.
+
+    >>> from ragmeter import Sample
+    >>> s = Sample(retrieved_context_ids=list("ABCDE"), relevance={"A": 3, "B": 0, "C": 2, "D": 1, "E": 2})
+    >>> round(NDCG(5, gain="exponential").score(s).score, 3)
+    0.932
+    """
+
+    base_name: ClassVar[str] = "ndcg"
+
+    def __init__(
+        self, k: int | None = None, *, gain: Gain = "linear", relevance_level: float = 1.0
+    ) -> None:
+        super().__init__(k, relevance_level=relevance_level)
+        if gain not in ("linear", "exponential"):
+            raise ValueError(f"gain must be 'linear' or 'exponential', got {gain!r}")
+        self.gain: Gain = gain
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        base = "ndcg" if self.gain == "linear" else "ndcg_exp"
+        return base if self.k is None else f"{base}@{self.k}"
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "gain": self.gain}
+
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        return ndcg_at_k(judgments.relevance, judgments.ideal, self.k, gain=self.gain)

@@ -1,0 +1,28 @@
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._ranking import precision_at_k
+
+
+class PrecisionAtK(RankingMetric):
+    """Share of the top K retrieved contexts that are relevant (Precision@K).
+
+    >>> from ragmeter import Sample
+    >>> s = Sample(retrieved_context_ids=["A", "B", "C", "D", "E"], reference_context_ids=["A", "C", "D", "F"])
+    >>> PrecisionAtK(5).score(s).score
+    0.6
+    """
+
+    base_name: ClassVar[str] = "precision"
+    defined_without_relevant: ClassVar[bool] = True
+
+    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
+        super().__init__(k, relevance_level=relevance_level)
+
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        assert self.k is not None
+        return precision_at_k(judgments.relevance, self.k, relevance_level=self.relevance_level)

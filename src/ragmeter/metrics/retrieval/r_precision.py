@@ -1,0 +1,28 @@
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._ranking import r_precision
+
+
+class RPrecision(RankingMetric):
+    """Precision at rank R, R being the number of relevant contexts (trec_eval's Rprec).
+
+    >>> from ragmeter import Sample
+    >>> s = Sample(retrieved_context_ids=list("ABCDE"), reference_context_ids=["A", "C", "D", "F"])
+    >>> RPrecision().score(s).score
+    0.75
+    """
+
+    base_name: ClassVar[str] = "r_precision"
+
+    def __init__(self, *, relevance_level: float = 1.0) -> None:
+        super().__init__(None, relevance_level=relevance_level)
+
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        return r_precision(
+            judgments.relevance, judgments.n_relevant, relevance_level=self.relevance_level
+        )

@@ -1,0 +1,28 @@
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._ranking import recall_at_k
+
+
+class RecallAtK(RankingMetric):
+    """Share of the relevant contexts found in the top K (Recall@K).
+
+    >>> from ragmeter import Sample
+    >>> s = Sample(retrieved_context_ids=["A", "B", "C", "D", "E"], reference_context_ids=["A", "C", "D", "F"])
+    >>> RecallAtK(5).score(s).score
+    0.75
+    """
+
+    base_name: ClassVar[str] = "recall"
+
+    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
+        super().__init__(k, relevance_level=relevance_level)
+
+    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+        return recall_at_k(
+            judgments.relevance, judgments.n_relevant, self.k, relevance_level=self.relevance_level
+        )

@@ -1,0 +1,35 @@
+from functools import lru_cache
+from typing import Any
+
+from sacrebleu.metrics import CHRF as SacreCHRF
+
+from ragmeter.metrics._base import MetricResult
+from ragmeter.metrics.text._base import TextMetric
+
+
+@lru_cache(maxsize=8)
+def _scorer(word_order: int) -> SacreCHRF:
+    return SacreCHRF(word_order=word_order)
+
+
+class ChrF(TextMetric):
+    """Character n-gram F-score (sacrebleu chrF; chrF++ with ``word_order=2``), in [0, 1].
+
+    Works on characters, so it needs no tokenizer for Chinese.
+
+    >>> ChrF().compare("检索增强生成", "检索增强生成").score
+    1.0
+    """
+
+    def __init__(self, *, word_order: int = 0) -> None:
+        self.word_order = word_order
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "chrf" if self.word_order == 0 else "chrf++"
+
+    def params(self) -> dict[str, Any]:
+        return {"word_order": self.word_order}
+
+    def compare(self, response: str, reference: str) -> MetricResult:
+        return MetricResult.ok(_scorer(self.word_order).sentence_score(response, [reference]).score / 100.0)

@@ -1,0 +1,89 @@
+"""``evaluate()``: a dataset and metrics in, complete results out."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragmeter._version import __version__
+from ragmeter.dataset import Dataset, DatasetError, load_dataset
+from ragmeter.metrics import BatchContext, Metric, MetricResult, resolve_metrics
+from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
+
+DEFAULT_BATCH_SIZE = 4096
+
+
+def check_metric_inputs(dataset: Dataset, metrics: Sequence[Metric], *, skip_invalid: bool) -> Dataset:
+    """The dataset with every row that lacks a field some metric needs reported (or skipped)."""
+    problems = dataset.problems_for({m.name: m.requires for m in metrics})
+    if problems and not skip_invalid:
+        raise DatasetError(
+            problems,
+            hint="Add the missing fields, choose other metrics, or pass skip_invalid=True "
+            "(--skip-invalid) to evaluate the complete rows only.",
+        )
+    return dataset.without_rows(problems) if problems else dataset
+
+
+def _score_batch(metric: Metric, batch: Sequence[Any], context: BatchContext) -> list[MetricResult]:
+    try:
+        return metric.score_batch(batch, context)
+    except Exception as error:  # noqa: BLE001 - one metric's bug must not lose the rest of the run
+        message = f"{type(error).__name__}: {error}"
+        return [MetricResult.failed(message) for _ in batch]
+
+
+def evaluate(
+    dataset: Dataset | str | Any,
+    metrics: Sequence[Metric | str] | str,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    skip_invalid: bool = False,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> EvaluationResult:
+    """Score every sample of ``dataset`` with every metric.
+
+    ``dataset`` is a :class:`Dataset`, a path (JSONL, JSON, CSV, Parquet), a list of dicts, a
+    pandas DataFrame or a Hugging Face dataset; ``metrics`` are metric objects or names such
+    as ``"precision@5"``. Every problem in the input is reported before anything is scored;
+    with ``skip_invalid`` the valid rows are scored and the others listed in
+    ``result.skipped``.
+
+    >>> result = evaluate(
+    ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}], ["mrr", "hit@1"]
+    ... )
+    >>> {name: a.mean for name, a in result.aggregates.items()}
+    {'mrr': 0.5, 'hit@1': 0.0}
+    """
+    resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
+    data = load_dataset(dataset, column_map=column_map, skip_invalid=skip_invalid)
+    data = check_metric_inputs(data, resolved, skip_invalid=skip_invalid)
+
+    scores: list[dict[str, MetricResult]] = [{} for _ in range(len(data))]
+    for start in range(0, len(data), batch_size):
+        batch = data.samples[start : start + batch_size]
+        context = BatchContext()
+        for metric in resolved:
+            for offset, result in enumerate(_score_batch(metric, batch, context)):
+                scores[start + offset][metric.name] = result
+
+    samples = [
+        SampleResult(index, row, sample_id, sample, scores[index])
+        for index, (sample, row, sample_id) in enumerate(zip(data.samples, data.rows, data.ids))
+    ]
+    infos = [
+        MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
+        for m in resolved
+    ]
+    config = {
+        "ragmeter_version": __version__,
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "dataset": {
+            "source": data.source,
+            "fingerprint": data.fingerprint(),
+            "n_samples": len(data),
+            "n_skipped": len(data.invalid),
+        },
+    }
+    return EvaluationResult(samples, infos, config, list(data.invalid))
