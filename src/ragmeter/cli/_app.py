@@ -60,7 +60,7 @@ def _format(value: float | None) -> str:
 
 def summary_table(result: EvaluationResult) -> Table:
     table = Table(title=f"{len(result)} samples", title_justify="left")
-    table.add_column("metric")
+    table.add_column("metric", no_wrap=True)
     table.add_column("mean", justify="right")
     table.add_column("median", justify="right")
     table.add_column("coverage", justify="right")
@@ -113,7 +113,7 @@ def eval_command(
         )
         result = evaluate(dataset, resolved, skip_invalid=skip_invalid)
     except (UnknownMetricError, DatasetError, FileNotFoundError, ValueError, ImportError) as error:
-        errors.print(f"[bold red]error:[/bold red] {error}", markup=True, highlight=False)
+        errors.print(f"[bold red]error:[/bold red] {error}", markup=True, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
 
     run_dir = output or Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
@@ -123,7 +123,7 @@ def eval_command(
         errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
         for invalid in result.skipped:
             for problem in invalid.problems:
-                errors.print(f"  - {problem}", highlight=False, markup=False)
+                errors.print(f"  - {problem}", highlight=False, markup=False, soft_wrap=True)
     if not quiet:
         console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
 
@@ -132,7 +132,7 @@ def eval_command(
 def metrics_command() -> None:
     """List every metric with the fields it needs and which direction is better."""
     table = Table()
-    table.add_column("metric")
+    table.add_column("metric", no_wrap=True)
     table.add_column("family")
     table.add_column("needs")
     table.add_column("better", justify="center")

@@ -2,6 +2,7 @@ from typing import ClassVar
 
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics.context._ids import relevant_ids
 from ragmeter.metrics.retrieval._ranking import average_precision
 
 
@@ -18,7 +19,8 @@ def id_verdicts(retrieved: list[str], relevant: set[str]) -> list[int]:
 class IDContextPrecision(Metric):
     """Rank-weighted precision of the retrieved context ids (Average Precision, no LLM).
 
-    Each retrieved id is useful when it is among ``reference_context_ids``; the verdicts
+    Each retrieved id is useful when it is among ``reference_context_ids`` (or has a
+    ``relevance`` grade of at least 1); the verdicts
     combine as in context precision: the mean of precision@k over the useful ranks k.
     (RAGAS's IDBasedContextPrecision ignores rank; ``precision@K`` gives that figure.)
 
@@ -28,13 +30,16 @@ class IDContextPrecision(Metric):
     """
 
     name = "id_context_precision"
-    requires: ClassVar[Requirements] = (("retrieved_context_ids",), ("reference_context_ids",))
+    requires: ClassVar[Requirements] = (
+        ("retrieved_context_ids",),
+        ("reference_context_ids", "relevance"),
+    )
 
     def score(self, sample: Sample) -> MetricResult:
         retrieved = sample.retrieved_context_ids or []
         if not retrieved:
             return MetricResult.not_applicable("no context was retrieved")
-        verdicts = id_verdicts(retrieved, set(sample.reference_context_ids or ()))
+        verdicts = id_verdicts(retrieved, relevant_ids(sample))
         score = float(average_precision([verdicts])[0])
         return MetricResult.ok(
             score, reason=f"{sum(verdicts)} of {len(verdicts)} retrieved ids are relevant", verdicts=verdicts

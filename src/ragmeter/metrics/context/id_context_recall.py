@@ -2,6 +2,7 @@ from typing import ClassVar
 
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics.context._ids import relevant_ids
 
 
 class IDContextRecall(Metric):
@@ -13,12 +14,15 @@ class IDContextRecall(Metric):
     """
 
     name = "id_context_recall"
-    requires: ClassVar[Requirements] = (("retrieved_context_ids",), ("reference_context_ids",))
+    requires: ClassVar[Requirements] = (
+        ("retrieved_context_ids",),
+        ("reference_context_ids", "relevance"),
+    )
 
     def score(self, sample: Sample) -> MetricResult:
-        reference = set(sample.reference_context_ids or ())
+        reference = relevant_ids(sample)
         if not reference:
-            return MetricResult.not_applicable("reference_context_ids is empty")
+            return MetricResult.not_applicable("no relevant context id (reference_context_ids / relevance)")
         found = reference & set(sample.retrieved_context_ids or ())
         return MetricResult.ok(
             len(found) / len(reference),
