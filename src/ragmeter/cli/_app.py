@@ -49,7 +49,9 @@ def _parse_column_map(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         source, sep, target = pair.partition("=")
         if not sep or not source or not target:
-            raise typer.BadParameter(f"expected YOUR_NAME=ragmeter_name, got {pair!r}", param_hint="--column-map")
+            raise typer.BadParameter(
+                f"expected YOUR_NAME=ragmeter_name, got {pair!r}", param_hint="--column-map"
+            )
         mapping[source.strip()] = target.strip()
     return mapping
 
@@ -101,19 +103,27 @@ def eval_command(
         typer.Option("--column-map", help="Rename a column: YOUR_NAME=ragmeter_name (repeatable)."),
     ] = None,
     format: Annotated[
-        str | None, typer.Option("--format", help="jsonl, json, csv or parquet (default: from extension).")
+        str | None,
+        typer.Option("--format", help="jsonl, json, csv or parquet (default: from extension)."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary table.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print only the summary table.")
+    ] = False,
 ) -> None:
     """Score a dataset with the given metrics and write per-sample results."""
     try:
         resolved = resolve_metrics(metrics)
         dataset = load_dataset(
-            data, column_map=_parse_column_map(column_map or []), skip_invalid=skip_invalid, format=format
+            data,
+            column_map=_parse_column_map(column_map or []),
+            skip_invalid=skip_invalid,
+            format=format,
         )
         result = evaluate(dataset, resolved, skip_invalid=skip_invalid)
     except (UnknownMetricError, DatasetError, FileNotFoundError, ValueError, ImportError) as error:
-        errors.print(f"[bold red]error:[/bold red] {error}", markup=True, highlight=False, soft_wrap=True)
+        errors.print(
+            f"[bold red]error:[/bold red] {error}", markup=True, highlight=False, soft_wrap=True
+        )
         raise typer.Exit(EXIT_USAGE) from None
 
     run_dir = output or Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
@@ -139,7 +149,9 @@ def metrics_command() -> None:
     table.add_column("description")
     for spec in SPECS:
         metric = spec.example()
-        name = spec.name + ("@K" if spec.cutoff == "required" else "[@K]" if spec.cutoff == "optional" else "")
+        name = spec.name + (
+            "@K" if spec.cutoff == "required" else "[@K]" if spec.cutoff == "optional" else ""
+        )
         needs = ", ".join(" or ".join(options) for options in metric.requires)
         arrow = "↑" if metric.direction is Direction.HIGHER_IS_BETTER else "↓"
         table.add_row(name, spec.family, needs, arrow, metric.description)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -23,7 +24,7 @@ FIX_HINTS: dict[str, str] = {
     "reference_contexts": 'give a list of strings, e.g. ["chunk 1"]',
     "reference_context_ids": 'give a list of ids, e.g. ["doc-3"]',
     "relevance": 'give an object from context id to a graded relevance >= 0, e.g. {"doc-3": 2}',
-    "metadata": "give an object of tags, e.g. {\"question_type\": \"multi_hop\"}",
+    "metadata": 'give an object of tags, e.g. {"question_type": "multi_hop"}',
 }
 
 JSON_CELL_FIELDS: frozenset[str] = LIST_FIELDS | {"relevance", "metadata"}
@@ -82,7 +83,9 @@ def check_sample(sample: Sample) -> list[tuple[str, str, str]]:
     return found
 
 
-def _decode_json_cells(record: dict[str, Any], column_map: Mapping[str, str] | None) -> dict[str, Any]:
+def _decode_json_cells(
+    record: dict[str, Any], column_map: Mapping[str, str] | None
+) -> dict[str, Any]:
     """Tabular formats store lists and objects as JSON text; decode the cells that should be."""
     out = dict(record)
     for key, value in record.items():
@@ -91,10 +94,9 @@ def _decode_json_cells(record: dict[str, Any], column_map: Mapping[str, str] | N
         if isinstance(value, str) and (name in JSON_CELL_FIELDS or name == "ground_truths"):
             stripped = value.strip()
             if stripped[:1] in "[{":
-                try:
+                # Undecodable text is left as is: validation then names the field and the fix.
+                with contextlib.suppress(json.JSONDecodeError):
                     out[key] = json.loads(stripped)
-                except json.JSONDecodeError:
-                    pass  # left as text: validation names the field and the fix
     return out
 
 
@@ -176,8 +178,12 @@ class Dataset(Sequence[Sample]):
             elif not isinstance(raw, Mapping):
                 sample = None
                 found.append(
-                    Problem(row, None, f"expected an object, got {_describe(raw)}",
-                            "give each sample as an object of fields")
+                    Problem(
+                        row,
+                        None,
+                        f"expected an object, got {_describe(raw)}",
+                        "give each sample as an object of fields",
+                    )
                 )
             else:
                 record = dict(raw)

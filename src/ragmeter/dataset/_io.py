@@ -42,7 +42,9 @@ def _format_of(path: Path, format: str | None) -> str:
 
 
 def _missing_extra(package: str, extra: str) -> ImportError:
-    return ImportError(f"{package} is needed for this; install it with: pip install 'ragmeter[{extra}]'")
+    return ImportError(
+        f"{package} is needed for this; install it with: pip install 'ragmeter[{extra}]'"
+    )
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -134,7 +136,9 @@ def _plain(value: Any) -> Any:
 
 
 def _tabular_records(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in ((k, _plain(v)) for k, v in row.items()) if v is not None} for row in rows]
+    return [
+        {k: v for k, v in ((k, _plain(v)) for k, v in row.items()) if v is not None} for row in rows
+    ]
 
 
 def load_dataset(
@@ -278,7 +282,10 @@ def save_dataset(dataset: Dataset, path: str | Path, *, format: str | None = Non
             for sample in dataset:
                 row = _tabular_row(sample, columns)
                 writer.writerow(
-                    {k: (EMPTY_STRING_CELL if v == "" else "" if v is None else v) for k, v in row.items()}
+                    {
+                        k: (EMPTY_STRING_CELL if v == "" else "" if v is None else v)
+                        for k, v in row.items()
+                    }
                 )
     else:
         try:
@@ -290,7 +297,12 @@ def save_dataset(dataset: Dataset, path: str | Path, *, format: str | None = Non
         rows = [_tabular_row(sample, columns) for sample in dataset]
         schema = pa.schema(
             [
-                (c, pa.list_(pa.string()) if c in JSON_CELL_FIELDS - {"relevance", "metadata"} else pa.string())
+                (
+                    c,
+                    pa.list_(pa.string())
+                    if c in JSON_CELL_FIELDS - {"relevance", "metadata"}
+                    else pa.string(),
+                )
                 for c in columns
             ]
         )
@@ -309,13 +321,11 @@ def to_pandas(dataset: Dataset) -> pd.DataFrame:
     except ImportError:
         raise _missing_extra("pandas", "pandas") from None
     columns = _columns(dataset)
-    return pd.DataFrame(
-        [{c: getattr(s, c) for c in columns} for s in dataset], columns=columns
-    )
+    return pd.DataFrame([{c: getattr(s, c) for c in columns} for s in dataset], columns=columns)
 
 
 def to_hf(dataset: Dataset) -> Any:
-    """A Hugging Face ``datasets.Dataset``; ``relevance`` and ``metadata`` are stored as JSON text."""
+    """A Hugging Face ``datasets.Dataset``; ``relevance`` and ``metadata`` become JSON text."""
     try:
         import datasets
     except ImportError:

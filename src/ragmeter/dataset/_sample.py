@@ -1,4 +1,4 @@
-"""The evaluation sample: one question, what the RAG system did with it, and what it should have done."""
+"""The evaluation sample: a question, what the RAG system did with it, what it should have done."""
 
 from __future__ import annotations
 
@@ -60,7 +60,9 @@ IdList = Annotated[list[str], BeforeValidator(_ids_to_str)]
 Relevance = Annotated[dict[str, float], BeforeValidator(_relevance_keys_to_str)]
 
 
-def canonical_record(record: dict[str, Any], column_map: dict[str, str] | None = None) -> dict[str, Any]:
+def canonical_record(
+    record: dict[str, Any], column_map: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Rename a raw record's keys to ragmeter's field names.
 
     ``column_map`` (user name -> ragmeter name) is applied first, then the legacy names.
@@ -108,9 +110,9 @@ class Sample(BaseModel):
     checked against them before anything runs. Legacy names (``question``, ``answer``,
     ``contexts``, ``ground_truth``, ``ground_truths``) are accepted.
 
-    >>> s = Sample(question="什么是 RAG？", contexts=["RAG 是检索增强生成。"], question_type="single_hop")
+    >>> s = Sample(question="什么是 RAG？", contexts=["RAG 即检索增强生成"], question_type="multi")
     >>> s.user_input, s.retrieved_contexts, s.metadata
-    ('什么是 RAG？', ['RAG 是检索增强生成。'], {'question_type': 'single_hop'})
+    ('什么是 RAG？', ['RAG 即检索增强生成'], {'question_type': 'multi'})
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)

@@ -8,7 +8,13 @@ from ragmeter.metrics._base import (
     Requirements,
     Status,
 )
-from ragmeter.metrics._registry import SPECS, MetricSpec, UnknownMetricError, get_metric, resolve_metrics
+from ragmeter.metrics._registry import (
+    SPECS,
+    MetricSpec,
+    UnknownMetricError,
+    get_metric,
+    resolve_metrics,
+)
 from ragmeter.metrics.context import (
     IDContextPrecision,
     IDContextRecall,

@@ -13,7 +13,16 @@ from ragmeter.metrics.context import (
     StringContextPrecision,
     StringContextRecall,
 )
-from ragmeter.metrics.retrieval import MAP, MRR, NDCG, F1AtK, HitAtK, PrecisionAtK, RecallAtK, RPrecision
+from ragmeter.metrics.retrieval import (
+    MAP,
+    MRR,
+    NDCG,
+    F1AtK,
+    HitAtK,
+    PrecisionAtK,
+    RecallAtK,
+    RPrecision,
+)
 from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
 
 
@@ -46,18 +55,27 @@ SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("ndcg_exp", lambda k: NDCG(k, gain="exponential"), "optional", "retrieval"),
     MetricSpec("r_precision", _no_k(RPrecision), "none", "retrieval", ("rprec",)),
     MetricSpec(
-        "id_context_precision", _no_k(IDContextPrecision), "none", "context",
+        "id_context_precision",
+        _no_k(IDContextPrecision),
+        "none",
+        "context",
         ("id_based_context_precision",),
     ),
     MetricSpec(
         "id_context_recall", _no_k(IDContextRecall), "none", "context", ("id_based_context_recall",)
     ),
     MetricSpec(
-        "string_context_precision", _no_k(StringContextPrecision), "none", "context",
+        "string_context_precision",
+        _no_k(StringContextPrecision),
+        "none",
+        "context",
         ("non_llm_context_precision_with_reference",),
     ),
     MetricSpec(
-        "string_context_recall", _no_k(StringContextRecall), "none", "context",
+        "string_context_recall",
+        _no_k(StringContextRecall),
+        "none",
+        "context",
         ("non_llm_context_recall",),
     ),
     MetricSpec("exact_match", _no_k(ExactMatch), "none", "answer", ("em",)),
@@ -98,7 +116,9 @@ def get_metric(name: str) -> Metric:
         if spec.cutoff == "none":
             raise UnknownMetricError(f"metric {spec.name!r} takes no @K cutoff (got {name!r})")
         if not raw_k.isdigit() or int(raw_k) < 1:
-            raise UnknownMetricError(f"the cutoff in {name!r} must be a positive integer, e.g. {spec.name}@5")
+            raise UnknownMetricError(
+                f"the cutoff in {name!r} must be a positive integer, e.g. {spec.name}@5"
+            )
         k = int(raw_k)
     elif spec.cutoff == "required":
         raise UnknownMetricError(f"metric {spec.name!r} needs a cutoff, e.g. {spec.name}@5")

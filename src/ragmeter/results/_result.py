@@ -34,7 +34,12 @@ class MetricInfo:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MetricInfo:
-        return cls(data["name"], Direction(data["direction"]), data.get("params") or {}, data.get("kind", ""))
+        return cls(
+            data["name"],
+            Direction(data["direction"]),
+            data.get("params") or {},
+            data.get("kind", ""),
+        )
 
 
 @dataclass
@@ -131,7 +136,9 @@ class EvaluationResult:
     def scores(self, metric: str) -> list[float | None]:
         """Per-sample scores of ``metric`` in dataset order (``None`` where not ok)."""
         if metric not in {m.name for m in self.metrics}:
-            raise KeyError(f"no metric {metric!r} in this run; it has {[m.name for m in self.metrics]}")
+            raise KeyError(
+                f"no metric {metric!r} in this run; it has {[m.name for m in self.metrics]}"
+            )
         return [s.scores[metric].score for s in self.samples]
 
     # -- export ----------------------------------------------------------------------------

@@ -14,7 +14,9 @@ from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
 DEFAULT_BATCH_SIZE = 4096
 
 
-def check_metric_inputs(dataset: Dataset, metrics: Sequence[Metric], *, skip_invalid: bool) -> Dataset:
+def check_metric_inputs(
+    dataset: Dataset, metrics: Sequence[Metric], *, skip_invalid: bool
+) -> Dataset:
     """The dataset with every row that lacks a field some metric needs reported (or skipped)."""
     problems = dataset.problems_for({m.name: m.requires for m in metrics})
     if problems and not skip_invalid:
@@ -51,7 +53,8 @@ def evaluate(
     ``result.skipped``.
 
     >>> result = evaluate(
-    ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}], ["mrr", "hit@1"]
+    ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
+    ...     ["mrr", "hit@1"],
     ... )
     >>> {name: a.mean for name, a in result.aggregates.items()}
     {'mrr': 0.5, 'hit@1': 0.0}

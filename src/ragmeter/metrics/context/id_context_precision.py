@@ -24,7 +24,7 @@ class IDContextPrecision(Metric):
     combine as in context precision: the mean of precision@k over the useful ranks k.
     (RAGAS's IDBasedContextPrecision ignores rank; ``precision@K`` gives that figure.)
 
-    >>> s = Sample(retrieved_context_ids=["a", "x", "b", "y", "z"], reference_context_ids=["a", "b"])
+    >>> s = Sample(retrieved_context_ids=list("axbyz"), reference_context_ids=["a", "b"])
     >>> round(IDContextPrecision().score(s).score, 3)
     0.833
     """
@@ -42,5 +42,7 @@ class IDContextPrecision(Metric):
         verdicts = id_verdicts(retrieved, relevant_ids(sample))
         score = float(average_precision([verdicts])[0])
         return MetricResult.ok(
-            score, reason=f"{sum(verdicts)} of {len(verdicts)} retrieved ids are relevant", verdicts=verdicts
+            score,
+            reason=f"{sum(verdicts)} of {len(verdicts)} retrieved ids are relevant",
+            verdicts=verdicts,
         )

@@ -22,7 +22,9 @@ class IDContextRecall(Metric):
     def score(self, sample: Sample) -> MetricResult:
         reference = relevant_ids(sample)
         if not reference:
-            return MetricResult.not_applicable("no relevant context id (reference_context_ids / relevance)")
+            return MetricResult.not_applicable(
+                "no relevant context id (reference_context_ids / relevance)"
+            )
         found = reference & set(sample.retrieved_context_ids or ())
         return MetricResult.ok(
             len(found) / len(reference),

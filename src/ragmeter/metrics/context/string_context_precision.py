@@ -42,7 +42,7 @@ class StringContextPrecision(Metric):
         verdicts = (best >= self.threshold).astype(int).tolist()
         return MetricResult.ok(
             float(average_precision([verdicts])[0]),
-            reason=f"{sum(verdicts)} of {len(verdicts)} retrieved contexts match a reference context",
+            reason=f"{sum(verdicts)} of {len(verdicts)} retrieved contexts match a reference",
             verdicts=verdicts,
             similarities=[round(x, 4) for x in best.tolist()],
         )

@@ -13,7 +13,9 @@ from ragmeter.dataset import Sample
 from ragmeter.metrics._base import BatchContext, Metric, MetricResult, Requirements
 from ragmeter.metrics.retrieval._judgments import Judgments, build_judgments
 
-NO_RELEVANT = "no relevant context exists for this sample (reference_context_ids / relevance is empty)"
+NO_RELEVANT = (
+    "no relevant context exists for this sample (reference_context_ids / relevance is empty)"
+)
 
 
 class RankingMetric(Metric):
@@ -69,7 +71,9 @@ class RankingMetric(Metric):
         )
         scores = self.compute(judgments)
         results = []
-        for sample, score, n_relevant in zip(samples, scores.tolist(), judgments.n_relevant.tolist()):
+        for sample, score, n_relevant in zip(
+            samples, scores.tolist(), judgments.n_relevant.tolist()
+        ):
             missing = self.missing_fields(sample)
             if missing:
                 results.append(MetricResult.failed(f"missing field(s): {', '.join(missing)}"))

@@ -39,7 +39,9 @@ class Judgments:
     @cached_property
     def ideal(self) -> NDArray[np.float64]:
         """Each query's judged grades, zero padded (only NDCG needs this)."""
-        lengths = np.fromiter(map(len, self.qrel_grades), dtype=np.intp, count=len(self.qrel_grades))
+        lengths = np.fromiter(
+            map(len, self.qrel_grades), dtype=np.intp, count=len(self.qrel_grades)
+        )
         width = int(lengths.max()) if len(lengths) else 0
         flat = np.fromiter(
             chain.from_iterable(q.values() for q in self.qrel_grades),
@@ -70,7 +72,9 @@ def build_judgments(
     lengths = np.fromiter(map(len, rankings), dtype=np.intp, count=n)
     depth = int(lengths.max()) if n else 0
     flat = np.fromiter(
-        chain.from_iterable(map(_grades_of, qrels, rankings)), dtype=np.float64, count=int(lengths.sum())
+        chain.from_iterable(map(_grades_of, qrels, rankings)),
+        dtype=np.float64,
+        count=int(lengths.sum()),
     )
     relevance = np.zeros((n, depth))
     relevance[np.arange(depth) < lengths[:, np.newaxis]] = flat

@@ -46,7 +46,9 @@ def _safe_divide(numerator: NDArray[np.float64], denominator: ArrayLike) -> NDAr
     return out
 
 
-def precision_at_k(relevance: ArrayLike, k: int, *, relevance_level: float = 1) -> NDArray[np.float64]:
+def precision_at_k(
+    relevance: ArrayLike, k: int, *, relevance_level: float = 1
+) -> NDArray[np.float64]:
     """Share of the top ``k`` retrieved documents that are relevant.
 
     The seeds' example: 4 relevant documents, top 5 relevant at ranks 1, 3 and 4.
@@ -85,7 +87,9 @@ def f1_at_k(
     return _safe_divide(2 * precision * recall, precision + recall)
 
 
-def hit_at_k(relevance: ArrayLike, k: int | None = None, *, relevance_level: float = 1) -> NDArray[np.float64]:
+def hit_at_k(
+    relevance: ArrayLike, k: int | None = None, *, relevance_level: float = 1
+) -> NDArray[np.float64]:
     """1 when at least one relevant document is in the top ``k``, else 0 (trec_eval ``success``).
 
     >>> hit_at_k([[0, 0, 1], [0, 0, 0]], k=3)
@@ -94,7 +98,9 @@ def hit_at_k(relevance: ArrayLike, k: int | None = None, *, relevance_level: flo
     return _hits(relevance, k, relevance_level).any(axis=1).astype(np.float64)
 
 
-def reciprocal_rank(relevance: ArrayLike, k: int | None = None, *, relevance_level: float = 1) -> NDArray[np.float64]:
+def reciprocal_rank(
+    relevance: ArrayLike, k: int | None = None, *, relevance_level: float = 1
+) -> NDArray[np.float64]:
     """1 / rank of the first relevant document in the top ``k``, 0 when there is none.
 
     The mean over queries is MRR. The seeds' example: first relevant at ranks 2, 1 and 4.
@@ -104,6 +110,8 @@ def reciprocal_rank(relevance: ArrayLike, k: int | None = None, *, relevance_lev
     (array([0.5 , 1.  , 0.25]), 0.583)
     """
     hits = _hits(relevance, k, relevance_level)
+    if hits.shape[1] == 0:
+        return np.zeros(hits.shape[0])
     first = hits.argmax(axis=1)
     return np.where(hits.any(axis=1), 1.0 / (first + 1.0), 0.0)
 
@@ -147,7 +155,9 @@ def _gains(grades: NDArray[np.float64], gain: Gain) -> NDArray[np.float64]:
     raise ValueError(f"gain must be 'linear' or 'exponential', got {gain!r}")
 
 
-def dcg_at_k(relevance: ArrayLike, k: int | None = None, *, gain: Gain = "linear") -> NDArray[np.float64]:
+def dcg_at_k(
+    relevance: ArrayLike, k: int | None = None, *, gain: Gain = "linear"
+) -> NDArray[np.float64]:
     """Discounted cumulative gain: sum of gain / log2(rank + 1) over the top ``k``.
 
     The seeds' example: terms 7 + 0 + 1.5 + 0.4307 + 1.1606. The seeds print 10.092, the sum
@@ -177,7 +187,9 @@ def ndcg_at_k(
     return _safe_divide(dcg_at_k(relevance, k, gain=gain), dcg_at_k(ideal_sorted, k, gain=gain))
 
 
-def r_precision(relevance: ArrayLike, n_relevant: ArrayLike, *, relevance_level: float = 1) -> NDArray[np.float64]:
+def r_precision(
+    relevance: ArrayLike, n_relevant: ArrayLike, *, relevance_level: float = 1
+) -> NDArray[np.float64]:
     """Precision at rank R, where R is the number of relevant documents (trec_eval ``Rprec``).
 
     >>> r_precision([[1, 0, 1, 1, 0]], n_relevant=[4])

@@ -20,7 +20,10 @@ class RunScores:
     scores: dict[str, NDArray[np.float64]]
 
     def mean(self) -> dict[str, float]:
-        return {name: float(values.mean()) if len(values) else float("nan") for name, values in self.scores.items()}
+        return {
+            name: float(values.mean()) if len(values) else float("nan")
+            for name, values in self.scores.items()
+        }
 
 
 def evaluate_run(
@@ -54,6 +57,4 @@ def evaluate_run(
         level: build_judgments(rankings, [qrels[q] for q in query_ids], relevance_level=level)
         for level in levels
     }
-    return RunScores(
-        query_ids, {m.name: m.compute(judgments[m.relevance_level]) for m in resolved}
-    )
+    return RunScores(query_ids, {m.name: m.compute(judgments[m.relevance_level]) for m in resolved})

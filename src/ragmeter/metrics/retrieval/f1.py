@@ -12,7 +12,7 @@ class F1AtK(RankingMetric):
     """Harmonic mean of Precision@K and Recall@K.
 
     >>> from ragmeter import Sample
-    >>> s = Sample(retrieved_context_ids=["A", "B", "C", "D", "E"], reference_context_ids=["A", "C", "D", "F"])
+    >>> s = Sample(retrieved_context_ids=list("ABCDE"), reference_context_ids=list("ACDF"))
     >>> round(F1AtK(5).score(s).score, 4)
     0.6667
     """

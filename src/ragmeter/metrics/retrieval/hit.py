@@ -12,7 +12,8 @@ class HitAtK(RankingMetric):
     """1 when a relevant context is in the top K, else 0 (Hit@K, trec_eval's success@K).
 
     >>> from ragmeter import Sample
-    >>> HitAtK(3).score(Sample(retrieved_context_ids=["x", "y", "A"], reference_context_ids=["A"])).score
+    >>> s = Sample(retrieved_context_ids=["x", "y", "A"], reference_context_ids=["A"])
+    >>> HitAtK(3).score(s).score
     1.0
     """
 

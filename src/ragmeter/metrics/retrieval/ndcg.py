@@ -16,7 +16,8 @@ class NDCG(RankingMetric):
     context of the sample, retrieved or not.
 
     >>> from ragmeter import Sample
-    >>> s = Sample(retrieved_context_ids=list("ABCDE"), relevance={"A": 3, "B": 0, "C": 2, "D": 1, "E": 2})
+    >>> grades = {"A": 3, "B": 0, "C": 2, "D": 1, "E": 2}
+    >>> s = Sample(retrieved_context_ids=list("ABCDE"), relevance=grades)
     >>> round(NDCG(5, gain="exponential").score(s).score, 3)
     0.932
     """

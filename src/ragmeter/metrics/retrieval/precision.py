@@ -12,7 +12,7 @@ class PrecisionAtK(RankingMetric):
     """Share of the top K retrieved contexts that are relevant (Precision@K).
 
     >>> from ragmeter import Sample
-    >>> s = Sample(retrieved_context_ids=["A", "B", "C", "D", "E"], reference_context_ids=["A", "C", "D", "F"])
+    >>> s = Sample(retrieved_context_ids=list("ABCDE"), reference_context_ids=list("ACDF"))
     >>> PrecisionAtK(5).score(s).score
     0.6
     """

@@ -12,7 +12,7 @@ class RecallAtK(RankingMetric):
     """Share of the relevant contexts found in the top K (Recall@K).
 
     >>> from ragmeter import Sample
-    >>> s = Sample(retrieved_context_ids=["A", "B", "C", "D", "E"], reference_context_ids=["A", "C", "D", "F"])
+    >>> s = Sample(retrieved_context_ids=list("ABCDE"), reference_context_ids=list("ACDF"))
     >>> RecallAtK(5).score(s).score
     0.75
     """

@@ -32,4 +32,6 @@ class ChrF(TextMetric):
         return {"word_order": self.word_order}
 
     def compare(self, response: str, reference: str) -> MetricResult:
-        return MetricResult.ok(_scorer(self.word_order).sentence_score(response, [reference]).score / 100.0)
+        return MetricResult.ok(
+            _scorer(self.word_order).sentence_score(response, [reference]).score / 100.0
+        )

@@ -15,7 +15,9 @@ def _ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]]:
     return Counter(zip(*(tokens[i:] for i in range(n))))
 
 
-def rouge_overlap(candidate: list[str], reference: list[str], variant: RougeVariant) -> tuple[int, int, int]:
+def rouge_overlap(
+    candidate: list[str], reference: list[str], variant: RougeVariant
+) -> tuple[int, int, int]:
     """(matches, candidate units, reference units) for ROUGE-L (LCS) or ROUGE-N.
 
     >>> rouge_overlap(list("abcde"), list("axcye"), "rouge_l")

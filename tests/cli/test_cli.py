@@ -1,0 +1,118 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from ragmeter import EvaluationResult, __version__
+from ragmeter.cli import app
+from ragmeter.metrics import SPECS
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+runner = CliRunner()
+
+
+def test_help_and_version():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "eval" in result.output and "metrics" in result.output
+    assert __version__ in runner.invoke(app, ["--version"]).output
+
+
+def test_metrics_lists_every_metric_with_direction():
+    result = runner.invoke(app, ["metrics"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0
+    for spec in SPECS:
+        assert spec.name in result.output
+    assert "retrieved_context_ids" in result.output and "↑" in result.output
+
+
+def test_eval_demo_prints_table_and_writes_results_that_load_back(tmp_path):
+    run_dir = tmp_path / "run"
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            str(EXAMPLES / "demo.jsonl"),
+            "--metrics",
+            "precision@5,ndcg@10,mrr",
+            "-o",
+            str(run_dir),
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    for name in ("precision@5", "ndcg@10", "mrr"):
+        assert name in result.output
+    loaded = EvaluationResult.load(run_dir)
+    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(loaded) == len(lines) == 12
+    first = json.loads(lines[0])
+    assert set(first["metrics"]) == {"precision@5", "ndcg@10", "mrr"}
+    mean = loaded.aggregates["mrr"].mean
+    assert f"{mean:.4f}" in result.output
+
+
+def test_bad_file_exits_2_and_lists_every_problem(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        '{"id": "a", "retrieved_context_ids": ["x"], "reference_context_ids": ["x"]}\n'
+        "{broken\n"
+        '{"id": "c", "retrieved_context_ids": "x", "reference_context_ids": ["x"]}\n',
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["eval", str(path), "-m", "mrr", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "row 2" in result.output and "row 3" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_skip_invalid_evaluates_the_rest(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        '{"id": "a", "retrieved_context_ids": ["x"], "reference_context_ids": ["x"]}\n{broken\n',
+        encoding="utf-8",
+    )
+    result = runner.invoke(
+        app, ["eval", str(path), "-m", "mrr", "--skip-invalid", "-o", str(tmp_path / "r")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 invalid row" in result.output
+    assert len(EvaluationResult.load(tmp_path / "r")) == 1
+
+
+def test_unknown_metric_exits_2(tmp_path):
+    result = runner.invoke(app, ["eval", str(EXAMPLES / "demo.jsonl"), "-m", "ndgc@10"])
+    assert result.exit_code == 2
+    assert "unknown metric 'ndgc@10'" in result.output
+
+
+def test_column_map_option(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text('q_id,hits,gold\nq1,"[""a"", ""b""]","[""b""]"\n', encoding="utf-8")
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            str(path),
+            "-m",
+            "mrr",
+            "-o",
+            str(tmp_path / "r"),
+            "--column-map",
+            "q_id=id",
+            "--column-map",
+            "hits=retrieved_context_ids",
+            "--column-map",
+            "gold=reference_context_ids",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert EvaluationResult.load(tmp_path / "r").scores("mrr") == [0.5]
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "ragmeter"
+    out = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=True)
+    assert __version__ in out.stdout

@@ -1,0 +1,82 @@
+"""Bad input: every problem reported at once, naming the row, the field and the fix."""
+
+import json
+
+import pytest
+
+from ragmeter import DatasetError, load_dataset
+
+BAD_LINES = [
+    {"id": "ok-1", "question": "fine", "contexts": ["c"]},
+    "{not json",
+    {"id": "wrong-type", "contexts": "a single string"},
+    {"id": "lengths", "contexts": ["a", "b"], "retrieved_context_ids": ["d1"]},
+    {"id": "ok-1", "question": "duplicate id"},
+    {"id": "bad-grade", "relevance": {"d1": -1}},
+    {"id": "ok-2", "question": "fine too"},
+]
+
+
+def write_jsonl(path, rows):
+    lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_all_problems_are_reported_together(tmp_path):
+    path = write_jsonl(tmp_path / "bad.jsonl", BAD_LINES)
+    with pytest.raises(DatasetError) as raised:
+        load_dataset(path)
+    problems = raised.value.problems
+    by_row = {p.row: p for p in problems}
+    assert sorted(by_row) == [2, 3, 4, 5, 6]
+    assert "invalid JSON" in by_row[2].message
+    assert by_row[3].field == "retrieved_contexts"
+    assert "wrap" in by_row[3].fix
+    assert by_row[4].field == "retrieved_context_ids"
+    assert "1 ids for 2 retrieved_contexts" in by_row[4].message
+    assert by_row[5].field == "id" and "first seen in row 1" in by_row[5].message
+    assert by_row[6].field == "relevance"
+    message = str(raised.value)
+    assert str(path) in message and "row 3" in message and "Fix:" in message
+
+
+def test_skip_invalid_keeps_valid_rows_and_lists_the_rest(tmp_path):
+    path = write_jsonl(tmp_path / "bad.jsonl", BAD_LINES)
+    dataset = load_dataset(path, skip_invalid=True)
+    assert dataset.ids == ["ok-1", "ok-2"]
+    assert dataset.rows == [1, 7]
+    assert [r.row for r in dataset.invalid] == [2, 3, 4, 5, 6]
+
+
+def test_blank_lines_are_skipped_but_row_numbers_stay_line_numbers(tmp_path):
+    path = tmp_path / "gaps.jsonl"
+    path.write_text('{"question": "a"}\n\n{"question": "b"}\n', encoding="utf-8")
+    dataset = load_dataset(path)
+    assert dataset.rows == [1, 3]
+    assert dataset.ids == ["row-1", "row-3"]
+
+
+def test_csv_list_cell_that_is_not_json(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("question,contexts\nq,just text\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as raised:
+        load_dataset(path)
+    (problem,) = raised.value.problems
+    assert (problem.row, problem.field) == (1, "retrieved_contexts")
+
+
+def test_missing_fields_for_metrics_are_reported_per_row_and_metric():
+    from ragmeter import evaluate
+
+    records = [
+        {"id": "a", "retrieved_context_ids": ["x"]},
+        {"id": "b", "retrieved_context_ids": ["x"], "reference_context_ids": ["x"]},
+        {"id": "c"},
+    ]
+    with pytest.raises(DatasetError) as raised:
+        evaluate(records, ["mrr", "exact_match"])
+    fields = sorted((p.sample_id, p.field) for p in raised.value.problems)
+    assert ("a", "reference_context_ids or relevance") in fields
+    assert ("c", "retrieved_context_ids") in fields
+    assert ("b", "response") in fields and ("b", "reference") in fields
