@@ -116,3 +116,17 @@ def test_console_script_is_installed():
     script = Path(sys.executable).parent / "ragmeter"
     out = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=True)
     assert __version__ in out.stdout
+
+
+def test_skip_invalid_with_no_valid_row_exits_2(tmp_path):
+    path = tmp_path / "all-bad.jsonl"
+    path.write_text("{broken\n", encoding="utf-8")
+    result = runner.invoke(app, ["eval", str(path), "-m", "mrr", "--skip-invalid"])
+    assert result.exit_code == 2
+    assert "no valid row" in result.output and "row 1" in result.output
+
+
+def test_metrics_shows_optional_cutoffs_and_aliases():
+    output = runner.invoke(app, ["metrics"], env={"COLUMNS": "250"}).output
+    assert "mrr[@K]" in output and "ndcg_exp[@K]" in output
+    assert "rougeL" in output

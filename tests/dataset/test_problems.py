@@ -80,3 +80,32 @@ def test_missing_fields_for_metrics_are_reported_per_row_and_metric():
     assert ("a", "reference_context_ids or relevance") in fields
     assert ("c", "retrieved_context_ids") in fields
     assert ("b", "response") in fields and ("b", "reference") in fields
+
+
+def test_file_problems_and_missing_fields_are_reported_in_one_round(tmp_path):
+    from ragmeter import evaluate
+
+    path = write_jsonl(
+        tmp_path / "mixed.jsonl",
+        [
+            {"id": "a", "retrieved_context_ids": ["x"], "reference_context_ids": ["x"]},
+            "{broken",
+            {"id": "c", "retrieved_context_ids": ["x"]},
+        ],
+    )
+    with pytest.raises(DatasetError) as raised:
+        evaluate(path, ["mrr"])
+    assert [(p.row, p.field) for p in raised.value.problems] == [
+        (2, None),
+        (3, "reference_context_ids or relevance"),
+    ]
+    result = evaluate(path, ["mrr"], skip_invalid=True)
+    assert [s.sample_id for s in result] == ["a"]
+    assert [r.row for r in result.skipped] == [2, 3]
+
+
+def test_invalid_json_column_points_into_the_line(tmp_path):
+    path = write_jsonl(tmp_path / "comma.jsonl", ['{"question": "q",'])
+    with pytest.raises(DatasetError) as raised:
+        load_dataset(path)
+    assert "column 1:" not in raised.value.problems[0].message

@@ -101,3 +101,8 @@ def test_config_records_what_ran():
     assert len(result.config["dataset"]["fingerprint"]) == 16
     info = {m.name: m for m in result.metrics}
     assert info["ndcg_exp@3"].params == {"k": 3, "gain": "exponential"}
+
+
+def test_metric_names_are_case_insensitive():
+    result = evaluate(RECORDS, ["rougeL", "MRR"])
+    assert [m.name for m in result.metrics] == ["rouge_l", "mrr"]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragmeter._version import __version__
-from ragmeter.dataset import DatasetError, load_dataset
+from ragmeter.dataset import DatasetError, InvalidRow
 from ragmeter.metrics import SPECS, Direction, UnknownMetricError, resolve_metrics
 from ragmeter.results import EvaluationResult
 from ragmeter.runner import evaluate
@@ -54,6 +55,18 @@ def _parse_column_map(pairs: list[str]) -> dict[str, str]:
             )
         mapping[source.strip()] = target.strip()
     return mapping
+
+
+def _print_problems(rows: list[InvalidRow]) -> None:
+    for invalid in rows:
+        for problem in invalid.problems:
+            errors.print(f"  - {problem}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _fail(message: str, rows: list[InvalidRow] | None = None) -> NoReturn:
+    errors.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
+    _print_problems(rows or [])
+    raise typer.Exit(EXIT_USAGE)
 
 
 def _format(value: float | None) -> str:
@@ -112,28 +125,24 @@ def eval_command(
 ) -> None:
     """Score a dataset with the given metrics and write per-sample results."""
     try:
-        resolved = resolve_metrics(metrics)
-        dataset = load_dataset(
+        result = evaluate(
             data,
+            resolve_metrics(metrics),
             column_map=_parse_column_map(column_map or []),
             skip_invalid=skip_invalid,
             format=format,
         )
-        result = evaluate(dataset, resolved, skip_invalid=skip_invalid)
     except (UnknownMetricError, DatasetError, FileNotFoundError, ValueError, ImportError) as error:
-        errors.print(
-            f"[bold red]error:[/bold red] {error}", markup=True, highlight=False, soft_wrap=True
-        )
-        raise typer.Exit(EXIT_USAGE) from None
+        _fail(str(error))
+    if not len(result):
+        _fail(f"no valid row to evaluate in {data}", result.skipped)
 
     run_dir = output or Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     result.save(run_dir)
     console.print(summary_table(result))
     if result.skipped:
         errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
-        for invalid in result.skipped:
-            for problem in invalid.problems:
-                errors.print(f"  - {problem}", highlight=False, markup=False, soft_wrap=True)
+        _print_problems(result.skipped)
     if not quiet:
         console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
 
@@ -154,7 +163,8 @@ def metrics_command() -> None:
         )
         needs = ", ".join(" or ".join(options) for options in metric.requires)
         arrow = "↑" if metric.direction is Direction.HIGHER_IS_BETTER else "↓"
-        table.add_row(name, spec.family, needs, arrow, metric.description)
+        aliases = f" (also {', '.join(spec.aliases)})" if spec.aliases else ""
+        table.add_row(escape(name), spec.family, needs, arrow, escape(spec.summary + aliases))
     console.print(table)
 
 

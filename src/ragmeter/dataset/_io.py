@@ -57,7 +57,7 @@ def _read_jsonl(path: Path) -> tuple[list[Any], list[int], list[Problem]]:
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                records.append(json.loads(line.rstrip("\r\n")))
                 rows.append(line_number)
             except json.JSONDecodeError as error:
                 problems.append(

@@ -34,6 +34,7 @@ class MetricSpec:
     build: Callable[[int | None], Metric]
     cutoff: str  # "required", "optional" or "none"
     family: str
+    summary: str
     aliases: tuple[str, ...] = ()
 
     def example(self) -> Metric:
@@ -44,31 +45,84 @@ def _no_k(factory: Callable[[], Metric]) -> Callable[[int | None], Metric]:
     return lambda k: factory()
 
 
+def _k(factory: Callable[[int], Metric]) -> Callable[[int | None], Metric]:
+    return lambda k: factory(k)  # type: ignore[arg-type]  # the parser guarantees k
+
+
 SPECS: tuple[MetricSpec, ...] = (
-    MetricSpec("precision", lambda k: PrecisionAtK(k), "required", "retrieval"),  # type: ignore[arg-type]
-    MetricSpec("recall", lambda k: RecallAtK(k), "required", "retrieval"),  # type: ignore[arg-type]
-    MetricSpec("f1", lambda k: F1AtK(k), "required", "retrieval"),  # type: ignore[arg-type]
-    MetricSpec("hit", lambda k: HitAtK(k), "required", "retrieval", ("hit_rate", "success")),  # type: ignore[arg-type]
-    MetricSpec("mrr", lambda k: MRR(k), "optional", "retrieval", ("reciprocal_rank",)),
-    MetricSpec("map", lambda k: MAP(k), "optional", "retrieval", ("ap", "average_precision")),
-    MetricSpec("ndcg", lambda k: NDCG(k), "optional", "retrieval"),
-    MetricSpec("ndcg_exp", lambda k: NDCG(k, gain="exponential"), "optional", "retrieval"),
-    MetricSpec("r_precision", _no_k(RPrecision), "none", "retrieval", ("rprec",)),
+    MetricSpec(
+        "precision",
+        _k(PrecisionAtK),
+        "required",
+        "retrieval",
+        "share of the top K that is relevant",
+    ),
+    MetricSpec(
+        "recall", _k(RecallAtK), "required", "retrieval", "share of the relevant found in the top K"
+    ),
+    MetricSpec("f1", _k(F1AtK), "required", "retrieval", "harmonic mean of precision@K, recall@K"),
+    MetricSpec(
+        "hit",
+        _k(HitAtK),
+        "required",
+        "retrieval",
+        "1 if anything relevant is in the top K",
+        ("hit_rate", "success"),
+    ),
+    MetricSpec(
+        "mrr",
+        MRR,
+        "optional",
+        "retrieval",
+        "1 / rank of the first relevant context",
+        ("reciprocal_rank",),
+    ),
+    MetricSpec(
+        "map",
+        MAP,
+        "optional",
+        "retrieval",
+        "average precision (trec_eval map / map_cut)",
+        ("ap", "average_precision"),
+    ),
+    MetricSpec("ndcg", NDCG, "optional", "retrieval", "NDCG, linear gain (trec_eval ndcg_cut)"),
+    MetricSpec(
+        "ndcg_exp",
+        lambda k: NDCG(k, gain="exponential"),
+        "optional",
+        "retrieval",
+        "NDCG, exponential gain 2^rel - 1",
+    ),
+    MetricSpec(
+        "r_precision",
+        _no_k(RPrecision),
+        "none",
+        "retrieval",
+        "precision at R = number relevant",
+        ("rprec",),
+    ),
     MetricSpec(
         "id_context_precision",
         _no_k(IDContextPrecision),
         "none",
         "context",
+        "rank-weighted precision of retrieved ids (AP)",
         ("id_based_context_precision",),
     ),
     MetricSpec(
-        "id_context_recall", _no_k(IDContextRecall), "none", "context", ("id_based_context_recall",)
+        "id_context_recall",
+        _no_k(IDContextRecall),
+        "none",
+        "context",
+        "share of reference ids retrieved",
+        ("id_based_context_recall",),
     ),
     MetricSpec(
         "string_context_precision",
         _no_k(StringContextPrecision),
         "none",
         "context",
+        "rank-weighted precision by string similarity",
         ("non_llm_context_precision_with_reference",),
     ),
     MetricSpec(
@@ -76,20 +130,53 @@ SPECS: tuple[MetricSpec, ...] = (
         _no_k(StringContextRecall),
         "none",
         "context",
+        "share of reference contexts matched by string similarity",
         ("non_llm_context_recall",),
     ),
-    MetricSpec("exact_match", _no_k(ExactMatch), "none", "answer", ("em",)),
-    MetricSpec("string_presence", _no_k(StringPresence), "none", "answer"),
-    MetricSpec("rouge_l", _no_k(Rouge), "none", "answer", ("rouge", "rougeL")),
-    MetricSpec("rouge_1", _no_k(lambda: Rouge("rouge_1")), "none", "answer", ("rouge1",)),
-    MetricSpec("rouge_2", _no_k(lambda: Rouge("rouge_2")), "none", "answer", ("rouge2",)),
-    MetricSpec("bleu", _no_k(BLEU), "none", "answer"),
-    MetricSpec("chrf", _no_k(ChrF), "none", "answer"),
-    MetricSpec("chrf++", _no_k(lambda: ChrF(word_order=2)), "none", "answer", ("chrfpp",)),
+    MetricSpec(
+        "exact_match", _no_k(ExactMatch), "none", "answer", "response equals reference", ("em",)
+    ),
+    MetricSpec(
+        "string_presence", _no_k(StringPresence), "none", "answer", "reference appears in response"
+    ),
+    MetricSpec(
+        "rouge_l",
+        _no_k(Rouge),
+        "none",
+        "answer",
+        "ROUGE-L F1 (longest common subsequence)",
+        ("rouge", "rougeL"),
+    ),
+    MetricSpec(
+        "rouge_1",
+        _no_k(lambda: Rouge("rouge_1")),
+        "none",
+        "answer",
+        "ROUGE-1 F1 (unigrams)",
+        ("rouge1",),
+    ),
+    MetricSpec(
+        "rouge_2",
+        _no_k(lambda: Rouge("rouge_2")),
+        "none",
+        "answer",
+        "ROUGE-2 F1 (bigrams)",
+        ("rouge2",),
+    ),
+    MetricSpec("bleu", _no_k(BLEU), "none", "answer", "sentence BLEU (sacrebleu), 0-1"),
+    MetricSpec("chrf", _no_k(ChrF), "none", "answer", "character n-gram F-score (sacrebleu), 0-1"),
+    MetricSpec(
+        "chrf++",
+        _no_k(lambda: ChrF(word_order=2)),
+        "none",
+        "answer",
+        "chrF with word bigrams",
+        ("chrfpp",),
+    ),
 )
 
 _BY_NAME: dict[str, MetricSpec] = {
-    key: spec for spec in SPECS for key in (spec.name, *spec.aliases)
+    key.lower(): spec for spec in SPECS for key in (spec.name, *spec.aliases)
 }
 _NAME = re.compile(r"^(?P<base>[A-Za-z0-9_+\-]+?)(?:@(?P<k>[^@]*))?$")
 

@@ -7,23 +7,31 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter._version import __version__
-from ragmeter.dataset import Dataset, DatasetError, load_dataset
+from ragmeter.dataset import Dataset, DatasetError, Problem, load_dataset
 from ragmeter.metrics import BatchContext, Metric, MetricResult, resolve_metrics
 from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
 
 DEFAULT_BATCH_SIZE = 4096
 
 
-def check_metric_inputs(
-    dataset: Dataset, metrics: Sequence[Metric], *, skip_invalid: bool
+def check_inputs(
+    dataset: Dataset,
+    metrics: Sequence[Metric],
+    *,
+    skip_invalid: bool,
+    load_problems: Sequence[Problem] = (),
 ) -> Dataset:
-    """The dataset with every row that lacks a field some metric needs reported (or skipped)."""
+    """The dataset less the rows that are invalid or lack a field some metric needs.
+
+    Unless ``skip_invalid``, every such problem (from loading and from the metrics' needs)
+    is raised at once in one :class:`DatasetError`.
+    """
     problems = dataset.problems_for({m.name: m.requires for m in metrics})
-    if problems and not skip_invalid:
+    if (problems or load_problems) and not skip_invalid:
         raise DatasetError(
-            problems,
-            hint="Add the missing fields, choose other metrics, or pass skip_invalid=True "
-            "(--skip-invalid) to evaluate the complete rows only.",
+            sorted([*load_problems, *problems], key=lambda p: p.row),
+            hint="Fix these rows (or choose other metrics), or pass skip_invalid=True "
+            "(--skip-invalid) to evaluate the valid rows only.",
         )
     return dataset.without_rows(problems) if problems else dataset
 
@@ -42,6 +50,7 @@ def evaluate(
     *,
     column_map: Mapping[str, str] | None = None,
     skip_invalid: bool = False,
+    format: str | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> EvaluationResult:
     """Score every sample of ``dataset`` with every metric.
@@ -60,8 +69,12 @@ def evaluate(
     {'mrr': 0.5, 'hit@1': 0.0}
     """
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
-    data = load_dataset(dataset, column_map=column_map, skip_invalid=skip_invalid)
-    data = check_metric_inputs(data, resolved, skip_invalid=skip_invalid)
+    if isinstance(dataset, Dataset):
+        data, load_problems = dataset, []
+    else:
+        data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
+        load_problems = [p for row in data.invalid for p in row.problems]
+    data = check_inputs(data, resolved, skip_invalid=skip_invalid, load_problems=load_problems)
 
     scores: list[dict[str, MetricResult]] = [{} for _ in range(len(data))]
     for start in range(0, len(data), batch_size):

@@ -79,3 +79,9 @@ def test_chrf_is_sacrebleu_sentence_chrf():
     plus = sacrebleu.sentence_chrf(hypothesis, [reference], word_order=2).score / 100
     assert ChrF(word_order=2).compare(hypothesis, reference).score == pytest.approx(plus)
     assert ChrF(word_order=2).name == "chrf++"
+
+
+def test_perfect_match_scores_exactly_one():
+    for text in ("Paris", "The cat sat on the mat.", "检索增强生成"):
+        assert BLEU().compare(text, text).score <= 1.0
+        assert ChrF().compare(text, text).score <= 1.0

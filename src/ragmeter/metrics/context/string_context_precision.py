@@ -1,5 +1,7 @@
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import Metric, MetricResult, Requirements
 from ragmeter.metrics.context._similarity import SimilarityMeasure, check_measure, similarity_matrix
@@ -36,9 +38,11 @@ class StringContextPrecision(Metric):
         reference = sample.reference_contexts or []
         if not retrieved:
             return MetricResult.not_applicable("no context was retrieved")
-        if not reference:
-            return MetricResult.not_applicable("reference_contexts is empty")
-        best = similarity_matrix(retrieved, reference, self.measure).max(axis=1)
+        best = (
+            similarity_matrix(retrieved, reference, self.measure).max(axis=1)
+            if reference
+            else np.zeros(len(retrieved))  # the reference says no context is relevant
+        )
         verdicts = (best >= self.threshold).astype(int).tolist()
         return MetricResult.ok(
             float(average_precision([verdicts])[0]),

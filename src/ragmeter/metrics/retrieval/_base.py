@@ -14,7 +14,8 @@ from ragmeter.metrics._base import BatchContext, Metric, MetricResult, Requireme
 from ragmeter.metrics.retrieval._judgments import Judgments, build_judgments
 
 NO_RELEVANT = (
-    "no relevant context exists for this sample (reference_context_ids / relevance is empty)"
+    "no relevant context exists for this sample "
+    "(no reference_context_ids and no relevance grade >= the relevance level)"
 )
 
 

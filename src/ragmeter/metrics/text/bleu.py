@@ -37,4 +37,5 @@ class BLEU(TextMetric):
         if tokenize == "auto":
             tokenize = "zh" if contains_cjk(response) or contains_cjk(reference) else "13a"
         result = _scorer(tokenize).sentence_score(response, [reference])
-        return MetricResult.ok(result.score / 100.0, tokenize=tokenize)
+        # sacrebleu's float arithmetic can overshoot 100 by an ulp on a perfect match.
+        return MetricResult.ok(min(1.0, result.score / 100.0), tokenize=tokenize)

@@ -32,6 +32,5 @@ class ChrF(TextMetric):
         return {"word_order": self.word_order}
 
     def compare(self, response: str, reference: str) -> MetricResult:
-        return MetricResult.ok(
-            _scorer(self.word_order).sentence_score(response, [reference]).score / 100.0
-        )
+        score = _scorer(self.word_order).sentence_score(response, [reference]).score / 100.0
+        return MetricResult.ok(min(1.0, score))
