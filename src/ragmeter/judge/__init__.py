@@ -1,0 +1,48 @@
+"""The judge layer: every LLM call in ragmeter goes through here."""
+
+from ragmeter.judge._base import Judge
+from ragmeter.judge._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
+from ragmeter.judge._config import JudgeConfig, Price
+from ragmeter.judge._errors import (
+    JudgeConfigError,
+    JudgeError,
+    JudgeOutputError,
+    JudgeTransientError,
+    JudgeTruncatedError,
+)
+from ragmeter.judge._limits import Limiter, LimitSettings, limiter_for
+from ragmeter.judge._openai import OpenAIJudge
+from ragmeter.judge._parse import extract_json, parse_output, verdict_probabilities
+from ragmeter.judge._types import BinaryVerdict, Judgment, Message, Usage
+from ragmeter.judge._usage import DEFAULT_PRICES, PriceTable, UsageLedger, estimate_tokens
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "BinaryVerdict",
+    "Cache",
+    "Judge",
+    "JudgeConfig",
+    "JudgeConfigError",
+    "JudgeError",
+    "JudgeOutputError",
+    "JudgeTransientError",
+    "JudgeTruncatedError",
+    "Judgment",
+    "LimitSettings",
+    "Limiter",
+    "MemoryCache",
+    "Message",
+    "NullCache",
+    "OpenAIJudge",
+    "Price",
+    "PriceTable",
+    "SQLiteCache",
+    "Usage",
+    "UsageLedger",
+    "cache_key",
+    "estimate_tokens",
+    "extract_json",
+    "limiter_for",
+    "parse_output",
+    "verdict_probabilities",
+]

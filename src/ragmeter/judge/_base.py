@@ -1,0 +1,122 @@
+"""The Judge interface: structured generation behind a shared cache and usage ledger.
+
+Subclasses implement one uncached call (:meth:`Judge._call`); this class adds the cache,
+in-flight de-duplication and usage accounting, so every judge gets them the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragmeter.judge._cache import Cache, MemoryCache, cache_key
+from ragmeter.judge._parse import schema_of
+from ragmeter.judge._types import Judgment, Message, OutputT, Usage
+from ragmeter.judge._usage import UsageLedger
+
+
+class Judge(ABC):
+    """Asynchronous structured generation: messages and an output schema in, a validated
+    object (plus usage and, where available, verdict probabilities) out."""
+
+    #: Whether the judge answers many verdicts in one structured answer reliably; small
+    #: local models do not, and get one :class:`BinaryVerdict` request per verdict instead.
+    supports_batched_verdicts: bool = True
+
+    def __init__(self, *, cache: Cache | None = None, ledger: UsageLedger | None = None) -> None:
+        self.cache: Cache = cache if cache is not None else MemoryCache()
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self._in_flight: dict[tuple[int, str], asyncio.Future[Judgment[Any]]] = {}
+
+    @property
+    @abstractmethod
+    def identity(self) -> str:
+        """Endpoint and model: what answers belong to."""
+
+    @abstractmethod
+    def generation_params(self) -> dict[str, Any]:
+        """Settings that change answers (part of every cache key)."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """For run records: model, endpoint, parameters. Never a secret."""
+
+    @abstractmethod
+    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
+        """One uncached generation, retries and repair included."""
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        schema: type[OutputT],
+        *,
+        prompt_version: str,
+        scope: str | None = None,
+        sample_id: str | None = None,
+        salt: str = "",
+    ) -> Judgment[OutputT]:
+        """A validated answer, from the cache when this exact work was done before.
+
+        ``prompt_version`` is the template's version; ``salt`` separates deliberate repeats
+        (e.g. judge-noise runs) in the cache. ``scope`` and ``sample_id`` attribute usage.
+        """
+        key = cache_key(
+            identity=self.identity,
+            params=self.generation_params(),
+            prompt_version=prompt_version,
+            messages=messages,
+            schema=schema_of(schema),
+            salt=salt,
+        )
+        cached = self._from_cache(key, schema)
+        if cached is None:
+            cached = await self._shared_call(key, messages, schema)
+            self.ledger.record(cached.usage, scope=scope, sample_id=sample_id)
+            return cached
+        self.ledger.record(cached.usage, scope=scope, sample_id=sample_id)
+        return cached
+
+    def _from_cache(self, key: str, schema: type[OutputT]) -> Judgment[OutputT] | None:
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        try:
+            output = schema.model_validate(hit["output"])
+        except (ValidationError, KeyError, TypeError):
+            return None  # an entry from an incompatible schema: recompute
+        return Judgment(
+            output, Usage(cached_calls=1), cached=True, probabilities=hit.get("probabilities")
+        )
+
+    async def _shared_call(
+        self, key: str, messages: Sequence[Message], schema: type[OutputT]
+    ) -> Judgment[OutputT]:
+        """Identical concurrent requests share one call; the others wait for its answer."""
+        loop_key = (id(asyncio.get_running_loop()), key)
+        pending = self._in_flight.get(loop_key)
+        if pending is not None:
+            judgment = await asyncio.shield(pending)
+            return Judgment(judgment.output, Usage(cached_calls=1), True, judgment.probabilities)
+        future: asyncio.Future[Judgment[Any]] = asyncio.get_running_loop().create_future()
+        self._in_flight[loop_key] = future
+        try:
+            judgment = await self._call(messages, schema)
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # mark retrieved: waiters (if any) re-raise it themselves
+            raise
+        finally:
+            del self._in_flight[loop_key]
+        future.set_result(judgment)
+        self.cache.put(
+            key,
+            {
+                "output": judgment.output.model_dump(mode="json"),
+                "probabilities": judgment.probabilities,
+            },
+        )
+        return judgment

@@ -1,0 +1,166 @@
+"""The judge cache: identical work is never paid for twice.
+
+Keys cover the endpoint and model, every generation parameter, the prompt-template version,
+the rendered messages and the output schema, so answers from different models or settings
+never mix. SQLite in WAL mode is safe across threads and processes; a corrupt or locked
+cache degrades to no cache with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragmeter.judge._types import Message
+
+CACHE_FORMAT = 1
+
+
+def cache_key(
+    *,
+    identity: str,
+    params: dict[str, Any],
+    prompt_version: str,
+    messages: Sequence[Message],
+    schema: dict[str, Any] | None,
+    salt: str = "",
+) -> str:
+    """A stable hash of everything that can change an answer.
+
+    >>> k1 = cache_key(identity="u|m", params={}, prompt_version="v1",
+    ...                messages=[Message("user", "hi")], schema=None)
+    >>> k2 = cache_key(identity="u|m2", params={}, prompt_version="v1",
+    ...                messages=[Message("user", "hi")], schema=None)
+    >>> k1 == k2
+    False
+    """
+    payload = json.dumps(
+        {
+            "format": CACHE_FORMAT,
+            "identity": identity,
+            "params": params,
+            "prompt_version": prompt_version,
+            "messages": [m.to_dict() for m in messages],
+            "schema": schema,
+            "salt": salt,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class Cache(ABC):
+    """Where judge answers are kept; a shared service that a cluster backend can replace."""
+
+    @abstractmethod
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    @abstractmethod
+    def put(self, key: str, value: dict[str, Any]) -> None: ...
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+
+class NullCache(Cache):
+    """No caching (``--no-cache``)."""
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        return None
+
+
+class MemoryCache(Cache):
+    def __init__(self) -> None:
+        self._data: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._data.get(key)
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self._data[key] = value
+
+
+class SQLiteCache(Cache):
+    """One SQLite file. ``refresh=True`` ignores stored answers but stores new ones
+    (``--refresh-cache``)."""
+
+    def __init__(self, path: str | Path, *, refresh: bool = False) -> None:
+        self.path = Path(path)
+        self.refresh = refresh
+        self._local = threading.local()
+        self._broken: str | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connection() as connection:
+                connection.execute(
+                    "CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, "
+                    "value TEXT NOT NULL, created REAL DEFAULT (julianday('now')))"
+                )
+        except (sqlite3.Error, OSError) as error:
+            self._degrade(error)
+
+    def _connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            self._local.connection = connection
+        return connection
+
+    def _degrade(self, error: Exception) -> None:
+        if self._broken is None:
+            self._broken = f"{type(error).__name__}: {error}"
+            warnings.warn(
+                f"judge cache {str(self.path)!r} is unusable ({self._broken}); "
+                "continuing without a cache",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self._broken or self.refresh:
+            return None
+        try:
+            row = (
+                self._connection()
+                .execute("SELECT value FROM judge_cache WHERE key = ?", (key,))
+                .fetchone()
+            )
+            return json.loads(row[0]) if row else None
+        except (sqlite3.Error, json.JSONDecodeError) as error:
+            self._degrade(error)
+            return None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        if self._broken:
+            return
+        try:
+            with self._connection() as connection:
+                connection.execute(
+                    "INSERT OR REPLACE INTO judge_cache (key, value) VALUES (?, ?)",
+                    (key, json.dumps(value, ensure_ascii=False)),
+                )
+        except sqlite3.Error as error:
+            self._degrade(error)
+
+    def close(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None

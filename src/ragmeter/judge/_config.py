@@ -1,0 +1,124 @@
+"""Judge configuration from arguments, the environment or a config file. Secrets stay secret."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class Price(BaseModel):
+    """Price per million tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input_per_million: float = Field(ge=0)
+    output_per_million: float = Field(ge=0)
+    currency: str = "USD"
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (
+            prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million
+        ) / 1_000_000
+
+
+class JudgeConfig(BaseModel):
+    """How to reach an OpenAI-compatible judge and how to call it.
+
+    >>> config = JudgeConfig(model="deepseek-chat", base_url="https://api.deepseek.com/v1",
+    ...                      api_key="sk-secret")
+    >>> "sk-secret" in repr(config) or "sk-secret" in str(config.describe())
+    False
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    base_url: str = OPENAI_BASE_URL
+    api_key: SecretStr | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    seed: int | None = 42
+    max_tokens: int = Field(default=1024, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    max_concurrency: int = Field(default=16, gt=0)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    structured_output: StructuredOutput = "auto"
+    logprobs: bool = False
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    price: Price | None = None
+
+    @property
+    def identity(self) -> str:
+        """The endpoint and model: what cache entries and rate limits belong to."""
+        return f"{self.base_url.rstrip('/')}|{self.model}"
+
+    def generation_params(self) -> dict[str, Any]:
+        """Every setting that can change an answer (part of every cache key)."""
+        return {
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "logprobs": self.logprobs,
+            "extra_body": self.extra_body,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """For run records and reports: everything but the key."""
+        data = self.model_dump(exclude={"api_key"}, mode="json")
+        data["api_key_set"] = self.api_key is not None
+        return data
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> JudgeConfig | None:
+        """From ``RAGMETER_JUDGE_*`` (falling back to ``OPENAI_*``); ``None`` when no model or
+        endpoint is configured, so the caller can choose the embedded judge."""
+        env = os.environ if env is None else env
+
+        def pick(name: str) -> str | None:
+            return env.get(f"RAGMETER_JUDGE_{name}") or env.get(f"OPENAI_{name}") or None
+
+        values: dict[str, Any] = {
+            "model": pick("MODEL"),
+            "base_url": pick("BASE_URL"),
+            "api_key": pick("API_KEY"),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        values = {k: v for k, v in values.items() if v is not None}
+        if "model" not in values:
+            if "base_url" in values or env.get("RAGMETER_JUDGE_API_KEY"):
+                raise ValueError(
+                    "a judge endpoint is configured but no model: set RAGMETER_JUDGE_MODEL "
+                    "(e.g. gpt-4o-mini, deepseek-chat, qwen-plus)"
+                )
+            return None
+        return cls(**values)
+
+    @classmethod
+    def from_file(cls, path: str | Path, section: str = "judge") -> JudgeConfig:
+        """From a TOML or JSON file's ``[judge]`` section (or the whole file). The API key is
+        best left to the environment; ``api_key_env = "NAME"`` names the variable to read."""
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            if sys.version_info >= (3, 11):
+                import tomllib
+            else:  # pragma: no cover
+                import tomli as tomllib
+            data = tomllib.loads(text)
+        data = dict(data.get(section, data))
+        key_env = data.pop("api_key_env", None)
+        if key_env and os.environ.get(key_env):
+            data["api_key"] = os.environ[key_env]
+        return cls(**data)

@@ -1,0 +1,144 @@
+"""Per-endpoint limits shared by everything in the process: concurrency, requests and tokens
+per minute. Safe across threads and event loops (a sync ``score()`` in Jupyter runs its own)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+
+class TokenBucket:
+    """Reservation-style token bucket: a caller reserves now and waits until its turn, so
+    waiters are served in order and the long-run rate never exceeds ``rate_per_s``."""
+
+    def __init__(self, rate_per_s: float, capacity: float) -> None:
+        self.rate = rate_per_s
+        self.capacity = capacity
+        self._level = capacity
+        self._stamp = time.monotonic()
+        self._lock = threading.Lock()
+
+    def reserve(self, amount: float) -> float:
+        """Take ``amount``; return the seconds to wait before using it."""
+        with self._lock:
+            now = time.monotonic()
+            self._level = min(self.capacity, self._level + (now - self._stamp) * self.rate)
+            self._stamp = now
+            self._level -= amount
+            return 0.0 if self._level >= 0 else -self._level / self.rate
+
+    def refund(self, amount: float) -> None:
+        """Give back (or, negative, take more) once the true amount is known."""
+        with self._lock:
+            self._level = min(self.capacity, self._level + amount)
+
+
+class _CrossLoopSemaphore:
+    """A counting semaphore awaitable from any event loop or thread."""
+
+    def __init__(self, value: int) -> None:
+        self._value = value
+        self._lock = threading.Lock()
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def acquire(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._value > 0 and not self._waiters:
+                self._value -= 1
+                self._count_in()
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiters.append((loop, future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            with self._lock:
+                if (loop, future) in self._waiters:
+                    self._waiters.remove((loop, future))
+                    raise
+            self.release()  # we were handed a slot while being cancelled: pass it on
+            raise
+
+    def _count_in(self) -> None:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def release(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            while self._waiters:
+                loop, future = self._waiters.popleft()
+                if not future.done() and not loop.is_closed():
+                    self._count_in()
+                    loop.call_soon_threadsafe(_wake, future)
+                    return
+            self._value += 1
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    max_concurrency: int = 16
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+
+
+class Limiter:
+    """The limits of one endpoint. Get it with :func:`limiter_for` so all callers share it."""
+
+    def __init__(self, settings: LimitSettings) -> None:
+        self.settings = settings
+        self._slots = _CrossLoopSemaphore(settings.max_concurrency)
+        rpm, tpm = settings.requests_per_minute, settings.tokens_per_minute
+        self._requests = TokenBucket(rpm / 60, max(1.0, rpm / 60)) if rpm else None
+        self._tokens = TokenBucket(tpm / 60, max(1.0, tpm / 60)) if tpm else None
+
+    @property
+    def max_in_flight(self) -> int:
+        return self._slots.max_in_flight
+
+    @asynccontextmanager
+    async def slot(self, estimated_tokens: int = 0) -> AsyncIterator[None]:
+        """Hold one request slot, after waiting for the request and token budgets."""
+        await self._slots.acquire()
+        try:
+            wait = 0.0
+            if self._requests is not None:
+                wait = max(wait, self._requests.reserve(1))
+            if self._tokens is not None and estimated_tokens:
+                wait = max(wait, self._tokens.reserve(min(estimated_tokens, self._tokens.capacity)))
+            if wait > 0:
+                await asyncio.sleep(wait)
+            yield
+        finally:
+            self._slots.release()
+
+    def settle_tokens(self, estimated: int, actual: int) -> None:
+        """Correct the token budget once a response says how many tokens it really used."""
+        if self._tokens is not None:
+            self._tokens.refund(min(estimated, self._tokens.capacity) - actual)
+
+
+_REGISTRY: dict[str, Limiter] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def limiter_for(identity: str, settings: LimitSettings) -> Limiter:
+    """The process-wide limiter of an endpoint (created on first use, with these settings)."""
+    with _REGISTRY_LOCK:
+        limiter = _REGISTRY.get(identity)
+        if limiter is None or limiter.settings != settings:
+            limiter = _REGISTRY[identity] = Limiter(settings)
+        return limiter

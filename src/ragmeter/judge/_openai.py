@@ -1,0 +1,231 @@
+"""A judge on any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen,
+Moonshot, Zhipu, Ollama, vLLM, the llama.cpp server)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from ragmeter.judge._base import Judge
+from ragmeter.judge._cache import Cache
+from ragmeter.judge._config import JudgeConfig
+from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._http import EndpointClient, StatusRejected
+from ragmeter.judge._limits import LimitSettings, limiter_for
+from ragmeter.judge._parse import parse_output, schema_of, verdict_probabilities
+from ragmeter.judge._types import Judgment, Message, OutputT, Usage
+from ragmeter.judge._usage import PriceTable, UsageLedger, estimate_tokens
+
+MAX_TOKEN_BUDGET = 16384
+#: Endpoints found to reject / accept json_schema, remembered for the life of the process.
+_NO_JSON_SCHEMA: set[str] = set()
+_JSON_SCHEMA_OK: set[str] = set()
+
+
+def _check_chat_shape(data: dict[str, Any]) -> None:
+    if not isinstance(data["choices"][0]["message"], dict):
+        raise TypeError("message is not an object")
+
+
+def schema_instruction(schema: dict[str, Any]) -> str:
+    return (
+        "Answer with one JSON object only, no prose and no code fences, valid against this "
+        f"JSON schema:\n{json.dumps(schema, ensure_ascii=False)}"
+    )
+
+
+def _with_instruction(messages: list[dict[str, str]], instruction: str) -> list[dict[str, str]]:
+    rendered = list(messages)
+    if rendered and rendered[0]["role"] == "system":
+        rendered[0] = {"role": "system", "content": f"{rendered[0]['content']}\n\n{instruction}"}
+    else:
+        rendered.insert(0, {"role": "system", "content": instruction})
+    return rendered
+
+
+class OpenAIJudge(Judge):
+    """Structured generation on an OpenAI-compatible endpoint.
+
+    Structured output by capability: ``json_schema`` where supported, else ``json_object``
+    with the schema in the prompt, else plain text with tolerant extraction; the answer is
+    always validated, an invalid one gets one repair re-ask, and a truncated one
+    (``finish_reason == "length"``) is retried with a doubled token budget.
+    """
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        *,
+        cache: Cache | None = None,
+        ledger: UsageLedger | None = None,
+        prices: PriceTable | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(cache=cache, ledger=ledger)
+        self.config = config
+        self.price = config.price or (prices or PriceTable()).price_of(config.model)
+        self.limiter = limiter_for(
+            config.identity,
+            LimitSettings(
+                config.max_concurrency, config.requests_per_minute, config.tokens_per_minute
+            ),
+        )
+        self.http = EndpointClient(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            model=config.model,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
+            limiter=self.limiter,
+            transport=transport,
+        )
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def identity(self) -> str:
+        return self.config.identity
+
+    def generation_params(self) -> dict[str, Any]:
+        return self.config.generation_params()
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "openai-compatible", **self.config.describe()}
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def _post(
+        self, body: dict[str, Any], usage: Usage, *, probing_schema: bool = False
+    ) -> dict[str, Any]:
+        """One chat completion. While ``probing_schema``, a 400/422/500 means "json_schema
+        unsupported" and raises :class:`StatusRejected` at once instead of being retried."""
+        estimated = sum(estimate_tokens(m["content"]) for m in body["messages"])
+        estimated += body.get("max_tokens", 0) // 4
+        data = await self.http.post(
+            "chat/completions",
+            body,
+            usage,
+            estimated_tokens=estimated,
+            validate=_check_chat_shape,
+            fail_fast_statuses=(400, 422, 500) if probing_schema else (),
+        )
+        self._count_tokens(data, body, usage, estimated)
+        return data
+
+    def _count_tokens(
+        self, data: dict[str, Any], body: dict[str, Any], usage: Usage, estimated: int
+    ) -> None:
+        reported = data.get("usage") or {}
+        prompt = reported.get("prompt_tokens")
+        completion = reported.get("completion_tokens")
+        if prompt is None or completion is None:
+            usage.estimated_calls += 1
+            content = data["choices"][0]["message"].get("content") or ""
+            prompt = sum(estimate_tokens(m["content"]) for m in body["messages"])
+            completion = estimate_tokens(content)
+        usage.prompt_tokens += int(prompt)
+        usage.completion_tokens += int(completion)
+        if self.price is not None:
+            usage.cost += self.price.cost(int(prompt), int(completion))
+        self.limiter.settle_tokens(estimated, int(prompt) + int(completion))
+
+    # -- structured generation ------------------------------------------------------------
+    def _mode(self) -> str:
+        mode = self.config.structured_output
+        if mode == "auto":
+            return "json_object" if self.identity in _NO_JSON_SCHEMA else "json_schema"
+        return mode
+
+    def _body(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], mode: str, max_tokens: int
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": max_tokens,
+        }
+        if self.config.seed is not None:
+            body["seed"] = self.config.seed
+        if mode == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema.get("title", "answer"), "schema": schema},
+            }
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        if self.config.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = 5
+        body.update(self.config.extra_body)
+        return body
+
+    async def _complete(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], usage: Usage
+    ) -> tuple[str, list[dict[str, Any]] | None]:
+        """The answer text, retried with a larger budget while it is cut off by the limit."""
+        max_tokens = self.config.max_tokens
+        while True:
+            mode = self._mode()
+            rendered = (
+                messages
+                if mode == "json_schema"
+                else _with_instruction(messages, schema_instruction(schema))
+            )
+            body = self._body(rendered, schema, mode, max_tokens)
+            probing = (
+                mode == "json_schema"
+                and self.config.structured_output == "auto"
+                and self.identity not in _JSON_SCHEMA_OK
+            )
+            try:
+                data = await self._post(body, usage, probing_schema=probing)
+            except StatusRejected:
+                _NO_JSON_SCHEMA.add(self.identity)
+                continue
+            if probing:
+                _JSON_SCHEMA_OK.add(self.identity)
+            choice = data["choices"][0]
+            content = choice["message"].get("content") or ""
+            if not content and choice["message"].get("tool_calls"):
+                content = choice["message"]["tool_calls"][0]["function"]["arguments"]
+            if choice.get("finish_reason") == "length":
+                if max_tokens >= MAX_TOKEN_BUDGET:
+                    raise JudgeTruncatedError(
+                        f"answer cut off at {max_tokens} tokens (finish_reason=length)", raw=content
+                    )
+                max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
+                continue
+            logprobs = (choice.get("logprobs") or {}).get("content")
+            return content, logprobs
+
+    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
+        usage = Usage()
+        schema_json = schema_of(schema)
+        conversation = [m.to_dict() for m in messages]
+        content, logprobs = await self._complete(conversation, schema_json, usage)
+        try:
+            output = parse_output(content, schema)
+        except JudgeOutputError as first_error:
+            # One repair re-ask, quoting what was wrong.
+            repair = [
+                *conversation,
+                {"role": "assistant", "content": content},
+                {
+                    "role": "user",
+                    "content": f"That answer is invalid ({first_error}). "
+                    + schema_instruction(schema_json),
+                },
+            ]
+            content, logprobs = await self._complete(repair, schema_json, usage)
+            try:
+                output = parse_output(content, schema)
+            except JudgeOutputError as error:
+                raise JudgeOutputError(
+                    f"{error} (after one repair re-ask)", raw=self.http.redact(content)
+                ) from None
+        probabilities = verdict_probabilities(logprobs) if self.config.logprobs else None
+        return Judgment(output, usage, cached=False, probabilities=probabilities)

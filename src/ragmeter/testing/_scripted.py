@@ -1,0 +1,104 @@
+"""A judge that answers from a script: for unit tests of metrics, steps and runners."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from ragmeter.judge._base import Judge
+from ragmeter.judge._cache import Cache
+from ragmeter.judge._parse import parse_output
+from ragmeter.judge._types import Judgment, Message, OutputT, Usage
+from ragmeter.judge._usage import UsageLedger, estimate_tokens
+
+Reply = BaseModel | dict[str, Any] | str | Exception
+Responder = Callable[[Sequence[Message], type[BaseModel]], Reply]
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    messages: tuple[Message, ...]
+    schema: type[BaseModel]
+
+    @property
+    def prompt(self) -> str:
+        return "\n".join(m.content for m in self.messages)
+
+
+class ScriptedJudge(Judge):
+    """Answers with prepared replies, in order (a list) or computed (a callable).
+
+    A reply is a pydantic object, a dict (validated against the requested schema), a string
+    (parsed like a real judge's text answer) or an exception (raised). Every uncached call
+    is recorded in ``calls``.
+
+    >>> import asyncio
+    >>> from pydantic import BaseModel
+    >>> class Verdict(BaseModel):
+    ...     verdict: int
+    >>> judge = ScriptedJudge([{"verdict": 1}])
+    >>> asyncio.run(judge.generate([Message("user", "ok?")], Verdict, prompt_version="t1")).output
+    Verdict(verdict=1)
+    >>> len(judge.calls)
+    1
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] | Responder,
+        *,
+        name: str = "scripted",
+        probabilities: Callable[[BaseModel], list[float] | None] | None = None,
+        cache: Cache | None = None,
+        ledger: UsageLedger | None = None,
+    ) -> None:
+        super().__init__(cache=cache, ledger=ledger)
+        self.name = name
+        self._responder: Responder | None = replies if callable(replies) else None
+        self._queue: deque[Reply] = deque() if callable(replies) else deque(replies)
+        self._probabilities = probabilities
+        self._lock = threading.Lock()
+        self.calls: list[ScriptedCall] = []
+
+    @property
+    def identity(self) -> str:
+        return f"scripted|{self.name}"
+
+    def generation_params(self) -> dict[str, Any]:
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "scripted", "name": self.name}
+
+    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
+        with self._lock:
+            self.calls.append(ScriptedCall(tuple(messages), schema))
+            if self._responder is not None:
+                reply = self._responder(messages, schema)
+            elif self._queue:
+                reply = self._queue.popleft()
+            else:
+                raise AssertionError(f"ScriptedJudge ran out of replies at call {len(self.calls)}")
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(reply, str):
+            output = parse_output(reply, schema)
+            text = reply
+        else:
+            output = schema.model_validate(
+                reply.model_dump() if isinstance(reply, BaseModel) else reply
+            )
+            text = output.model_dump_json()
+        usage = Usage(
+            calls=1,
+            prompt_tokens=sum(estimate_tokens(m.content) for m in messages),
+            completion_tokens=estimate_tokens(text),
+            estimated_calls=1,
+        )
+        probabilities = self._probabilities(output) if self._probabilities else None
+        return Judgment(output, usage, probabilities=probabilities)
