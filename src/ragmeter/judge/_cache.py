@@ -99,9 +99,10 @@ class SQLiteCache(Cache):
     """One SQLite file. ``refresh=True`` ignores stored answers but stores new ones
     (``--refresh-cache``)."""
 
-    def __init__(self, path: str | Path, *, refresh: bool = False) -> None:
+    def __init__(self, path: str | Path, *, refresh: bool = False, timeout_s: float = 10.0) -> None:
         self.path = Path(path)
         self.refresh = refresh
+        self.timeout_s = timeout_s
         self._local = threading.local()
         self._broken: str | None = None
         try:
@@ -117,7 +118,7 @@ class SQLiteCache(Cache):
     def _connection(self) -> sqlite3.Connection:
         connection = getattr(self._local, "connection", None)
         if connection is None:
-            connection = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False)
+            connection = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             self._local.connection = connection

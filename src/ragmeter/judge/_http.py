@@ -127,6 +127,7 @@ class EndpointClient:
             try:
                 async with self.limiter.slot(estimated_tokens):
                     started = time.monotonic()
+                    usage.calls += 1  # every request sent counts, answered or not
                     try:
                         response = await self._client().post(path, json=body)
                     except httpx.TimeoutException:
@@ -140,7 +141,6 @@ class EndpointClient:
                         ) from None
                     finally:
                         usage.latency_s += time.monotonic() - started
-                    usage.calls += 1
                     if response.status_code in fail_fast_statuses:
                         raise StatusRejected(response.status_code)
                     if response.status_code != 200:

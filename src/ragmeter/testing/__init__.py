@@ -1,5 +1,13 @@
 """Test kit: helpers for testing code that uses ragmeter (and ragmeter itself)."""
 
 from ragmeter.testing._fake_server import FakeOpenAIServer, Fault, RecordedRequest, ScriptedReply
+from ragmeter.testing._scripted import ScriptedCall, ScriptedJudge
 
-__all__ = ["FakeOpenAIServer", "Fault", "RecordedRequest", "ScriptedReply"]
+__all__ = [
+    "FakeOpenAIServer",
+    "Fault",
+    "RecordedRequest",
+    "ScriptedCall",
+    "ScriptedJudge",
+    "ScriptedReply",
+]

@@ -1,0 +1,75 @@
+import json
+
+import pytest
+
+from ragmeter.judge import JudgeConfig, Price, PriceTable, Usage, UsageLedger, estimate_tokens
+
+KEY = "sk-test-very-secret-0123456789"
+
+
+def test_from_env_prefers_ragmeter_names_and_falls_back_to_openai():
+    env = {
+        "RAGMETER_JUDGE_MODEL": "deepseek-chat",
+        "OPENAI_BASE_URL": "https://api.deepseek.com/v1",
+        "OPENAI_API_KEY": KEY,
+    }
+    config = JudgeConfig.from_env(env)
+    assert config.model == "deepseek-chat"
+    assert config.base_url == "https://api.deepseek.com/v1"
+    assert config.api_key.get_secret_value() == KEY
+
+
+def test_from_env_without_a_model_means_the_embedded_judge():
+    assert JudgeConfig.from_env({}) is None
+    with pytest.raises(ValueError, match="RAGMETER_JUDGE_MODEL"):
+        JudgeConfig.from_env({"RAGMETER_JUDGE_BASE_URL": "http://127.0.0.1:8080/v1"})
+
+
+def test_from_file_reads_the_key_from_the_named_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_KEY", KEY)
+    path = tmp_path / "ragmeter.toml"
+    path.write_text(
+        '[judge]\nmodel = "qwen-plus"\n'
+        'base_url = "https://dashscope.aliyuncs.com/compatible-mode/v1"\n'
+        'api_key_env = "MY_KEY"\nrequests_per_minute = 60\n',
+        encoding="utf-8",
+    )
+    config = JudgeConfig.from_file(path)
+    assert (config.model, config.requests_per_minute) == ("qwen-plus", 60)
+    assert config.api_key.get_secret_value() == KEY
+
+
+def test_the_key_never_appears_in_repr_or_records():
+    config = JudgeConfig(model="m", api_key=KEY)
+    assert KEY not in repr(config)
+    assert KEY not in str(config)
+    assert KEY not in json.dumps(config.describe())
+    assert config.describe()["api_key_set"] is True
+
+
+def test_deterministic_by_default():
+    config = JudgeConfig(model="m")
+    assert config.temperature == 0.0 and config.seed is not None
+
+
+def test_price_table_defaults_prefixes_and_overrides():
+    table = PriceTable({"my-model": Price(input_per_million=1, output_per_million=2)})
+    assert table.price_of("gpt-4o-mini-2024-07-18") == table.price_of("gpt-4o-mini")
+    assert table.price_of("my-model").cost(1_000_000, 500_000) == pytest.approx(2.0)
+    assert table.price_of("unknown-model") is None
+
+
+def test_ledger_adds_up_by_scope_and_sample():
+    ledger = UsageLedger()
+    ledger.record(Usage(calls=1, prompt_tokens=10, cost=0.5), scope="faithfulness", sample_id="a")
+    ledger.record(Usage(calls=1, prompt_tokens=5, cost=0.25), scope="faithfulness", sample_id="b")
+    ledger.record(Usage(cached_calls=1), scope="answer_relevancy", sample_id="a")
+    assert ledger.total.calls == 2 and ledger.total.cached_calls == 1
+    assert ledger.total.cost == pytest.approx(0.75)
+    assert ledger.by_scope["faithfulness"].prompt_tokens == 15
+    assert ledger.by_sample["a"].calls == 1 and ledger.by_sample["a"].cached_calls == 1
+
+
+def test_token_estimate_counts_chinese_characters():
+    assert estimate_tokens("检索增强生成") == 6
+    assert estimate_tokens("abcdefgh") == 2
