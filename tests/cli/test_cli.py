@@ -130,3 +130,35 @@ def test_metrics_shows_optional_cutoffs_and_aliases():
     output = runner.invoke(app, ["metrics"], env={"COLUMNS": "250"}).output
     assert "mrr[@K]" in output and "ndcg_exp[@K]" in output
     assert "rougeL" in output
+
+
+def test_judge_check_reports_the_endpoint_and_the_fallback(monkeypatch):
+    from ragmeter.testing import FakeOpenAIServer
+
+    monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", "sk-cli-secret-key")
+    with FakeOpenAIServer(
+        responder=lambda body: {"verdict": 1},
+        supports_json_schema=False,
+        api_key="sk-cli-secret-key",
+    ) as server:
+        result = runner.invoke(
+            app,
+            ["judge", "check", "--judge-model", "tiny", "--judge-base-url", server.base_url],
+            env={"COLUMNS": "200"},
+        )
+    assert result.exit_code == 0, result.output
+    assert "json_object" in result.output and "verdict (expected 1)" in result.output
+    assert "sk-cli-secret-key" not in result.output
+
+
+def test_judge_check_with_a_wrong_key_exits_2_without_showing_it(monkeypatch):
+    from ragmeter.testing import FakeOpenAIServer
+
+    monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", "sk-wrong-key-123456")
+    with FakeOpenAIServer(api_key="sk-right-key") as server:
+        result = runner.invoke(
+            app, ["judge", "check", "--judge-model", "tiny", "--judge-base-url", server.base_url]
+        )
+    assert result.exit_code == 2
+    assert "RAGMETER_JUDGE_API_KEY" in result.output
+    assert "sk-wrong-key-123456" not in result.output

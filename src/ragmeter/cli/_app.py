@@ -168,5 +168,68 @@ def metrics_command() -> None:
     console.print(table)
 
 
+judge_app = typer.Typer(help="Check the judge configuration.", no_args_is_help=True)
+app.add_typer(judge_app, name="judge")
+
+
+@judge_app.command("check")
+def judge_check(
+    model: Annotated[
+        str | None, typer.Option("--judge-model", help="Model name (else RAGMETER_JUDGE_MODEL).")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--judge-base-url", help="OpenAI-compatible API root, e.g. .../v1."),
+    ] = None,
+    config_file: Annotated[
+        Path | None, typer.Option("--judge-config", help="TOML/JSON file with a [judge] table.")
+    ] = None,
+    logprobs: Annotated[
+        bool, typer.Option("--logprobs", help="Ask for token probabilities (P(yes)).")
+    ] = False,
+) -> None:
+    """Send one tiny verdict request to the configured judge and report how it went.
+
+    The API key is read from RAGMETER_JUDGE_API_KEY (or OPENAI_API_KEY), never from the
+    command line.
+    """
+    import asyncio
+
+    from ragmeter.judge import BinaryVerdict, JudgeConfig, JudgeError, Message, NullCache
+    from ragmeter.judge._default import default_judge
+
+    try:
+        if config_file is not None:
+            config = JudgeConfig.from_file(config_file)
+        else:
+            config = JudgeConfig.from_env(model=model, base_url=base_url)
+        if config is not None and logprobs:
+            config = config.model_copy(update={"logprobs": True})
+        judge = default_judge(config, cache=NullCache())
+        question = [
+            Message("system", "You verify facts. Answer 1 for yes and 0 for no."),
+            Message("user", "Is Paris the capital of France?"),
+        ]
+        judgment = asyncio.run(
+            judge.generate(question, BinaryVerdict, prompt_version="judge-check@1")
+        )
+    except (JudgeError, ValueError, ImportError, OSError) as error:
+        _fail(str(error))
+    table = Table(show_header=False)
+    for key, value in judge.describe().items():
+        table.add_row(escape(str(key)), escape(str(value)))
+    usage = judgment.usage
+    mode = getattr(judge, "structured_output_mode", None)
+    if mode is not None:
+        table.add_row("structured output used", mode)
+    table.add_row("verdict (expected 1)", str(judgment.output.verdict))
+    table.add_row(
+        "P(yes)", "—" if judgment.probabilities is None else f"{judgment.probabilities[0]:.3f}"
+    )
+    table.add_row("latency", f"{usage.latency_s:.2f} s over {usage.calls} request(s)")
+    table.add_row("tokens", f"{usage.prompt_tokens} in, {usage.completion_tokens} out")
+    console.print(table)
+
+
 def main() -> None:
     app()

@@ -133,6 +133,11 @@ class OpenAIJudge(Judge):
         self.limiter.settle_tokens(estimated, int(prompt) + int(completion))
 
     # -- structured generation ------------------------------------------------------------
+    @property
+    def structured_output_mode(self) -> str:
+        """The structured-output mode this endpoint gets now (after any fallback)."""
+        return self._mode()
+
     def _mode(self) -> str:
         mode = self.config.structured_output
         if mode == "auto":

@@ -1,0 +1,44 @@
+"""Choosing the judge: a configured endpoint if there is one, else the embedded offline judge."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ragmeter.judge._base import Judge
+from ragmeter.judge._cache import Cache, NullCache, SQLiteCache
+from ragmeter.judge._config import JudgeConfig
+from ragmeter.judge._openai import OpenAIJudge
+from ragmeter.judge._usage import UsageLedger
+
+DEFAULT_CACHE_PATH = Path(".ragmeter") / "cache.db"
+
+
+def make_cache(
+    path: str | Path | None = None, *, enabled: bool = True, refresh: bool = False
+) -> Cache:
+    """The judge cache: ``path``, else ``$RAGMETER_CACHE``, else ``.ragmeter/cache.db``.
+
+    ``enabled=False`` is ``--no-cache``; ``refresh=True`` is ``--refresh-cache``.
+    """
+    if not enabled:
+        return NullCache()
+    location = Path(path or os.environ.get("RAGMETER_CACHE") or DEFAULT_CACHE_PATH)
+    return SQLiteCache(location, refresh=refresh)
+
+
+def default_judge(
+    config: JudgeConfig | None = None,
+    *,
+    cache: Cache | None = None,
+    ledger: UsageLedger | None = None,
+) -> Judge:
+    """The judge to use: ``config``, else the ``RAGMETER_JUDGE_*`` / ``OPENAI_*`` environment,
+    else the embedded offline judge (extra ``[local]``)."""
+    config = config or JudgeConfig.from_env()
+    cache = cache if cache is not None else make_cache()
+    if config is not None:
+        return OpenAIJudge(config, cache=cache, ledger=ledger)
+    from ragmeter.judge._local import LocalJudge
+
+    return LocalJudge(cache=cache, ledger=ledger)
