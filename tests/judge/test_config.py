@@ -73,3 +73,15 @@ def test_ledger_adds_up_by_scope_and_sample():
 def test_token_estimate_counts_chinese_characters():
     assert estimate_tokens("检索增强生成") == 6
     assert estimate_tokens("abcdefgh") == 2
+
+
+def test_providers_fill_in_the_endpoint_and_the_structured_output_mode():
+    config = JudgeConfig.for_provider("deepseek", "deepseek-chat")
+    assert config.base_url == "https://api.deepseek.com/v1"
+    assert config.structured_output == "json_object"
+    env = {"RAGMETER_JUDGE_PROVIDER": "qwen", "RAGMETER_JUDGE_MODEL": "qwen-plus"}
+    assert "dashscope" in JudgeConfig.from_env(env).base_url
+    local = JudgeConfig.from_env(env, base_url="http://127.0.0.1:9999/v1")
+    assert local.base_url == "http://127.0.0.1:9999/v1"
+    with pytest.raises(ValueError, match="unknown provider"):
+        JudgeConfig.for_provider("nope", "m")

@@ -181,6 +181,13 @@ def judge_check(
         str | None,
         typer.Option("--judge-base-url", help="OpenAI-compatible API root, e.g. .../v1."),
     ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-provider",
+            help="openai, deepseek, qwen, moonshot, zhipu, ollama, vllm or llama.cpp.",
+        ),
+    ] = None,
     config_file: Annotated[
         Path | None, typer.Option("--judge-config", help="TOML/JSON file with a [judge] table.")
     ] = None,
@@ -202,7 +209,7 @@ def judge_check(
         if config_file is not None:
             config = JudgeConfig.from_file(config_file)
         else:
-            config = JudgeConfig.from_env(model=model, base_url=base_url)
+            config = JudgeConfig.from_env(model=model, base_url=base_url, provider=provider)
         if config is not None and logprobs:
             config = config.model_copy(update={"logprobs": True})
         judge = default_judge(config, cache=NullCache())

@@ -15,6 +15,20 @@ StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
+#: Known OpenAI-compatible providers: API root and the structured-output mode that works there
+#: (so no probe request is spent finding out). Local servers use their default ports.
+PROVIDERS: dict[str, tuple[str, StructuredOutput]] = {
+    "openai": (OPENAI_BASE_URL, "json_schema"),
+    "deepseek": ("https://api.deepseek.com/v1", "json_object"),
+    "qwen": ("https://dashscope.aliyuncs.com/compatible-mode/v1", "json_object"),
+    "moonshot": ("https://api.moonshot.cn/v1", "json_object"),
+    "zhipu": ("https://open.bigmodel.cn/api/paas/v4", "json_object"),
+    "ollama": ("http://127.0.0.1:11434/v1", "json_schema"),
+    "vllm": ("http://127.0.0.1:8000/v1", "json_schema"),
+    "llama.cpp": ("http://127.0.0.1:8080/v1", "json_object"),
+}
+
+
 class Price(BaseModel):
     """Price per million tokens."""
 
@@ -91,9 +105,11 @@ class JudgeConfig(BaseModel):
             "model": pick("MODEL"),
             "base_url": pick("BASE_URL"),
             "api_key": pick("API_KEY"),
+            "provider": env.get("RAGMETER_JUDGE_PROVIDER"),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         values = {k: v for k, v in values.items() if v is not None}
+        values = _apply_provider(values)
         if "model" not in values:
             if "base_url" in values or env.get("RAGMETER_JUDGE_API_KEY"):
                 raise ValueError(
@@ -121,4 +137,24 @@ class JudgeConfig(BaseModel):
         key_env = data.pop("api_key_env", None)
         if key_env and os.environ.get(key_env):
             data["api_key"] = os.environ[key_env]
-        return cls(**data)
+        return cls(**_apply_provider(data))
+
+    @classmethod
+    def for_provider(cls, provider: str, model: str, **settings: Any) -> JudgeConfig:
+        """A config for a known provider (see ``PROVIDERS``), e.g.
+        ``JudgeConfig.for_provider("deepseek", "deepseek-chat", api_key=...)``."""
+        return cls(**_apply_provider({"provider": provider, "model": model, **settings}))
+
+
+def _apply_provider(values: dict[str, Any]) -> dict[str, Any]:
+    """``provider`` fills in the base URL and structured-output mode unless they are given."""
+    values = dict(values)
+    provider = values.pop("provider", None)
+    if provider is None:
+        return values
+    if provider not in PROVIDERS:
+        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+    base_url, mode = PROVIDERS[provider]
+    values.setdefault("base_url", base_url)
+    values.setdefault("structured_output", mode)
+    return values
