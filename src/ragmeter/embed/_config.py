@@ -1,0 +1,95 @@
+"""Embeddings endpoint configuration from arguments or the environment. Secrets stay secret."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from ragmeter.judge._config import OPENAI_BASE_URL
+
+ENV_PREFIX = "RAGMETER_EMBEDDINGS"
+
+
+class EmbeddingsConfig(BaseModel):
+    """How to reach an OpenAI-compatible ``/embeddings`` endpoint and how to call it.
+
+    ``query_prefix`` / ``passage_prefix`` are put before each text of that kind (e.g.
+    ``"query: "`` / ``"passage: "`` for e5 models served by vLLM or TEI).
+
+    >>> config = EmbeddingsConfig(model="text-embedding-3-small", api_key="sk-secret")
+    >>> "sk-secret" in repr(config) or "sk-secret" in str(config.describe())
+    False
+    >>> config.identity
+    'https://api.openai.com/v1|text-embedding-3-small'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = Field(min_length=1)
+    base_url: str = OPENAI_BASE_URL
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    max_concurrency: int = Field(default=4, gt=0)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    batch_size: int = Field(default=64, gt=0)
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    #: Output size for models that can shorten their vectors (``text-embedding-3-*``).
+    dimensions: int | None = Field(default=None, gt=0)
+
+    @property
+    def identity(self) -> str:
+        """The endpoint and model: what cached vectors and rate limits belong to."""
+        return f"{self.base_url.rstrip('/')}|{self.model}"
+
+    def describe(self) -> dict[str, Any]:
+        """For run records and reports: everything but the key."""
+        data = self.model_dump(exclude={"api_key"}, mode="json")
+        data["api_key_set"] = self.api_key is not None
+        return data
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, **overrides: Any
+    ) -> EmbeddingsConfig | None:
+        """From ``RAGMETER_EMBEDDINGS_MODEL``, ``_BASE_URL`` and ``_API_KEY`` (the URL and
+        key falling back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``; the model has no
+        fallback), plus the optional ``_BATCH_SIZE``, ``_QUERY_PREFIX`` and
+        ``_PASSAGE_PREFIX``. ``None`` when no model is configured, so the caller can choose
+        the embedded model.
+
+        >>> EmbeddingsConfig.from_env({"OPENAI_API_KEY": "sk-x"}) is None
+        True
+        >>> EmbeddingsConfig.from_env({"RAGMETER_EMBEDDINGS_MODEL": "bge-m3",
+        ...                            "OPENAI_BASE_URL": "http://localhost:8000/v1"}).identity
+        'http://localhost:8000/v1|bge-m3'
+        """
+        env = os.environ if env is None else env
+
+        def own(name: str) -> str | None:
+            return env.get(f"{ENV_PREFIX}_{name}") or None
+
+        values: dict[str, Any] = {
+            "model": own("MODEL"),
+            "base_url": own("BASE_URL") or env.get("OPENAI_BASE_URL") or None,
+            "api_key": own("API_KEY") or env.get("OPENAI_API_KEY") or None,
+            "batch_size": own("BATCH_SIZE"),
+            "query_prefix": env.get(f"{ENV_PREFIX}_QUERY_PREFIX"),
+            "passage_prefix": env.get(f"{ENV_PREFIX}_PASSAGE_PREFIX"),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        values = {k: v for k, v in values.items() if v is not None}
+        if "model" not in values:
+            if own("BASE_URL") or own("API_KEY"):
+                raise ValueError(
+                    f"an embeddings endpoint is configured but no model: set {ENV_PREFIX}_MODEL "
+                    "(e.g. text-embedding-3-small, text-embedding-v3, bge-m3), or unset "
+                    f"{ENV_PREFIX}_BASE_URL/_API_KEY to use the embedded offline model"
+                )
+            return None
+        return cls(**values)

@@ -1,0 +1,26 @@
+"""The embeddings ragmeter uses when none is given."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ragmeter.embed._base import Embeddings
+from ragmeter.embed._config import EmbeddingsConfig
+from ragmeter.embed._local import LocalEmbeddings
+from ragmeter.embed._openai import OpenAIEmbeddings
+from ragmeter.judge._cache import Cache
+from ragmeter.judge._usage import UsageLedger
+
+
+def default_embeddings(
+    *,
+    cache: Cache | None = None,
+    ledger: UsageLedger | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Embeddings:
+    """:class:`OpenAIEmbeddings` when ``RAGMETER_EMBEDDINGS_MODEL`` is set (see
+    :meth:`EmbeddingsConfig.from_env`), else the offline :class:`LocalEmbeddings`."""
+    config = EmbeddingsConfig.from_env(env)
+    if config is not None:
+        return OpenAIEmbeddings(config, cache=cache, ledger=ledger)
+    return LocalEmbeddings(cache=cache, ledger=ledger)

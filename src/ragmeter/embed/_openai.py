@@ -1,0 +1,130 @@
+"""Embeddings from any OpenAI-compatible ``/embeddings`` endpoint (OpenAI, DashScope/Qwen,
+Zhipu, SiliconFlow, Ollama, vLLM, TEI, the llama.cpp server)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from typing import Any
+
+import httpx
+import numpy as np
+
+from ragmeter.embed._base import Embeddings, Kind
+from ragmeter.embed._config import ENV_PREFIX, EmbeddingsConfig
+from ragmeter.judge._cache import Cache
+from ragmeter.judge._http import EndpointClient
+from ragmeter.judge._limits import LimitSettings, limiter_for
+from ragmeter.judge._types import Usage
+from ragmeter.judge._usage import UsageLedger, estimate_tokens
+
+
+def _vector_of(item: dict[str, Any]) -> np.ndarray:
+    raw = item["embedding"]
+    if isinstance(raw, str):  # encoding_format "base64": little-endian float32
+        vector = np.frombuffer(base64.b64decode(raw, validate=True), dtype="<f4")
+    else:
+        vector = np.asarray(raw, dtype=np.float64)
+    if vector.ndim != 1 or vector.shape[0] == 0 or not np.all(np.isfinite(vector)):
+        raise ValueError("not a finite vector")
+    return vector.astype(np.float32)
+
+
+def _check_shape(expected: int) -> Any:
+    def validate(data: dict[str, Any]) -> None:
+        items = data["data"]
+        if not isinstance(items, list) or len(items) != expected:
+            raise ValueError(f"expected {expected} embeddings")
+        indices = sorted(int(item.get("index", position)) for position, item in enumerate(items))
+        if indices != list(range(expected)):
+            raise ValueError("embedding indices are not 0..n-1")
+        sizes = {_vector_of(item).shape[0] for item in items}
+        if len(sizes) != 1:
+            raise ValueError("embeddings of different sizes")
+
+    return validate
+
+
+class OpenAIEmbeddings(Embeddings):
+    """Embeddings on an OpenAI-compatible endpoint: ``POST {base_url}/embeddings`` with
+    ``{"model", "input": [...]}``, under the endpoint's shared limits, with retries and
+    backoff; 401/403/404 fail at once with the fix (``RAGMETER_EMBEDDINGS_*``) named.
+
+    Vectors are put back in input order by ``index``; usage tokens come from the response,
+    or are estimated (``estimated_calls``) when it has none. Empty texts are sent as one
+    space (most endpoints reject an empty input).
+    """
+
+    def __init__(
+        self,
+        config: EmbeddingsConfig,
+        cache: Cache | None = None,
+        ledger: UsageLedger | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(cache=cache, ledger=ledger, batch_size=config.batch_size)
+        self.config = config
+        self._dimension = config.dimensions
+        self.limiter = limiter_for(
+            config.identity,
+            LimitSettings(
+                config.max_concurrency, config.requests_per_minute, config.tokens_per_minute
+            ),
+        )
+        self.http = EndpointClient(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            model=config.model,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
+            limiter=self.limiter,
+            env_prefix=ENV_PREFIX,
+            transport=transport,
+        )
+
+    @property
+    def identity(self) -> str:
+        return self.config.identity
+
+    def cache_params(self) -> dict[str, Any]:
+        return {
+            "query_prefix": self.config.query_prefix,
+            "passage_prefix": self.config.passage_prefix,
+            "dimensions": self.config.dimensions,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "openai-compatible", **self.config.describe()}
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def _release_loop_resources(self) -> None:
+        # A sync call's loop is about to close: its httpx client must not outlive it.
+        client = self.http._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.aclose()
+
+    async def _embed_batch(self, texts: list[str], kind: Kind, usage: Usage) -> np.ndarray:
+        prefix = self.config.query_prefix if kind == "query" else self.config.passage_prefix
+        inputs = [f"{prefix}{text}" if (prefix or text) else " " for text in texts]
+        body: dict[str, Any] = {"model": self.config.model, "input": inputs}
+        if self.config.dimensions is not None:
+            body["dimensions"] = self.config.dimensions
+        estimated = sum(estimate_tokens(text) for text in inputs)
+        data = await self.http.post(
+            "embeddings",
+            body,
+            usage,
+            estimated_tokens=estimated,
+            validate=_check_shape(len(inputs)),
+        )
+        reported = data.get("usage") or {}
+        tokens = reported.get("prompt_tokens", reported.get("total_tokens"))
+        if not isinstance(tokens, int) or tokens < 0:
+            usage.estimated_calls += 1
+            tokens = estimated
+        usage.prompt_tokens += tokens
+        self.limiter.settle_tokens(estimated, tokens)
+        items = sorted(enumerate(data["data"]), key=lambda pair: int(pair[1].get("index", pair[0])))
+        return np.stack([_vector_of(item) for _, item in items])
