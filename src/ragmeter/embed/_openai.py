@@ -3,7 +3,6 @@ Zhipu, SiliconFlow, Ollama, vLLM, TEI, the llama.cpp server)."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from typing import Any
 
@@ -101,9 +100,7 @@ class OpenAIEmbeddings(Embeddings):
 
     async def _release_loop_resources(self) -> None:
         # A sync call's loop is about to close: its httpx client must not outlive it.
-        client = self.http._clients.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.aclose()
+        await self.http.aclose_current_loop()
 
     async def _embed_batch(self, texts: list[str], kind: Kind, usage: Usage) -> np.ndarray:
         prefix = self.config.query_prefix if kind == "query" else self.config.passage_prefix

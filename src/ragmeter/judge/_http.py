@@ -82,6 +82,12 @@ class EndpointClient:
             await client.aclose()
         self._clients.clear()
 
+    async def aclose_current_loop(self) -> None:
+        """Close this event loop's client (a sync call's loop is about to end)."""
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.aclose()
+
     def error_for(self, response: httpx.Response) -> JudgeError:
         try:
             detail = response.json().get("error", response.text)
