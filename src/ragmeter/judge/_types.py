@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 OutputT = TypeVar("OutputT", bound=BaseModel)
 Role = Literal["system", "user", "assistant"]
@@ -80,4 +80,4 @@ class Judgment(Generic[OutputT]):
 class BinaryVerdict(BaseModel):
     """A yes (1) / no (0) verdict. Judges that can attach P(yes) as ``probabilities[0]``."""
 
-    verdict: Literal[0, 1]
+    verdict: Literal[0, 1] = Field(description="1 for yes, 0 for no")

@@ -13,6 +13,18 @@ from ragmeter.metrics.context import (
     StringContextPrecision,
     StringContextRecall,
 )
+from ragmeter.metrics.llm import (
+    AnswerCorrectness,
+    AnswerRelevancy,
+    ContextEntityRecall,
+    ContextPrecision,
+    ContextRecall,
+    ContextUtilization,
+    FactualCorrectness,
+    Faithfulness,
+    NoiseSensitivity,
+    SemanticSimilarity,
+)
 from ragmeter.metrics.retrieval import (
     MAP,
     MRR,
@@ -50,6 +62,88 @@ def _k(factory: Callable[[int], Metric]) -> Callable[[int | None], Metric]:
 
 
 SPECS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        "faithfulness",
+        _no_k(Faithfulness),
+        "none",
+        "llm",
+        "share of the response's claims the contexts support",
+    ),
+    MetricSpec(
+        "answer_relevancy",
+        _no_k(AnswerRelevancy),
+        "none",
+        "llm",
+        "similarity of questions generated from the response to the question",
+        ("response_relevancy",),
+    ),
+    MetricSpec(
+        "answer_correctness",
+        _no_k(AnswerCorrectness),
+        "none",
+        "llm",
+        "0.75 x claim F1 vs reference + 0.25 x embedding similarity",
+    ),
+    MetricSpec(
+        "context_precision",
+        _no_k(ContextPrecision),
+        "none",
+        "llm",
+        "rank-weighted share of contexts useful for the reference (AP)",
+        ("llm_context_precision_with_reference",),
+    ),
+    MetricSpec(
+        "context_utilization",
+        _no_k(ContextUtilization),
+        "none",
+        "llm",
+        "rank-weighted share of contexts the response used (AP)",
+    ),
+    MetricSpec(
+        "context_recall",
+        _no_k(ContextRecall),
+        "none",
+        "llm",
+        "share of reference statements the contexts support",
+        ("llm_context_recall",),
+    ),
+    MetricSpec(
+        "context_entity_recall",
+        _no_k(ContextEntityRecall),
+        "none",
+        "llm",
+        "share of reference entities present in the contexts",
+    ),
+    MetricSpec(
+        "noise_sensitivity_relevant",
+        _no_k(NoiseSensitivity),
+        "none",
+        "llm",
+        "share of claims wrong and drawn from relevant contexts (lower is better)",
+        ("noise_sensitivity",),
+    ),
+    MetricSpec(
+        "noise_sensitivity_irrelevant",
+        _no_k(lambda: NoiseSensitivity("irrelevant")),
+        "none",
+        "llm",
+        "share of claims wrong and drawn from irrelevant contexts (lower is better)",
+    ),
+    MetricSpec(
+        "factual_correctness",
+        _no_k(FactualCorrectness),
+        "none",
+        "llm",
+        "claim F1 of response vs reference",
+    ),
+    MetricSpec(
+        "semantic_similarity",
+        _no_k(SemanticSimilarity),
+        "none",
+        "embedding",
+        "cosine of response and reference embeddings",
+        ("answer_similarity",),
+    ),
     MetricSpec(
         "precision",
         _k(PrecisionAtK),

@@ -8,10 +8,16 @@ from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.dataset import Dataset, DatasetError, Problem, load_dataset
+from ragmeter.embed import Embeddings
+from ragmeter.judge import Judge, Usage
 from ragmeter.metrics import BatchContext, Metric, MetricResult, resolve_metrics
+from ragmeter.metrics.llm import JudgedMetric, run_sync
+from ragmeter.prompts import Language
 from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
+from ragmeter.runner._judged import score_all, setup
 
 DEFAULT_BATCH_SIZE = 4096
+DEFAULT_CONCURRENCY = 16
 
 
 def check_inputs(
@@ -51,15 +57,24 @@ def evaluate(
     column_map: Mapping[str, str] | None = None,
     skip_invalid: bool = False,
     format: str | None = None,
+    judge: Judge | None = None,
+    embeddings: Embeddings | None = None,
+    language: Language | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> EvaluationResult:
     """Score every sample of ``dataset`` with every metric.
 
     ``dataset`` is a :class:`Dataset`, a path (JSONL, JSON, CSV, Parquet), a list of dicts, a
     pandas DataFrame or a Hugging Face dataset; ``metrics`` are metric objects or names such
-    as ``"precision@5"``. Every problem in the input is reported before anything is scored;
-    with ``skip_invalid`` the valid rows are scored and the others listed in
-    ``result.skipped``.
+    as ``"precision@5"`` or ``"faithfulness"``. Every problem in the input is reported before
+    anything is scored; with ``skip_invalid`` the valid rows are scored and the others listed
+    in ``result.skipped``.
+
+    Judged metrics use their own judge / embeddings if they have one, else ``judge`` /
+    ``embeddings``, else the configured endpoint or the embedded offline defaults; within a
+    sample they share every judge call, and ``concurrency`` samples are judged at once.
+    ``language`` ("en" / "zh") overrides per-sample language detection.
 
     >>> result = evaluate(
     ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
@@ -76,13 +91,28 @@ def evaluate(
         load_problems = [p for row in data.invalid for p in row.problems]
     data = check_inputs(data, resolved, skip_invalid=skip_invalid, load_problems=load_problems)
 
+    judged = [m for m in resolved if isinstance(m, JudgedMetric)]
+    plain = [m for m in resolved if not isinstance(m, JudgedMetric)]
     scores: list[dict[str, MetricResult]] = [{} for _ in range(len(data))]
     for start in range(0, len(data), batch_size):
         batch = data.samples[start : start + batch_size]
         context = BatchContext()
-        for metric in resolved:
+        for metric in plain:
             for offset, result in enumerate(_score_batch(metric, batch, context)):
                 scores[start + offset][metric.name] = result
+    usage = Usage()
+    prompt_versions: set[str] = set()
+    plan = None
+    if judged:
+        plan = setup(judged, judge, embeddings)
+        outcomes = run_sync(
+            score_all(data.samples, data.ids, plan, language=language, concurrency=concurrency)
+        )
+        for index, (results, sample_usage, versions) in enumerate(outcomes):
+            scores[index].update(results)
+            usage = usage + sample_usage
+            prompt_versions |= versions
+    scores = [{m.name: row[m.name] for m in resolved} for row in scores]
 
     samples = [
         SampleResult(index, row, sample_id, sample, scores[index])
@@ -102,4 +132,13 @@ def evaluate(
             "n_skipped": len(data.invalid),
         },
     }
+    if plan is not None:
+        config["judges"] = {
+            name: judge.describe() for name, judge in plan.judges.items() if judge is not None
+        }
+        config["embeddings"] = {
+            name: vectors.describe() for name, vectors in plan.embeddings.items() if vectors
+        }
+        config["prompt_versions"] = sorted(prompt_versions)
+        config["usage"] = usage.to_dict()
     return EvaluationResult(samples, infos, config, list(data.invalid))

@@ -1,0 +1,63 @@
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings, cosine_similarity
+from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.steps import Facts, Need
+
+
+def mean_similarity(similarities: list[float]) -> float:
+    """The score from the questions' similarities to the user input.
+
+    The seeds' examples: an off-topic answer and an on-topic one.
+
+    >>> round(mean_similarity([0.55, 0.50, 0.52]), 3), round(mean_similarity([0.88, 0.82, 0.86]), 3)
+    (0.523, 0.853)
+    """
+    return float(np.mean(similarities))
+
+
+class AnswerRelevancy(JudgedMetric):
+    """How well the response answers the question: ``strictness`` questions are generated
+    back from the response and their mean cosine similarity to the user input is the score;
+    a noncommittal response ("I don't know") scores 0."""
+
+    name = "answer_relevancy"
+    requires: ClassVar[Requirements] = (("user_input",), ("response",))
+    uses_embeddings: ClassVar[bool] = True
+
+    def __init__(self, strictness: int = 3, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if strictness < 1:
+            raise ValueError(f"strictness must be at least 1, got {strictness}")
+        self.strictness = strictness
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "strictness": self.strictness}
+
+    def needs(self, sample: Sample) -> list[Need]:
+        return [Need("questions", n=self.strictness)]
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        questions = facts.questions or []
+        if facts.noncommittal:
+            return MetricResult.ok(
+                0.0, reason="the response is noncommittal", questions=questions, noncommittal=True
+            )
+        if not questions:
+            return MetricResult.failed("the judge generated no question from the response")
+        assert embeddings is not None
+        vectors = await embeddings.embed([sample.user_input or "", *questions], kind="query")
+        similarities = [float(x) for x in cosine_similarity(vectors[1:], vectors[0])]
+        return MetricResult.ok(
+            mean_similarity(similarities),
+            reason=f"mean similarity of {len(questions)} generated questions to the question",
+            questions=questions,
+            similarities=[round(x, 4) for x in similarities],
+            noncommittal=False,
+        )

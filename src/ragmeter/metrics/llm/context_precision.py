@@ -1,0 +1,44 @@
+from typing import ClassVar
+
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings
+from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics.retrieval._ranking import average_precision
+from ragmeter.steps import ContextVerdict, Facts, Need
+
+
+def precision_result(verdicts: list[ContextVerdict], target: str) -> MetricResult:
+    """Rank-weighted Average Precision of the usefulness verdicts (the seeds' formula)."""
+    useful = [int(v.useful) for v in verdicts]
+    score = float(average_precision([useful])[0])
+    return MetricResult.ok(
+        score,
+        reason=f"{sum(useful)} of {len(useful)} contexts are useful for the {target}",
+        contexts=[
+            {"rank": i + 1, "useful": v.useful, "reason": v.reason, "p_useful": v.probability}
+            for i, v in enumerate(verdicts)
+        ],
+    )
+
+
+class ContextPrecision(JudgedMetric):
+    """Are the useful contexts ranked first? Each retrieved context is judged useful or not
+    for reaching the reference answer; the verdicts combine as Average Precision.
+
+    The seeds' examples: useful at ranks {1, 3} of 5 -> 0.833, {1, 2} -> 1.0, {4, 5} -> 0.325.
+    No useful context scores 0; no retrieved context is not applicable.
+    """
+
+    name = "context_precision"
+    requires: ClassVar[Requirements] = (("user_input",), ("reference",), ("retrieved_contexts",))
+
+    def needs(self, sample: Sample) -> list[Need]:
+        return [Need("usefulness_reference")] if sample.retrieved_contexts else []
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        if not sample.retrieved_contexts:
+            return MetricResult.not_applicable("no context was retrieved")
+        return precision_result(facts.usefulness_reference or [], "reference answer")

@@ -1,0 +1,42 @@
+from typing import ClassVar
+
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings
+from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.steps import Facts, Need
+
+ATTRIBUTED = Need("statements", against=("contexts",))
+
+
+class ContextRecall(JudgedMetric):
+    """Share of the reference's statements that the retrieved contexts support.
+
+    The seeds' example: 4 of the reference's 5 statements are found in the contexts: 0.8.
+    With no retrieved context the score is 0 (never 1); a reference without a factual
+    statement is not applicable.
+    """
+
+    name = "context_recall"
+    requires: ClassVar[Requirements] = (("reference",), ("retrieved_contexts",))
+
+    def needs(self, sample: Sample) -> list[Need]:
+        return [ATTRIBUTED] if sample.retrieved_contexts else []
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        if not sample.retrieved_contexts:
+            return MetricResult.ok(0.0, reason="no context was retrieved")
+        statements = facts.statements or []
+        if not statements:
+            return MetricResult.not_applicable("the reference makes no factual statement")
+        found = [bool(s.contexts) for s in statements]
+        return MetricResult.ok(
+            sum(found) / len(found),
+            reason=f"{sum(found)} of {len(found)} reference statements are in the contexts",
+            statements=[
+                {"statement": s.text, "found": f, "contexts": [i + 1 for i in s.contexts]}
+                for s, f in zip(statements, found)
+            ],
+        )

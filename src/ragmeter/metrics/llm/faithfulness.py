@@ -1,0 +1,50 @@
+from typing import ClassVar
+
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings
+from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.steps import Facts, Need, context_columns
+
+CLAIMS = Need("response_claims")
+SUPPORT = Need("support", claims_of="response", against=("contexts",))
+
+
+class Faithfulness(JudgedMetric):
+    """Share of the response's claims that the retrieved contexts support.
+
+    The seeds' example: of three claims ("AirPods Pro 2 standard warranty is 1 year", "it
+    starts from the date of purchase", "AppleCare+ extends it to 3 years") the context
+    supports the first two: 2 / 3 = 0.667. A response with no factual claim is not
+    applicable (not 1.0, not NaN); with no retrieved context every claim is unsupported.
+    """
+
+    name = "faithfulness"
+    requires: ClassVar[Requirements] = (("response",), ("retrieved_contexts",))
+
+    def needs(self, sample: Sample) -> list[Need]:
+        return [CLAIMS, SUPPORT] if sample.retrieved_contexts else [CLAIMS]
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        claims = facts.response_claims or []
+        if not claims:
+            return MetricResult.not_applicable("the response makes no factual claim")
+        if not sample.retrieved_contexts:
+            verdicts = [False] * len(claims)
+            reasons = ["no context was retrieved"] * len(claims)
+        else:
+            support = facts.support_for(SUPPORT)
+            columns = set(context_columns(support))
+            verdicts = [support.supported(i, columns) for i in range(len(claims))]
+            reasons = list(support.reasons)
+        supported = sum(verdicts)
+        return MetricResult.ok(
+            supported / len(claims),
+            reason=f"{supported} of {len(claims)} claims are supported by the contexts",
+            claims=[
+                {"claim": c, "supported": v, "reason": r}
+                for c, v, r in zip(claims, verdicts, reasons)
+            ],
+        )

@@ -1,0 +1,77 @@
+from typing import Any, ClassVar, Literal
+
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings
+from ragmeter.metrics._base import Direction, MetricResult, Requirements
+from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.steps import Facts, Need, context_columns
+
+Mode = Literal["relevant", "irrelevant"]
+SUPPORT = Need("support", claims_of="response", against=("reference", "contexts"), per_passage=True)
+ATTRIBUTED = Need("statements", against=("contexts",))
+
+
+class NoiseSensitivity(JudgedMetric):
+    """Share of the response's claims that are wrong (not supported by the reference) and
+    that came from retrieved contexts: in mode ``relevant`` from a relevant context (one
+    that supports some reference statement), in mode ``irrelevant`` only from irrelevant
+    ones. Lower is better. A constant number of judge calls, whatever the contexts.
+    """
+
+    requires: ClassVar[Requirements] = (("response",), ("reference",), ("retrieved_contexts",))
+    direction: ClassVar[Direction] = Direction.LOWER_IS_BETTER
+
+    def __init__(self, mode: Mode = "relevant", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if mode not in ("relevant", "irrelevant"):
+            raise ValueError(f"mode must be 'relevant' or 'irrelevant', got {mode!r}")
+        self.mode: Mode = mode
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"noise_sensitivity_{self.mode}"
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "mode": self.mode}
+
+    def needs(self, sample: Sample) -> list[Need]:
+        return [Need("response_claims"), ATTRIBUTED, SUPPORT]
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        claims = facts.response_claims or []
+        if not claims:
+            return MetricResult.not_applicable("the response makes no factual claim")
+        support = facts.support_for(SUPPORT)
+        reference = support.column("reference")
+        columns = context_columns(support)
+        relevant = {i for s in facts.statements or [] for i in s.contexts}
+        relevant_cols = {columns[i] for i in relevant if i < len(columns)}
+        irrelevant_cols = set(columns) - relevant_cols
+        flagged, details = 0, []
+        for i, claim in enumerate(claims):
+            correct = support.matrix[i][reference]
+            from_relevant = support.supported(i, relevant_cols)
+            from_irrelevant = support.supported(i, irrelevant_cols)
+            if self.mode == "relevant":
+                noisy = not correct and from_relevant
+            else:
+                noisy = not correct and from_irrelevant and not from_relevant
+            flagged += noisy
+            details.append(
+                {
+                    "claim": claim,
+                    "correct": correct,
+                    "from_relevant_context": from_relevant,
+                    "from_irrelevant_context": from_irrelevant,
+                    "counted": noisy,
+                }
+            )
+        return MetricResult.ok(
+            flagged / len(claims),
+            reason=f"{flagged} of {len(claims)} claims are incorrect and come from "
+            f"{self.mode} contexts",
+            claims=details,
+            relevant_contexts=sorted(i + 1 for i in relevant),
+        )

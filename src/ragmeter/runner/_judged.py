@@ -1,0 +1,108 @@
+"""Scoring the judged metrics: per sample, the needs of every metric are gathered into one
+set of step calls, so metrics share the judge's work; samples run concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings
+from ragmeter.judge import Judge, Usage
+from ragmeter.metrics import MetricResult
+from ragmeter.metrics.llm import JudgedMetric
+from ragmeter.prompts import Language
+from ragmeter.steps import StepRunner
+
+
+@dataclass
+class JudgedSetup:
+    """The judge and embeddings each judged metric runs with."""
+
+    metrics: list[JudgedMetric]
+    judges: dict[str, Judge]  # metric name -> judge
+    embeddings: dict[str, Embeddings | None]  # metric name -> embeddings
+
+
+def setup(
+    metrics: Sequence[JudgedMetric], judge: Judge | None, embeddings: Embeddings | None
+) -> JudgedSetup:
+    """Each metric's own judge / embeddings if it has one, else the run's, else the default.
+    Defaults are created once and shared by every metric."""
+    shared_judge = judge
+    shared_embeddings = embeddings
+    judges: dict[str, Judge] = {}
+    vectors: dict[str, Embeddings | None] = {}
+    for metric in metrics:
+        chosen = metric.judge or shared_judge
+        if chosen is None and metric.uses_judge:
+            from ragmeter.judge._default import default_judge
+
+            chosen = shared_judge = default_judge()
+        judges[metric.name] = chosen  # type: ignore[assignment]
+        if metric.uses_embeddings:
+            chosen_embeddings = metric.embeddings or shared_embeddings
+            if chosen_embeddings is None:
+                from ragmeter.embed import default_embeddings
+
+                chosen_embeddings = shared_embeddings = default_embeddings()
+            vectors[metric.name] = chosen_embeddings
+        else:
+            vectors[metric.name] = None
+    return JudgedSetup(list(metrics), judges, vectors)
+
+
+async def score_sample(
+    sample: Sample, sample_id: str, plan: JudgedSetup, language: Language | None
+) -> tuple[dict[str, MetricResult], Usage, set[str]]:
+    """Every judged metric's result for one sample, the judge usage, the prompt versions."""
+    results: dict[str, MetricResult] = {}
+    usage = Usage()
+    versions: set[str] = set()
+    groups: dict[tuple[int, Language | None], list[JudgedMetric]] = {}
+    for metric in plan.metrics:
+        missing = metric.missing_fields(sample)
+        if missing:
+            results[metric.name] = MetricResult.failed(f"missing field(s): {', '.join(missing)}")
+            continue
+        key = (id(plan.judges[metric.name]), metric.language or language)
+        groups.setdefault(key, []).append(metric)
+    for (_, group_language), group in groups.items():
+        judge = plan.judges[group[0].name]
+        needs = [need for metric in group for need in metric.needs(sample)]
+        if needs:
+            runner = StepRunner(judge, language=group_language, sample_id=sample_id)
+            facts = await runner.gather(sample, needs)
+        else:
+            from ragmeter.prompts import detect_language
+            from ragmeter.steps import Facts
+
+            facts = Facts(
+                language=group_language
+                or detect_language(sample.user_input, sample.response, sample.reference)
+            )
+        usage = usage + facts.usage
+        versions |= facts.prompt_versions
+        for metric in group:
+            results[metric.name] = await metric.finish(sample, facts, plan.embeddings[metric.name])
+    return results, usage, versions
+
+
+async def score_all(
+    samples: Sequence[Sample],
+    sample_ids: Sequence[str],
+    plan: JudgedSetup,
+    *,
+    language: Language | None,
+    concurrency: int,
+) -> list[tuple[dict[str, MetricResult], Usage, set[str]]]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(
+        sample: Sample, sample_id: str
+    ) -> tuple[dict[str, MetricResult], Usage, set[str]]:
+        async with gate:
+            return await score_sample(sample, sample_id, plan, language)
+
+    return list(await asyncio.gather(*(one(s, i) for s, i in zip(samples, sample_ids))))
