@@ -135,17 +135,16 @@ def load_prompt(name: str, language: Language) -> PromptTemplate:
     )
 
 
-def detect_language(*texts: str | None) -> Language:
-    """``zh`` when at least a tenth of the letters are CJK, else ``en``.
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
-    >>> detect_language("什么是 RAG？", "RAG 是检索增强生成"), detect_language("What is RAG?")
+
+def detect_language(*texts: str | None) -> Language:
+    """``zh`` when the texts hold at least as many Chinese characters as Latin-script words.
+
+    >>> detect_language("什么是 RAG？", "RAG 是检索增强生成"), detect_language("What is RAG? 谢谢")
     ('zh', 'en')
     """
-    letters = cjk = 0
-    for text in texts:
-        for char in text or "":
-            if char.isalpha():
-                letters += 1
-                if "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff":
-                    cjk += 1
-    return "zh" if letters and cjk / letters >= 0.1 else "en"
+    joined = " ".join(t for t in texts if t)
+    cjk = sum(1 for ch in joined if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
+    words = len(_LATIN_WORD.findall(joined))
+    return "zh" if cjk and cjk >= words else "en"
