@@ -162,3 +162,61 @@ def test_judge_check_with_a_wrong_key_exits_2_without_showing_it(monkeypatch):
     assert result.exit_code == 2
     assert "RAGMETER_JUDGE_API_KEY" in result.output
     assert "sk-wrong-key-123456" not in result.output
+
+
+def test_eval_with_a_judged_metric_on_an_endpoint(tmp_path, monkeypatch):
+    from ragmeter.testing import FakeOpenAIServer
+
+    def responder(body):
+        name = body["response_format"]["json_schema"]["name"]
+        if name.startswith("ResponseAnalysis"):
+            return {"claims": ["Paris is the capital of France.", "Paris has 40 million people."]}
+        return {
+            "support": [
+                {"claim": 1, "passages": [1], "reason": "stated"},
+                {"claim": 2, "passages": [], "reason": "not stated"},
+            ]
+        }
+
+    data = tmp_path / "one.jsonl"
+    data.write_text(
+        json.dumps(
+            {
+                "id": "q1",
+                "user_input": "What is the capital of France?",
+                "response": "Paris. It has 40 million people.",
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", "sk-eval-secret")
+    with FakeOpenAIServer(responder=responder, api_key="sk-eval-secret") as server:
+        result = runner.invoke(
+            app,
+            [
+                "eval",
+                str(data),
+                "-m",
+                "faithfulness",
+                "-o",
+                str(tmp_path / "run"),
+                "--judge-model",
+                "m",
+                "--judge-base-url",
+                server.base_url,
+                "--cache",
+                str(tmp_path / "cache.db"),
+            ],
+            env={"COLUMNS": "200"},
+        )
+        assert result.exit_code == 0, result.output
+        assert len(server.requests) == 2
+    loaded = EvaluationResult.load(tmp_path / "run")
+    assert loaded.scores("faithfulness") == [0.5]
+    claims = loaded.samples[0].scores["faithfulness"].details["claims"]
+    assert claims[1]["reason"] == "not stated"
+    record = (tmp_path / "run" / "summary.json").read_text(encoding="utf-8")
+    assert "sk-eval-secret" not in record and "api_key_set" in record
+    assert "sk-eval-secret" not in (tmp_path / "cache.db").read_bytes().decode("utf-8", "replace")

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ragmeter._version import __version__
 from ragmeter.dataset import DatasetError, InvalidRow
+from ragmeter.judge import Judge
 from ragmeter.metrics import SPECS, Direction, UnknownMetricError, resolve_metrics
 from ragmeter.results import EvaluationResult
 from ragmeter.runner import evaluate
@@ -122,17 +123,71 @@ def eval_command(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the summary table.")
     ] = False,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    judge_provider: JudgeProviderOption = None,
+    judge_config: JudgeConfigOption = None,
+    logprobs: LogprobsOption = False,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", help="Judge prompts in en or zh (default: per sample)."),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="Samples judged at once.", min=1)
+    ] = 16,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="Judge cache file (default .ragmeter/cache.db).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not use the judge cache.")
+    ] = False,
+    refresh_cache: Annotated[
+        bool, typer.Option("--refresh-cache", help="Ignore cached answers; store new ones.")
+    ] = False,
 ) -> None:
-    """Score a dataset with the given metrics and write per-sample results."""
+    """Score a dataset with the given metrics and write per-sample results.
+
+    LLM metrics use the judge given by the --judge-* options, else the RAGMETER_JUDGE_* (or
+    OPENAI_*) environment, else the embedded offline judge. The API key is read from the
+    environment only.
+    """
+    from ragmeter.judge import JudgeError
+    from ragmeter.metrics.llm import JudgedMetric
+
     try:
+        resolved = resolve_metrics(metrics)
+        judge = None
+        if any(isinstance(m, JudgedMetric) and m.uses_judge for m in resolved):
+            judge = _judge_from_options(
+                judge_model,
+                judge_base_url,
+                judge_provider,
+                judge_config,
+                logprobs,
+                cache=cache,
+                no_cache=no_cache,
+                refresh_cache=refresh_cache,
+            )
+        if language not in (None, "en", "zh"):
+            raise ValueError(f"--language must be en or zh, got {language!r}")
         result = evaluate(
             data,
-            resolve_metrics(metrics),
+            resolved,
             column_map=_parse_column_map(column_map or []),
             skip_invalid=skip_invalid,
             format=format,
+            judge=judge,
+            language=language,  # type: ignore[arg-type]
+            concurrency=concurrency,
         )
-    except (UnknownMetricError, DatasetError, FileNotFoundError, ValueError, ImportError) as error:
+    except (
+        UnknownMetricError,
+        DatasetError,
+        FileNotFoundError,
+        ValueError,
+        ImportError,
+        JudgeError,
+    ) as error:
         _fail(str(error))
     if not len(result):
         _fail(f"no valid row to evaluate in {data}", result.skipped)
@@ -168,32 +223,64 @@ def metrics_command() -> None:
     console.print(table)
 
 
+JudgeModelOption = Annotated[
+    str | None, typer.Option("--judge-model", help="Judge model (else RAGMETER_JUDGE_MODEL).")
+]
+JudgeBaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--judge-base-url", help="OpenAI-compatible API root, e.g. http://host/v1."),
+]
+JudgeProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-provider",
+        help="openai, deepseek, qwen, moonshot, zhipu, ollama, vllm or llama.cpp.",
+    ),
+]
+JudgeConfigOption = Annotated[
+    Path | None, typer.Option("--judge-config", help="TOML/JSON file with a [judge] table.")
+]
+LogprobsOption = Annotated[
+    bool, typer.Option("--logprobs", help="Ask for token probabilities (P(yes) verdicts).")
+]
+
+
+def _judge_from_options(
+    model: str | None,
+    base_url: str | None,
+    provider: str | None,
+    config_file: Path | None,
+    logprobs: bool,
+    *,
+    cache: Path | None = None,
+    no_cache: bool = False,
+    refresh_cache: bool = False,
+) -> Judge:
+    from ragmeter.judge import JudgeConfig
+    from ragmeter.judge._default import default_judge, make_cache
+
+    if config_file is not None:
+        config = JudgeConfig.from_file(config_file)
+    else:
+        config = JudgeConfig.from_env(model=model, base_url=base_url, provider=provider)
+    if config is not None and logprobs:
+        config = config.model_copy(update={"logprobs": True})
+    return default_judge(
+        config, cache=make_cache(cache, enabled=not no_cache, refresh=refresh_cache)
+    )
+
+
 judge_app = typer.Typer(help="Check the judge configuration.", no_args_is_help=True)
 app.add_typer(judge_app, name="judge")
 
 
 @judge_app.command("check")
 def judge_check(
-    model: Annotated[
-        str | None, typer.Option("--judge-model", help="Model name (else RAGMETER_JUDGE_MODEL).")
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option("--judge-base-url", help="OpenAI-compatible API root, e.g. .../v1."),
-    ] = None,
-    provider: Annotated[
-        str | None,
-        typer.Option(
-            "--judge-provider",
-            help="openai, deepseek, qwen, moonshot, zhipu, ollama, vllm or llama.cpp.",
-        ),
-    ] = None,
-    config_file: Annotated[
-        Path | None, typer.Option("--judge-config", help="TOML/JSON file with a [judge] table.")
-    ] = None,
-    logprobs: Annotated[
-        bool, typer.Option("--logprobs", help="Ask for token probabilities (P(yes)).")
-    ] = False,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    judge_provider: JudgeProviderOption = None,
+    judge_config: JudgeConfigOption = None,
+    logprobs: LogprobsOption = False,
 ) -> None:
     """Send one tiny verdict request to the configured judge and report how it went.
 
@@ -202,17 +289,12 @@ def judge_check(
     """
     import asyncio
 
-    from ragmeter.judge import BinaryVerdict, JudgeConfig, JudgeError, Message, NullCache
-    from ragmeter.judge._default import default_judge
+    from ragmeter.judge import BinaryVerdict, JudgeError, Message
 
     try:
-        if config_file is not None:
-            config = JudgeConfig.from_file(config_file)
-        else:
-            config = JudgeConfig.from_env(model=model, base_url=base_url, provider=provider)
-        if config is not None and logprobs:
-            config = config.model_copy(update={"logprobs": True})
-        judge = default_judge(config, cache=NullCache())
+        judge = _judge_from_options(
+            judge_model, judge_base_url, judge_provider, judge_config, logprobs, no_cache=True
+        )
         question = [
             Message("system", "You verify facts. Answer 1 for yes and 0 for no."),
             Message("user", "Is Paris the capital of France?"),
