@@ -12,8 +12,7 @@ import numpy as np
 from ragmeter.embed._base import Embeddings, Kind
 from ragmeter.embed._config import ENV_PREFIX, EmbeddingsConfig
 from ragmeter.judge._cache import Cache
-from ragmeter.judge._http import EndpointClient
-from ragmeter.judge._limits import LimitSettings, limiter_for
+from ragmeter.judge._http import endpoint_client
 from ragmeter.judge._types import Usage
 from ragmeter.judge._usage import UsageLedger, estimate_tokens
 
@@ -64,22 +63,8 @@ class OpenAIEmbeddings(Embeddings):
         super().__init__(cache=cache, ledger=ledger, batch_size=config.batch_size)
         self.config = config
         self._dimension = config.dimensions
-        self.limiter = limiter_for(
-            config.identity,
-            LimitSettings(
-                config.max_concurrency, config.requests_per_minute, config.tokens_per_minute
-            ),
-        )
-        self.http = EndpointClient(
-            base_url=config.base_url,
-            api_key=config.api_key,
-            model=config.model,
-            timeout_s=config.timeout_s,
-            max_retries=config.max_retries,
-            limiter=self.limiter,
-            env_prefix=ENV_PREFIX,
-            transport=transport,
-        )
+        self.http = endpoint_client(config, env_prefix=ENV_PREFIX, transport=transport)
+        self.limiter = self.http.limiter
 
     @property
     def identity(self) -> str:

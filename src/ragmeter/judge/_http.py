@@ -8,16 +8,32 @@ import json
 import random
 import time
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from pydantic import SecretStr
 
 from ragmeter.judge._errors import JudgeConfigError, JudgeError, JudgeTransientError
-from ragmeter.judge._limits import Limiter
+from ragmeter.judge._limits import Limiter, LimitSettings, limiter_for
 from ragmeter.judge._types import Usage
 
 MAX_BACKOFF_S = 30.0
+
+
+class EndpointSettings(Protocol):
+    """What an endpoint config (judge or embeddings) says about reaching it."""
+
+    @property
+    def identity(self) -> str: ...
+
+    base_url: str
+    api_key: SecretStr | None
+    model: str
+    timeout_s: float
+    max_retries: int
+    max_concurrency: int
+    requests_per_minute: float | None
+    tokens_per_minute: float | None
 
 
 class StatusRejected(JudgeError):
@@ -169,3 +185,26 @@ class EndpointClient:
                 await asyncio.sleep(max(backoff, error.retry_after or 0.0))
                 attempt += 1
                 usage.retries += 1
+
+
+def endpoint_client(
+    config: EndpointSettings,
+    *,
+    env_prefix: str = "RAGMETER_JUDGE",
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> EndpointClient:
+    """A client for ``config``'s endpoint, under the process-wide limiter of that endpoint."""
+    limiter = limiter_for(
+        config.identity,
+        LimitSettings(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute),
+    )
+    return EndpointClient(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        model=config.model,
+        timeout_s=config.timeout_s,
+        max_retries=config.max_retries,
+        limiter=limiter,
+        env_prefix=env_prefix,
+        transport=transport,
+    )

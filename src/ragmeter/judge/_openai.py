@@ -13,8 +13,7 @@ from ragmeter.judge._base import Judge
 from ragmeter.judge._cache import Cache
 from ragmeter.judge._config import JudgeConfig
 from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
-from ragmeter.judge._http import EndpointClient, StatusRejected
-from ragmeter.judge._limits import LimitSettings, limiter_for
+from ragmeter.judge._http import StatusRejected, endpoint_client
 from ragmeter.judge._parse import parse_output, schema_of, verdict_probabilities
 from ragmeter.judge._types import Judgment, Message, OutputT, Usage
 from ragmeter.judge._usage import PriceTable, UsageLedger, estimate_tokens
@@ -67,21 +66,8 @@ class OpenAIJudge(Judge):
         super().__init__(cache=cache, ledger=ledger)
         self.config = config
         self.price = config.price or (prices or PriceTable()).price_of(config.model)
-        self.limiter = limiter_for(
-            config.identity,
-            LimitSettings(
-                config.max_concurrency, config.requests_per_minute, config.tokens_per_minute
-            ),
-        )
-        self.http = EndpointClient(
-            base_url=config.base_url,
-            api_key=config.api_key,
-            model=config.model,
-            timeout_s=config.timeout_s,
-            max_retries=config.max_retries,
-            limiter=self.limiter,
-            transport=transport,
-        )
+        self.http = endpoint_client(config, transport=transport)
+        self.limiter = self.http.limiter
 
     # -- identity -------------------------------------------------------------------------
     @property
