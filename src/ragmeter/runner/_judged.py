@@ -62,9 +62,9 @@ async def score_sample(
     versions: set[str] = set()
     groups: dict[tuple[int, Language | None], list[JudgedMetric]] = {}
     for metric in plan.metrics:
-        missing = metric.missing_fields(sample)
-        if missing:
-            results[metric.name] = MetricResult.failed(f"missing field(s): {', '.join(missing)}")
+        early = metric.precheck(sample)
+        if early is not None:
+            results[metric.name] = early
             continue
         key = (id(plan.judges[metric.name]), metric.language or language)
         groups.setdefault(key, []).append(metric)

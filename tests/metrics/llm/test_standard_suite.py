@@ -184,3 +184,49 @@ def test_english_samples_get_english_prompts():
     )
     assert Faithfulness(judge=judge).score(sample).score == 1.0
     assert "You analyse an answer" in judge.calls[0].messages[0].content
+
+
+def test_whitespace_only_fields_are_not_applicable_without_a_call():
+    judge = scripts.judge()
+    sample = Sample(**{**scripts.SAMPLE, "response": "   \n"})
+    result = Faithfulness(judge=judge).score(sample)
+    assert result.status is Status.NOT_APPLICABLE and "empty response" in result.reason
+    assert judge.calls == []
+
+
+def test_sync_score_works_inside_a_running_event_loop():
+    import asyncio
+
+    async def notebook_cell():
+        return Faithfulness(judge=scripts.judge()).score(Sample(**scripts.SAMPLE))
+
+    assert asyncio.run(notebook_cell()).score == pytest.approx(2 / 3)
+
+
+def test_independent_steps_of_a_sample_run_concurrently():
+    import time
+
+    from ragmeter.judge import JudgeConfig, NullCache, OpenAIJudge
+    from ragmeter.testing import FakeOpenAIServer
+
+    def responder(body):
+        from ragmeter.judge import Message
+
+        requested = body["response_format"]["json_schema"]
+        schema = type(requested["name"], (), {"model_fields": requested["schema"]["properties"]})
+
+        messages = [Message(m["role"], m["content"]) for m in body["messages"]]
+        return scripts.answer(messages, schema)
+
+    with FakeOpenAIServer(responder=responder, latency_s=0.4) as server:
+        judge = OpenAIJudge(
+            JudgeConfig(model="m", base_url=server.base_url, structured_output="json_schema"),
+            cache=NullCache(),
+        )
+        started = time.monotonic()
+        result = evaluate([scripts.SAMPLE], SUITE, judge=judge, embeddings=scripts.embeddings())
+        elapsed = time.monotonic() - started
+        assert len(server.requests) == 3
+        assert server.max_in_flight == 2  # claims+questions and the reference review together
+    assert result.scores("faithfulness")[0] == pytest.approx(2 / 3)
+    assert elapsed < 3 * 0.4  # two rounds of 0.4 s, not three

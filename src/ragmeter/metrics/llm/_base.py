@@ -89,6 +89,26 @@ class JudgedMetric(Metric):
             self.embeddings = default_embeddings()
         return self.embeddings
 
+    def blank_fields(self, sample: Sample) -> list[str]:
+        """Required text fields that hold only whitespace: nothing to judge."""
+        blank = []
+        for options in self.requires:
+            values = [getattr(sample, f) for f in options if sample.has(f)]
+            if values and all(isinstance(v, str) and not v.strip() for v in values):
+                blank.append(" or ".join(options))
+        return blank
+
+    def precheck(self, sample: Sample) -> MetricResult | None:
+        """The result without any judge call when fields are missing (failed) or blank
+        (not applicable)."""
+        missing = self.missing_fields(sample)
+        if missing:
+            return MetricResult.failed(f"missing field(s): {', '.join(missing)}")
+        blank = self.blank_fields(sample)
+        if blank:
+            return MetricResult.not_applicable(f"empty {', '.join(blank)}")
+        return None
+
     async def finish(
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None
     ) -> MetricResult:
@@ -102,9 +122,9 @@ class JudgedMetric(Metric):
             return MetricResult.failed(f"{type(error).__name__}: {error}")
 
     async def ascore(self, sample: Sample) -> MetricResult:
-        missing = self.missing_fields(sample)
-        if missing:
-            return MetricResult.failed(f"missing field(s): {', '.join(missing)}")
+        early = self.precheck(sample)
+        if early is not None:
+            return early
         runner = StepRunner(self._judge(), language=self.language, sample_id=sample.id)
         facts = await runner.gather(sample, self.needs(sample))
         return await self.finish(sample, facts, self._embeddings())
