@@ -32,9 +32,12 @@ lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
+# Full size takes about 15 minutes on 2 cores and only prints. BENCH_ARGS="--write" refreshes
+# bench/RESULTS.md; BENCH_ARGS="--queries 2000 --repeats 1" is a quick run.
+BENCH_ARGS ?=
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
-	$(BIN)/python bench/retrieval_bench.py
+	$(BIN)/python bench/retrieval_bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) runs
