@@ -3,7 +3,14 @@ import pytest
 from ragmeter.prompts import LANGUAGES, data_block, detect_language, load_prompt
 from ragmeter.steps._schemas import TASK_FIELDS
 
-TEMPLATES = ["response_analysis", "reference_review", "context_utilization", "verify", "verdict"]
+TEMPLATES = [
+    "response_analysis",
+    "reference_review",
+    "context_utilization",
+    "context_relevance",
+    "verify",
+    "verdict",
+]
 
 
 @pytest.mark.parametrize("name", TEMPLATES)

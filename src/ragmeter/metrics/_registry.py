@@ -19,6 +19,7 @@ from ragmeter.metrics.llm import (
     ContextEntityRecall,
     ContextPrecision,
     ContextRecall,
+    ContextRelevance,
     ContextUtilization,
     FactualCorrectness,
     Faithfulness,
@@ -106,6 +107,13 @@ SPECS: tuple[MetricSpec, ...] = (
         "llm",
         "share of reference statements the contexts support",
         ("llm_context_recall",),
+    ),
+    MetricSpec(
+        "context_relevance",
+        _no_k(ContextRelevance),
+        "none",
+        "llm",
+        "share of contexts relevant to the question (no reference, no response)",
     ),
     MetricSpec(
         "context_entity_recall",

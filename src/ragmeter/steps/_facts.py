@@ -14,6 +14,7 @@ Fact = Literal[
     "statements",
     "usefulness_reference",
     "usefulness_response",
+    "usefulness_question",
     "entities",
     "support",
 ]
@@ -94,6 +95,7 @@ class Facts:
     statements: list[Statement] | None = None
     usefulness_reference: list[ContextVerdict] | None = None
     usefulness_response: list[ContextVerdict] | None = None
+    usefulness_question: list[ContextVerdict] | None = None
     entities: list[Entity] | None = None
     support: dict[tuple[ClaimSource, tuple[PassageSource, ...], bool], Support] = field(
         default_factory=dict

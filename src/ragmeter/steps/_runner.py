@@ -118,8 +118,9 @@ class StepRunner:
                     entities="entities" in wanted,
                 )
             )
-        if "usefulness_response" in wanted:
-            first.append(self._utilization(sample, facts))
+        for target in ("response", "question"):
+            if f"usefulness_{target}" in wanted:
+                first.append(self._usefulness(sample, facts, target))
         await asyncio.gather(*first)
 
         groups: dict[ClaimSource, list[Need]] = {}
@@ -245,39 +246,50 @@ class StepRunner:
                 if e.entity.strip()
             ]
 
-    async def _utilization(self, sample: Sample, facts: Facts) -> None:
+    async def _usefulness(self, sample: Sample, facts: Facts, target: str) -> None:
+        """Each context's usefulness for the response given (context utilization) or for the
+        question alone (context relevance)."""
+        name = f"usefulness_{target}"
         contexts = sample.retrieved_contexts or []
         if not contexts:
-            facts.usefulness_response = []
+            setattr(facts, name, [])
             return
         if not self.judge.supports_batched_verdicts:
-            await self._usefulness_by_verdicts(sample, facts, "response")
+            await self._usefulness_by_verdicts(sample, facts, target)
             return
-        template = load_prompt("context_utilization", facts.language)
-        inputs = {
-            "question": sample.user_input or "",
-            "answer": sample.response or "",
-            "contexts": contexts,
-        }
+        template_name = "context_utilization" if target == "response" else "context_relevance"
+        template = load_prompt(template_name, facts.language)
+        inputs: dict[str, Any] = {"question": sample.user_input or ""}
+        if target == "response":
+            inputs["answer"] = sample.response or ""
+        inputs["contexts"] = contexts
         try:
             judgment = await self._ask(
                 template, ["usefulness"], inputs, facts, check=_rates_every_context(len(contexts))
             )
-            facts.usefulness_response = _context_verdicts(
-                judgment.output.usefulness, len(contexts), judgment.probabilities
+            setattr(
+                facts,
+                name,
+                _context_verdicts(
+                    judgment.output.usefulness, len(contexts), judgment.probabilities
+                ),
             )
         except JudgeError as error:
-            self._record_error(facts, ["usefulness_response"], error)
+            self._record_error(facts, [name], error)
 
     async def _usefulness_by_verdicts(self, sample: Sample, facts: Facts, target: str) -> None:
         name = f"usefulness_{target}"
         contexts = sample.retrieved_contexts or []
-        answer = sample.reference if target == "reference" else sample.response
+        answer = {"reference": sample.reference, "response": sample.response}.get(target)
+        task = "relevant" if target == "question" else "useful"
         template = load_prompt("verdict", facts.language)
 
         async def one(context: str) -> ContextVerdict:
-            inputs = {"question": sample.user_input or "", "answer": answer or "", "text": context}
-            judgment = await self._ask(template, ["useful"], inputs, facts, schema=BinaryVerdict)
+            inputs = {"question": sample.user_input or ""}
+            if task == "useful":
+                inputs["answer"] = answer or ""
+            inputs["text"] = context
+            judgment = await self._ask(template, [task], inputs, facts, schema=BinaryVerdict)
             p_yes = judgment.probabilities[0] if judgment.probabilities else None
             return ContextVerdict(bool(judgment.output.verdict), "", p_yes)
 

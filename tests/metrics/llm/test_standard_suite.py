@@ -230,3 +230,20 @@ def test_independent_steps_of_a_sample_run_concurrently():
         assert server.max_in_flight == 2  # claims+questions and the reference review together
     assert result.scores("faithfulness")[0] == pytest.approx(2 / 3)
     assert elapsed < 3 * 0.4  # two rounds of 0.4 s, not three
+
+
+def test_context_relevance_from_the_question_alone():
+    from ragmeter.metrics.llm import ContextRelevance
+
+    def relevance(messages, schema):
+        assert schema.__name__ == "ContextRelevanceUsefulness"
+        assert "<reference>" not in messages[-1].content and "<answer>" not in messages[-1].content
+        return {
+            "usefulness": [{"index": i, "useful": int(i == 1), "reason": ""} for i in range(1, 6)]
+        }
+
+    result = ContextRelevance(judge=scripts.ScriptedJudge(relevance)).score(
+        Sample(**scripts.SAMPLE)
+    )
+    assert result.score == pytest.approx(1 / 5)
+    assert [c["relevant"] for c in result.details["contexts"]] == [True, False, False, False, False]

@@ -6,6 +6,7 @@ from ragmeter.metrics.llm.answer_relevancy import AnswerRelevancy
 from ragmeter.metrics.llm.context_entity_recall import ContextEntityRecall
 from ragmeter.metrics.llm.context_precision import ContextPrecision
 from ragmeter.metrics.llm.context_recall import ContextRecall
+from ragmeter.metrics.llm.context_relevance import ContextRelevance
 from ragmeter.metrics.llm.context_utilization import ContextUtilization
 from ragmeter.metrics.llm.factual_correctness import FactualCorrectness
 from ragmeter.metrics.llm.faithfulness import Faithfulness
@@ -18,6 +19,7 @@ __all__ = [
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",
+    "ContextRelevance",
     "ContextUtilization",
     "FactualCorrectness",
     "Faithfulness",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain, repeat
-from operator import itemgetter
+from itertools import chain, compress, repeat
 
 import numpy as np
 from numpy.typing import NDArray
@@ -14,14 +14,34 @@ from numpy.typing import NDArray
 
 def _grades_of(qrels: Mapping[str, float], ranked: Sequence[str]) -> list[float]:
     grades = list(map(qrels.get, ranked, repeat(0.0)))
-    if len(set(ranked)) != len(ranked):
-        # A document retrieved twice counts once: its later copies are not relevant.
+    # A document retrieved twice counts once: its later copies are not relevant. Only the
+    # (few) judged documents with a nonzero grade can be affected, so only they are checked
+    # for repeats, not the whole list (a ranking made from a {doc: score} dict has none).
+    graded = list(compress(ranked, grades))
+    if len(graded) > 1 and len(set(graded)) != len(graded):
         seen: set[str] = set()
         for position, doc in enumerate(ranked):
             if doc in seen:
                 grades[position] = 0.0
             seen.add(doc)
     return grades
+
+
+def count_relevant(
+    qrels: Sequence[Mapping[str, float]], relevance_level: float = 1.0
+) -> NDArray[np.int64]:
+    """Per query, how many judged documents have a grade of at least ``relevance_level``.
+
+    >>> count_relevant([{"a": 2, "b": 0, "c": 1}, {}, {"x": 3}], relevance_level=2)
+    array([1, 0, 1])
+    """
+    n = len(qrels)
+    lengths = np.fromiter(map(len, qrels), dtype=np.intp, count=n)
+    grades = np.fromiter(
+        chain.from_iterable(q.values() for q in qrels), dtype=np.float64, count=int(lengths.sum())
+    )
+    owner = np.repeat(np.arange(n), lengths)
+    return np.bincount(owner[grades >= relevance_level], minlength=n).astype(np.int64)
 
 
 @dataclass
@@ -78,16 +98,20 @@ def build_judgments(
     )
     relevance = np.zeros((n, depth))
     relevance[np.arange(depth) < lengths[:, np.newaxis]] = flat
-    n_relevant = np.fromiter(
-        (sum(1 for g in q.values() if g >= relevance_level) for q in qrels), dtype=np.int64, count=n
-    )
-    return Judgments(relevance, n_relevant, qrels, relevance_level)
+    return Judgments(relevance, count_relevant(qrels, relevance_level), qrels, relevance_level)
 
 
 def rank_by_score(scores: Mapping[str, float]) -> list[str]:
     """Document ids by descending score, ties broken by descending id, exactly as trec_eval.
 
+    trec_eval keeps scores as 32-bit floats (``float sim`` in its ``trec_format.h``), so the
+    scores are compared once rounded to single precision: two scores that differ only below
+    float32 precision are a tie, broken by descending doc id.
+
     >>> rank_by_score({"a": 1.0, "b": 2.0, "c": 1.0})
     ['b', 'c', 'a']
+    >>> rank_by_score({"a": 0.5 + 1e-9, "b": 0.5})  # the same float32: a tie
+    ['b', 'a']
     """
-    return [doc for doc, _ in sorted(scores.items(), key=itemgetter(1, 0), reverse=True)]
+    rounded = array("f", scores.values())
+    return [doc for _, doc in sorted(zip(rounded, scores), reverse=True)]

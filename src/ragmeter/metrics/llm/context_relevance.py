@@ -1,0 +1,40 @@
+from typing import ClassVar
+
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings
+from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.steps import Facts, Need
+
+
+class ContextRelevance(JudgedMetric):
+    """Share of the retrieved contexts relevant to the question, judged from the question
+    alone (no reference, no response). Split long contexts into sentences to get the RAGAS
+    paper's sentence-level context relevance."""
+
+    name = "context_relevance"
+    requires: ClassVar[Requirements] = (("user_input",), ("retrieved_contexts",))
+
+    def needs(self, sample: Sample) -> list[Need]:
+        return [Need("usefulness_question")] if sample.retrieved_contexts else []
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        if not sample.retrieved_contexts:
+            return MetricResult.not_applicable("no context was retrieved")
+        verdicts = facts.usefulness_question or []
+        relevant = sum(v.useful for v in verdicts)
+        return MetricResult.ok(
+            relevant / len(verdicts),
+            reason=f"{relevant} of {len(verdicts)} contexts are relevant to the question",
+            contexts=[
+                {
+                    "rank": i + 1,
+                    "relevant": v.useful,
+                    "reason": v.reason,
+                    "p_relevant": v.probability,
+                }
+                for i, v in enumerate(verdicts)
+            ],
+        )
