@@ -163,7 +163,7 @@ class Embeddings(ABC):
         """One uncached batch: an ``(len(texts), dim)`` array (normalised here afterwards).
         Adds calls and tokens to ``usage``."""
 
-    async def _release_loop_resources(self) -> None:  # noqa: B027 - optional hook
+    async def release_loop_resources(self) -> None:  # noqa: B027 - optional hook
         """Free what belongs to the running event loop (called before a sync call's loop
         closes)."""
 
@@ -238,7 +238,7 @@ class Embeddings(ABC):
             try:
                 return await self.embed(texts, kind=kind, scope=scope)
             finally:
-                await self._release_loop_resources()
+                await self.release_loop_resources()
 
         return run_sync(call)
 

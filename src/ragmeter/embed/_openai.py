@@ -83,7 +83,7 @@ class OpenAIEmbeddings(Embeddings):
     async def aclose(self) -> None:
         await self.http.aclose()
 
-    async def _release_loop_resources(self) -> None:
+    async def release_loop_resources(self) -> None:
         # A sync call's loop is about to close: its httpx client must not outlive it.
         await self.http.aclose_current_loop()
 

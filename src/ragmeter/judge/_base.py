@@ -32,6 +32,10 @@ class Judge(ABC):
         self.ledger = ledger if ledger is not None else UsageLedger()
         self._in_flight: dict[tuple[int, str], asyncio.Future[Judgment[Any]]] = {}
 
+    async def release_loop_resources(self) -> None:  # noqa: B027 - optional hook
+        """Free what belongs to the running event loop (called before a sync run's loop
+        closes, e.g. the HTTP client of an endpoint judge)."""
+
     @property
     @abstractmethod
     def identity(self) -> str:

@@ -83,6 +83,9 @@ class OpenAIJudge(Judge):
     async def aclose(self) -> None:
         await self.http.aclose()
 
+    async def release_loop_resources(self) -> None:
+        await self.http.aclose_current_loop()
+
     async def _post(
         self, body: dict[str, Any], usage: Usage, *, probing_schema: bool = False
     ) -> dict[str, Any]:

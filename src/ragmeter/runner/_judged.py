@@ -105,4 +105,10 @@ async def score_all(
         async with gate:
             return await score_sample(sample, sample_id, plan, language)
 
-    return list(await asyncio.gather(*(one(s, i) for s, i in zip(samples, sample_ids))))
+    try:
+        return list(await asyncio.gather(*(one(s, i) for s, i in zip(samples, sample_ids))))
+    finally:
+        # This loop ends with the run: close what is bound to it (HTTP clients).
+        services = {id(x): x for x in [*plan.judges.values(), *plan.embeddings.values()] if x}
+        for service in services.values():
+            await service.release_loop_resources()
