@@ -220,3 +220,36 @@ def test_eval_with_a_judged_metric_on_an_endpoint(tmp_path, monkeypatch):
     record = (tmp_path / "run" / "summary.json").read_text(encoding="utf-8")
     assert "sk-eval-secret" not in record and "api_key_set" in record
     assert "sk-eval-secret" not in (tmp_path / "cache.db").read_bytes().decode("utf-8", "replace")
+
+
+def test_eval_with_a_rejected_key_saves_what_it_has_and_exits_2(tmp_path, monkeypatch):
+    from ragmeter.testing import FakeOpenAIServer
+
+    data = tmp_path / "two.jsonl"
+    rows = [
+        {"id": f"q{i}", "response": "Paris.", "reference": "Paris", "retrieved_contexts": ["c"]}
+        for i in range(2)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", "sk-wrong")
+    with FakeOpenAIServer(api_key="sk-right") as server:
+        result = runner.invoke(
+            app,
+            [
+                "eval",
+                str(data),
+                "-m",
+                "faithfulness,rouge_l",
+                "-o",
+                str(tmp_path / "run"),
+                "--judge-model",
+                "m",
+                "--judge-base-url",
+                server.base_url,
+                "--no-cache",
+            ],
+        )
+    assert result.exit_code == 2
+    assert "refused its configuration" in result.output and "sk-wrong" not in result.output
+    saved = EvaluationResult.load(tmp_path / "run")
+    assert saved.scores("rouge_l") == [1.0, 1.0]

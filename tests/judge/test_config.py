@@ -85,3 +85,27 @@ def test_providers_fill_in_the_endpoint_and_the_structured_output_mode():
     assert local.base_url == "http://127.0.0.1:9999/v1"
     with pytest.raises(ValueError, match="unknown provider"):
         JudgeConfig.for_provider("nope", "m")
+
+
+def test_openai_variables_alone_leave_the_embedded_judge_in_charge():
+    env = {"OPENAI_BASE_URL": "https://proxy.example/v1", "OPENAI_API_KEY": KEY}
+    assert JudgeConfig.from_env(env) is None
+
+
+def test_a_provider_preset_beats_a_generic_openai_base_url():
+    env = {"OPENAI_BASE_URL": "https://proxy.example/v1", "RAGMETER_JUDGE_MODEL": "deepseek-chat"}
+    config = JudgeConfig.from_env(env, provider="deepseek")
+    assert config.base_url == "https://api.deepseek.com/v1"
+    explicit = {**env, "RAGMETER_JUDGE_BASE_URL": "http://127.0.0.1:9/v1"}
+    assert JudgeConfig.from_env(explicit, provider="deepseek").base_url == "http://127.0.0.1:9/v1"
+
+
+def test_config_file_takes_overrides_and_the_key_from_the_environment(tmp_path, monkeypatch):
+    path = tmp_path / "judge.toml"
+    path.write_text('[judge]\nmodel = "a"\nbase_url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", KEY)
+    config = JudgeConfig.from_file(path, model="b", base_url=None)
+    assert config.model == "b" and config.api_key.get_secret_value() == KEY
+    path.write_text('[judge]\nmodel = "a"\napi_key_env = "NOT_SET_ANYWHERE"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="NOT_SET_ANYWHERE"):
+        JudgeConfig.from_file(path)

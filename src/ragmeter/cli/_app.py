@@ -195,6 +195,12 @@ def eval_command(
     run_dir = output or Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     result.save(run_dir)
     console.print(summary_table(result))
+    judge_error = result.config.get("judge_error")
+    if judge_error:
+        _fail(
+            f"the judge refused its configuration, so the judged metrics were not computed "
+            f"(results so far are in {run_dir}): {judge_error}"
+        )
     if result.skipped:
         errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
         _print_problems(result.skipped)
@@ -238,7 +244,7 @@ JudgeProviderOption = Annotated[
     ),
 ]
 JudgeConfigOption = Annotated[
-    Path | None, typer.Option("--judge-config", help="TOML/JSON file with a [judge] table.")
+    Path | None, typer.Option("--judge-config", help="TOML or JSON file with a judge table.")
 ]
 LogprobsOption = Annotated[
     bool, typer.Option("--logprobs", help="Ask for token probabilities (P(yes) verdicts).")
@@ -260,7 +266,7 @@ def _judge_from_options(
     from ragmeter.judge._default import default_judge, make_cache
 
     if config_file is not None:
-        config = JudgeConfig.from_file(config_file)
+        config = JudgeConfig.from_file(config_file, model=model, base_url=base_url)
     else:
         config = JudgeConfig.from_env(model=model, base_url=base_url, provider=provider)
     if config is not None and logprobs:

@@ -101,17 +101,26 @@ class JudgeConfig(BaseModel):
         def pick(name: str) -> str | None:
             return env.get(f"RAGMETER_JUDGE_{name}") or env.get(f"OPENAI_{name}") or None
 
+        provider = overrides.get("provider") or env.get("RAGMETER_JUDGE_PROVIDER")
         values: dict[str, Any] = {
             "model": pick("MODEL"),
-            "base_url": pick("BASE_URL"),
+            # a provider preset beats a generic OPENAI_BASE_URL, not RAGMETER_JUDGE_BASE_URL
+            "base_url": env.get("RAGMETER_JUDGE_BASE_URL")
+            or (None if provider else env.get("OPENAI_BASE_URL")),
             "api_key": pick("API_KEY"),
-            "provider": env.get("RAGMETER_JUDGE_PROVIDER"),
+            "provider": provider,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         values = {k: v for k, v in values.items() if v is not None}
         values = _apply_provider(values)
         if "model" not in values:
-            if "base_url" in values or env.get("RAGMETER_JUDGE_API_KEY"):
+            # Only ragmeter's own settings ask for an endpoint; OPENAI_* alone may belong to
+            # another tool, and then the embedded judge is used.
+            if (
+                overrides.get("base_url")
+                or provider
+                or any(env.get(f"RAGMETER_JUDGE_{name}") for name in ("BASE_URL", "API_KEY"))
+            ):
                 raise ValueError(
                     "a judge endpoint is configured but no model: set RAGMETER_JUDGE_MODEL "
                     "(e.g. gpt-4o-mini, deepseek-chat, qwen-plus)"
@@ -120,9 +129,11 @@ class JudgeConfig(BaseModel):
         return cls(**values)
 
     @classmethod
-    def from_file(cls, path: str | Path, section: str = "judge") -> JudgeConfig:
-        """From a TOML or JSON file's ``[judge]`` section (or the whole file). The API key is
-        best left to the environment; ``api_key_env = "NAME"`` names the variable to read."""
+    def from_file(cls, path: str | Path, section: str = "judge", **overrides: Any) -> JudgeConfig:
+        """From a TOML or JSON file's ``[judge]`` section (or the whole file); ``overrides``
+        that are not ``None`` win. The API key is best left to the environment:
+        ``api_key_env = "NAME"`` names the variable to read, and without it the key comes
+        from ``RAGMETER_JUDGE_API_KEY`` (or ``OPENAI_API_KEY``)."""
         path = Path(path)
         text = path.read_text(encoding="utf-8")
         if path.suffix.lower() == ".json":
@@ -134,9 +145,16 @@ class JudgeConfig(BaseModel):
                 import tomli as tomllib
             data = tomllib.loads(text)
         data = dict(data.get(section, data))
+        data.update({k: v for k, v in overrides.items() if v is not None})
         key_env = data.pop("api_key_env", None)
-        if key_env and os.environ.get(key_env):
+        if key_env:
+            if not os.environ.get(key_env):
+                raise ValueError(f"{path}: api_key_env names {key_env!r}, which is not set")
             data["api_key"] = os.environ[key_env]
+        elif "api_key" not in data:
+            key = os.environ.get("RAGMETER_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+            if key:
+                data["api_key"] = key
         return cls(**_apply_provider(data))
 
     @classmethod

@@ -49,9 +49,11 @@ class OpenAIJudge(Judge):
     """Structured generation on an OpenAI-compatible endpoint.
 
     Structured output by capability: ``json_schema`` where supported, else ``json_object``
-    with the schema in the prompt, else plain text with tolerant extraction; the answer is
-    always validated, an invalid one gets one repair re-ask, and a truncated one
-    (``finish_reason == "length"``) is retried with a doubled token budget.
+    with the schema in the prompt (found out once per endpoint, or set by ``provider`` /
+    ``structured_output``; ``"text"`` asks in plain text). JSON is extracted tolerantly from
+    any answer (fences, prose around it) and always validated; an invalid one gets one
+    repair re-ask, and a truncated one (``finish_reason == "length"``) is retried with a
+    doubled token budget.
     """
 
     def __init__(
@@ -78,7 +80,13 @@ class OpenAIJudge(Judge):
         return self.config.generation_params()
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "openai-compatible", **self.config.describe()}
+        described = {"kind": "openai-compatible", **self.config.describe()}
+        described["price"] = (
+            self.price.model_dump()
+            if self.price
+            else "unknown: cost not counted (set price= in the judge config)"
+        )
+        return described
 
     async def aclose(self) -> None:
         await self.http.aclose()

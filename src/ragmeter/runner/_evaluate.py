@@ -141,4 +141,16 @@ def evaluate(
         }
         config["prompt_versions"] = sorted(prompt_versions)
         config["usage"] = usage.to_dict()
+        currencies = {
+            j.price.currency for j in plan.judges.values() if getattr(j, "price", None) is not None
+        }
+        config["usage"]["currency"] = currencies.pop() if len(currencies) == 1 else None
+        vectors = {id(e): e for e in plan.embeddings.values() if e is not None}
+        if vectors:
+            total = Usage()
+            for embedding in vectors.values():
+                total = total + embedding.ledger.total
+            config["embedding_usage"] = total.to_dict()
+        if plan.configuration_error:
+            config["judge_error"] = plan.configuration_error
     return EvaluationResult(samples, infos, config, list(data.invalid))

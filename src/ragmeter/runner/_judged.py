@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
-from ragmeter.judge import Judge, Usage
+from ragmeter.judge import Judge, JudgeConfigError, Usage
 from ragmeter.metrics import MetricResult
 from ragmeter.metrics.llm import JudgedMetric
 from ragmeter.prompts import Language
@@ -23,6 +23,9 @@ class JudgedSetup:
     metrics: list[JudgedMetric]
     judges: dict[str, Judge]  # metric name -> judge
     embeddings: dict[str, Embeddings | None]  # metric name -> embeddings
+    #: Set when the judge refused its configuration (wrong key, model, endpoint, missing
+    #: extra): the run stopped calling it and the remaining judged results say so.
+    configuration_error: str | None = None
 
 
 def setup(
@@ -98,15 +101,25 @@ async def score_all(
     concurrency: int,
 ) -> list[tuple[dict[str, MetricResult], Usage, set[str]]]:
     gate = asyncio.Semaphore(concurrency)
+    stop: list[JudgeConfigError] = []
 
     async def one(
         sample: Sample, sample_id: str
     ) -> tuple[dict[str, MetricResult], Usage, set[str]]:
         async with gate:
-            return await score_sample(sample, sample_id, plan, language)
+            if not stop:
+                try:
+                    return await score_sample(sample, sample_id, plan, language)
+                except JudgeConfigError as error:
+                    stop.append(error)
+            message = f"not judged: {type(stop[0]).__name__}: {stop[0]}"
+            return {m.name: MetricResult.failed(message) for m in plan.metrics}, Usage(), set()
 
     try:
-        return list(await asyncio.gather(*(one(s, i) for s, i in zip(samples, sample_ids))))
+        outcomes = list(await asyncio.gather(*(one(s, i) for s, i in zip(samples, sample_ids))))
+        if stop:
+            plan.configuration_error = f"{type(stop[0]).__name__}: {stop[0]}"
+        return outcomes
     finally:
         # This loop ends with the run: close what is bound to it (HTTP clients).
         services = {id(x): x for x in [*plan.judges.values(), *plan.embeddings.values()] if x}

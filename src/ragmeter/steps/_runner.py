@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from rapidfuzz import fuzz
 
 from ragmeter.dataset import Sample
-from ragmeter.judge import BinaryVerdict, Judge, JudgeError
+from ragmeter.judge import BinaryVerdict, Judge, JudgeConfigError, JudgeError
 from ragmeter.metrics.text._tokenize import normalize
 from ragmeter.prompts import Language, PromptTemplate, detect_language, load_prompt
 from ragmeter.steps._facts import (
@@ -133,6 +133,8 @@ class StepRunner:
 
     @staticmethod
     def _record_error(facts: Facts, names: Iterable[str], error: Exception) -> None:
+        if isinstance(error, JudgeConfigError):
+            raise error  # a wrong key, model or endpoint fails every call: stop the run
         message = f"{type(error).__name__}: {error}"
         for name in names:
             facts.errors.setdefault(name, message)

@@ -247,3 +247,20 @@ def test_context_relevance_from_the_question_alone():
     )
     assert result.score == pytest.approx(1 / 5)
     assert [c["relevant"] for c in result.details["contexts"]] == [True, False, False, False, False]
+
+
+def test_a_rejected_judge_configuration_stops_the_run_and_says_why():
+    from ragmeter.judge import JudgeConfigError
+
+    def refuse(messages, schema):
+        raise JudgeConfigError("HTTP 401: the API key was rejected")
+
+    judge = scripts.ScriptedJudge(refuse)
+    samples = [{**scripts.SAMPLE, "id": f"s{i}"} for i in range(20)]
+    result = evaluate(samples, ["faithfulness", "rouge_l"], judge=judge, concurrency=1)
+    assert len(judge.calls) == 1  # no call after the first refusal
+    assert "401" in result.config["judge_error"]
+    statuses = {s.scores["faithfulness"].status for s in result}
+    assert statuses == {Status.FAILED}
+    assert "not judged" in result.samples[-1].scores["faithfulness"].error
+    assert all(s.scores["rouge_l"].status is Status.OK for s in result)  # kept
