@@ -7,7 +7,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmeter.metrics.retrieval import evaluate_run, rank_by_score
+from ragmeter.metrics.retrieval import (
+    MAP,
+    MRR,
+    PrecisionAtK,
+    RecallAtK,
+    RPrecision,
+    evaluate_run,
+    rank_by_score,
+)
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -47,9 +55,13 @@ def run_and_qrels(draw):
         judged = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True))
         qrels[qid] = {d: draw(st.integers(0, 3)) for d in judged}
         retrieved = draw(st.lists(st.sampled_from(DOCS), min_size=0, max_size=10, unique=True))
-        # few distinct scores, so ties are common
-        run[qid] = {d: float(draw(st.integers(0, 3))) for d in retrieved}
+        # few distinct scores, so ties are common; some nudged by less than float32 can see
+        # (a tie for trec_eval, which keeps scores as float32) or by just more (not a tie)
+        run[qid] = {d: float(draw(st.integers(1, 3))) + draw(NUDGES) for d in retrieved}
     return run, qrels
+
+
+NUDGES = st.sampled_from([0.0, 0.0, 0.0, 1e-9, -1e-9, 2e-8, -2e-8, 1e-6, -1e-6])
 
 
 def trec_scores(run, qrels):
@@ -119,6 +131,54 @@ def test_ties_are_broken_by_descending_doc_id_as_trec_eval():
     expected = trec_scores(run, qrels)["q"]
     assert ours.scores["mrr"][0] == pytest.approx(expected["recip_rank"]) == 0.5
     assert ours.scores["map"][0] == pytest.approx(expected["map"])
+
+
+def test_scores_equal_in_float32_tie_as_in_trec_eval():
+    # 0.7 + 1e-9 > 0.7 in double precision, but both round to the same float32: trec_eval
+    # (``float sim``) sees a tie and puts "b" (the greater id) first.
+    run = {"q": {"a": 0.7 + 1e-9, "b": 0.7, "c": 0.1}}
+    qrels = {"q": {"a": 1}}
+    assert rank_by_score(run["q"]) == ["b", "a", "c"]
+    expected = trec_scores(run, qrels)["q"]
+    ours = evaluate_run(run, qrels, ["mrr", "map", "ndcg", "precision@1"])
+    assert expected["recip_rank"] == 0.5
+    assert ours.scores["mrr"][0] == 0.5
+    for name in ours.scores:
+        assert ours.scores[name][0] == pytest.approx(expected[MEASURES[name]], abs=1e-9), name
+    # As a ranked list (no scores to compare), the order given is the order scored.
+    as_list = evaluate_run({"q": ["a", "b", "c"]}, qrels, ["mrr"])
+    assert as_list.scores["mrr"][0] == 1.0
+
+
+def test_scores_distinct_in_float32_are_not_a_tie():
+    run = {"q": {"a": 0.7 + 1e-6, "b": 0.7}}
+    qrels = {"q": {"a": 1}}
+    assert rank_by_score(run["q"]) == ["a", "b"]
+    ours = evaluate_run(run, qrels, ["mrr"])
+    assert ours.scores["mrr"][0] == trec_scores(run, qrels)["q"]["recip_rank"] == 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(run_and_qrels(), st.sampled_from([2, 3]))
+def test_relevance_levels_match_trec_eval(data, level):
+    # Metrics at two relevance levels in one call share the ranked matrix, not the counts.
+    run, qrels = data
+    request = {"map", "recip_rank", "Rprec", "P.3"}
+    at_level = pytrec_eval.RelevanceEvaluator(qrels, request, relevance_level=level).evaluate(run)
+    at_one = trec_scores(run, qrels)
+    metrics = [
+        MAP(relevance_level=level),
+        MRR(relevance_level=level),
+        RPrecision(relevance_level=level),
+        PrecisionAtK(3, relevance_level=level),
+        RecallAtK(5),
+    ]
+    ours = evaluate_run(run, qrels, metrics)
+    for i, qid in enumerate(ours.query_ids):
+        for name, trec_name in [("map", "map"), ("mrr", "recip_rank"), ("r_precision", "Rprec")]:
+            assert ours.scores[name][i] == pytest.approx(at_level[qid][trec_name], abs=1e-9)
+        assert ours.scores["precision@3"][i] == pytest.approx(at_level[qid]["P_3"], abs=1e-9)
+        assert ours.scores["recall@5"][i] == pytest.approx(at_one[qid]["recall_5"], abs=1e-9)
 
 
 def test_empty_run_and_no_relevant_documents_score_zero_as_trec_eval():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress, repeat
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,39 +63,46 @@ def _relevance_from_scores(
     with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as trec_eval
         flat32 = flat.astype(np.float32)
     del flat
-    scores = np.full((n, depth), np.nan, dtype=np.float32)
-    scores[np.arange(depth) < lengths[:, np.newaxis]] = flat32
+    if (lengths == depth).all():
+        scores = flat32.reshape(n, depth)
+    else:
+        scores = np.full((n, depth), np.nan, dtype=np.float32)
+        scores[np.arange(depth) < lengths[:, np.newaxis]] = flat32
 
     # A query with a NaN score has no total order: rank it exactly as rank_by_score does.
+    unordered = np.zeros(n, dtype=bool)
     nan_at = np.flatnonzero(np.isnan(flat32))
+    if len(nan_at):
+        unordered[np.searchsorted(np.cumsum(lengths), nan_at, side="right")] = True
+        for i in np.flatnonzero(unordered).tolist():
+            ranked = rank_by_score(run_scores[i])
+            relevance[i, : len(ranked)] = _grades_of(qrels[i], ranked)
     del flat32
-    unordered = set(np.searchsorted(np.cumsum(lengths), nan_at, side="right").tolist())
-    for i in unordered:
-        ranked = rank_by_score(run_scores[i])
-        relevance[i, : len(ranked)] = _grades_of(qrels[i], ranked)
 
-    # The retrieved judged documents: their query, score and grade.
-    rows: list[int] = []
-    found: list[float] = []
-    grades: list[float] = []
-    docs: list[str] = []
-    for i, (retrieved, judged) in enumerate(zip(run_scores, qrels, strict=True)):
-        if i in unordered or not judged:
-            continue
-        get = retrieved.get
-        for doc, grade in judged.items():
-            score = get(doc)
-            if score is not None:
-                rows.append(i)
-                found.append(score)
-                grades.append(grade)
-                docs.append(doc)
-    grade_of = np.fromiter(grades, dtype=np.float64, count=len(grades))
-    placed = np.flatnonzero((grade_of != 0) | np.signbit(grade_of))  # -0.0 too: same bytes
-    row_of = np.asarray(rows, dtype=np.intp)[placed]
+    # The judged documents to place: a nonzero grade (-0.0 too, for the same bytes as
+    # build_judgments) in a query ranked here. Their score in the run is NaN if not retrieved.
+    n_judged = np.fromiter(map(len, qrels), dtype=np.intp, count=n)
+    grades = np.fromiter(
+        chain.from_iterable(judged.values() for judged in qrels),
+        dtype=np.float64,
+        count=int(n_judged.sum()),
+    )
+    owner = np.repeat(np.arange(n), n_judged)
+    wanted = ((grades != 0) | np.signbit(grades)) & ~unordered[owner]
+    wanted_flags = wanted.tolist()
+    docs = list(compress(chain.from_iterable(qrels), wanted_flags))
+    runs = compress(chain.from_iterable(map(repeat, run_scores, n_judged.tolist())), wanted_flags)
+    get = (
+        dict.get
+        if all(type(scores) is dict for scores in run_scores)
+        else lambda scores, doc, default: scores.get(doc, default)
+    )
+    found = np.fromiter(map(get, runs, docs, repeat(math.nan)), dtype=np.float64, count=len(docs))
+    retrieved = np.flatnonzero(~np.isnan(found))
+    placed = np.flatnonzero(wanted)[retrieved]
+    row_of = owner[placed]
     with np.errstate(over="ignore"):
-        score_of = np.fromiter(found, dtype=np.float64, count=len(found))[placed]
-        score_of = score_of.astype(np.float32)
+        score_of = found[retrieved].astype(np.float32)
 
     rank_of = np.empty(len(placed), dtype=np.intp)
     tied: list[int] = []
@@ -106,14 +114,14 @@ def _relevance_from_scores(
         ties = (block == own).sum(axis=1) > 1
         tied.extend((np.flatnonzero(ties) + start).tolist())
     for j in tied:
-        i, doc = int(row_of[j]), docs[placed[j]]
+        i, doc = int(row_of[j]), docs[retrieved[j]]
         own_score = float(score_of[j])
         rank_of[j] += sum(
             1
             for other, score in zip(run_scores[i], scores[i, : lengths[i]].tolist(), strict=True)
             if score == own_score and other > doc
         )
-    relevance[row_of, rank_of] = grade_of[placed]
+    relevance[row_of, rank_of] = grades[placed]
     return relevance
 
 
