@@ -14,8 +14,11 @@ $(VENV)/.core-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
+# The test suite runs the embedded offline judge too: [local] compiles llama-cpp-python from
+# source the first time (about 9 minutes on 2 cores; pip keeps the built wheel afterwards).
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "Installing ragmeter[dev,local]; the first time, llama-cpp-python compiles from source (about 9 minutes on 2 cores)."
+	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
 	touch $@ $(VENV)/.core-installed
 
 demo: $(VENV)/.core-installed

@@ -2,7 +2,8 @@
 
 from ragmeter.judge._base import Judge
 from ragmeter.judge._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
-from ragmeter.judge._config import JudgeConfig, Price
+from ragmeter.judge._config import PROVIDERS, JudgeConfig, Price
+from ragmeter.judge._default import default_judge, make_cache
 from ragmeter.judge._errors import (
     JudgeConfigError,
     JudgeError,
@@ -11,6 +12,7 @@ from ragmeter.judge._errors import (
     JudgeTruncatedError,
 )
 from ragmeter.judge._limits import Limiter, LimitSettings, limiter_for
+from ragmeter.judge._local import LocalJudge
 from ragmeter.judge._openai import OpenAIJudge
 from ragmeter.judge._parse import extract_json, parse_output, verdict_probabilities
 from ragmeter.judge._types import BinaryVerdict, Judgment, Message, Usage
@@ -18,6 +20,7 @@ from ragmeter.judge._usage import DEFAULT_PRICES, PriceTable, UsageLedger, estim
 
 __all__ = [
     "DEFAULT_PRICES",
+    "PROVIDERS",
     "BinaryVerdict",
     "Cache",
     "Judge",
@@ -30,6 +33,7 @@ __all__ = [
     "Judgment",
     "LimitSettings",
     "Limiter",
+    "LocalJudge",
     "MemoryCache",
     "Message",
     "NullCache",
@@ -40,9 +44,11 @@ __all__ = [
     "Usage",
     "UsageLedger",
     "cache_key",
+    "default_judge",
     "estimate_tokens",
     "extract_json",
     "limiter_for",
+    "make_cache",
     "parse_output",
     "verdict_probabilities",
 ]

