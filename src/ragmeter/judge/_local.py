@@ -18,6 +18,7 @@ thread-safe).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import ctypes
 import json
 import os
@@ -137,6 +138,9 @@ def _load(path: Path, n_threads: int, n_ctx: int) -> _Runtime:
             logits_all=False,
             verbose=False,
         )
+        # Free the model before the interpreter tears down llama_cpp's module globals, which
+        # its finaliser would otherwise trip over at exit.
+        atexit.register(llm.close)
         template = llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise JudgeConfigError(f"the model file {path} has no chat template")

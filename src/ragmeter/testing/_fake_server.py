@@ -294,7 +294,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing ---------------------------------------------------------------------------
 
+    def _leave(self) -> None:
+        """Stop counting this request as in flight (once), before its answer goes out: a
+        client that has its answer must never see the request still counted."""
+        if getattr(self, "_counted", False):
+            self._counted = False
+            self.server.owner._exit()
+
     def _send(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+        self._leave()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -325,6 +333,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         owner = self.server.owner
         owner._enter()
+        self._counted = True
         try:
             raw = self._read_body()
             try:
@@ -345,7 +354,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True
         finally:
-            owner._exit()
+            self._leave()
 
     def _route(
         self, owner: FakeOpenAIServer, method: str, path: str, body: Any, authorized: bool
