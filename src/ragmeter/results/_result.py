@@ -51,15 +51,20 @@ class SampleResult:
     sample_id: str
     sample: Sample
     scores: dict[str, MetricResult]
+    #: Judge usage of this sample's calls (shared by its judged metrics), when any.
+    usage: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "index": self.index,
             "row": self.row,
             "id": self.sample_id,
             "sample": self.sample.to_record(),
             "metrics": {name: result.to_dict() for name, result in self.scores.items()},
         }
+        if self.usage is not None:
+            out["usage"] = self.usage
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SampleResult:
@@ -69,6 +74,7 @@ class SampleResult:
             data["id"],
             Sample.model_validate(data["sample"]),
             {name: MetricResult.from_dict(r) for name, r in data["metrics"].items()},
+            data.get("usage"),
         )
 
 

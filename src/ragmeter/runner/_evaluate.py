@@ -101,6 +101,7 @@ def evaluate(
             for offset, result in enumerate(_score_batch(metric, batch, context)):
                 scores[start + offset][metric.name] = result
     usage = Usage()
+    sample_usage: list[dict[str, Any] | None] = [None] * len(data)
     prompt_versions: set[str] = set()
     plan = None
     if judged:
@@ -108,14 +109,15 @@ def evaluate(
         outcomes = run_sync(
             score_all(data.samples, data.ids, plan, language=language, concurrency=concurrency)
         )
-        for index, (results, sample_usage, versions) in enumerate(outcomes):
+        for index, (results, used, versions) in enumerate(outcomes):
             scores[index].update(results)
-            usage = usage + sample_usage
+            usage = usage + used
+            sample_usage[index] = used.to_dict()
             prompt_versions |= versions
     scores = [{m.name: row[m.name] for m in resolved} for row in scores]
 
     samples = [
-        SampleResult(index, row, sample_id, sample, scores[index])
+        SampleResult(index, row, sample_id, sample, scores[index], sample_usage[index])
         for index, (sample, row, sample_id) in enumerate(zip(data.samples, data.rows, data.ids))
     ]
     infos = [

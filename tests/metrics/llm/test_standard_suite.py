@@ -264,3 +264,14 @@ def test_a_rejected_judge_configuration_stops_the_run_and_says_why():
     assert statuses == {Status.FAILED}
     assert "not judged" in result.samples[-1].scores["faithfulness"].error
     assert all(s.scores["rouge_l"].status is Status.OK for s in result)  # kept
+
+
+def test_each_sample_records_its_judge_usage(tmp_path):
+    from ragmeter import EvaluationResult
+
+    result = evaluate(
+        [scripts.SAMPLE], SUITE, judge=scripts.judge(), embeddings=scripts.embeddings()
+    )
+    assert result.samples[0].usage["calls"] == 3
+    loaded = EvaluationResult.load(result.save(tmp_path / "run"))
+    assert loaded.samples[0].usage == result.samples[0].usage
