@@ -97,8 +97,14 @@ class _Runtime:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def render(self, messages: Sequence[dict[str, str]]) -> list[int]:
-        """The chat-templated prompt, tokenized, ending where the assistant answers."""
-        prompt = self.formatter(messages=list(messages)).prompt
+        """The chat-templated prompt, tokenized, ending where the assistant answers.
+
+        Special-token markup inside the messages (``<|im_end|>``...) is broken up first: the
+        template's own markers must be the only control tokens, or text under evaluation
+        could end its message and speak as the system.
+        """
+        safe = [{**m, "content": m["content"].replace("<|", "< |")} for m in messages]
+        prompt = self.formatter(messages=safe).prompt
         return list(self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True))
 
 
