@@ -225,7 +225,8 @@ def render(report: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--limit", type=int, default=None, help="questions per data set")
+    parser.add_argument("--limit", type=int, default=None, help="questions per WikiEval set")
+    parser.add_argument("--rgb-limit", type=int, default=None, help="RGB queries (default all)")
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.name}")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--no-cache", action="store_true")
@@ -247,7 +248,7 @@ def main() -> None:
         "embeddings": embeddings.describe(),
     }
     report["wikieval"] = wikieval(args.limit, judge, embeddings)
-    report["rgb_zh"] = rgb_usefulness(args.limit, judge, embeddings)
+    report["rgb_zh"] = rgb_usefulness(args.rgb_limit, judge, embeddings)
     text = render(report)
     print(text)
     if args.write:

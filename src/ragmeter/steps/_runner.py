@@ -287,10 +287,12 @@ class StepRunner:
         template = load_prompt("verdict", facts.language)
 
         async def one(context: str) -> ContextVerdict:
-            inputs = {"question": sample.user_input or ""}
+            # The text first and the question last: small models separate yes from no
+            # much better in this order (bench/RESULTS_local_judge.md).
+            inputs = {"text": context}
             if task == "useful":
                 inputs["answer"] = answer or ""
-            inputs["text"] = context
+            inputs["question"] = sample.user_input or ""
             judgment = await self._ask(template, [task], inputs, facts, schema=BinaryVerdict)
             p_yes = judgment.probabilities[0] if judgment.probabilities else None
             return ContextVerdict(bool(judgment.output.verdict), "", p_yes)
@@ -376,7 +378,7 @@ class StepRunner:
         template = load_prompt("verdict", facts.language)
 
         async def one(claim: str, text: str) -> tuple[bool, float | None]:
-            inputs = {"statement": claim, "text": text}
+            inputs = {"text": text, "statement": claim}
             judgment = await self._ask(template, ["supported"], inputs, facts, schema=BinaryVerdict)
             p_yes = judgment.probabilities[0] if judgment.probabilities else None
             return bool(judgment.output.verdict), p_yes
