@@ -43,7 +43,7 @@ from ragmeter.judge._models import (
     bundled_model,
     model_path,
 )
-from ragmeter.judge._parse import parse_output, schema_of
+from ragmeter.judge._parse import parse_output, repair_request, schema_instruction, schema_of
 from ragmeter.judge._types import BinaryVerdict, Judgment, Message, OutputT, Usage
 from ragmeter.judge._usage import UsageLedger
 
@@ -173,13 +173,6 @@ def _append_instruction(messages: list[dict[str, str]], instruction: str) -> lis
     else:
         rendered.append({"role": "user", "content": instruction})
     return rendered
-
-
-def _schema_instruction(schema: dict[str, Any]) -> str:
-    return (
-        "Answer with one JSON object only, no prose and no code fences, valid against this "
-        f"JSON schema:\n{json.dumps(schema, ensure_ascii=False)}"
-    )
 
 
 def _prefill(llm: Any, tokens: Sequence[int]) -> None:
@@ -395,20 +388,12 @@ class LocalJudge(Judge):
         runtime = self._runtime()
         schema_json = schema_of(schema)
         usage = Usage()
-        prompt = _append_instruction(conversation, _schema_instruction(schema_json))
+        prompt = _append_instruction(conversation, schema_instruction(schema_json))
         content = self._json_answer(runtime, prompt, schema_json, usage)
         try:
             output = parse_output(content, schema)
         except JudgeOutputError as first_error:
-            repair = [
-                *prompt,
-                {"role": "assistant", "content": content},
-                {
-                    "role": "user",
-                    "content": f"That answer is invalid ({first_error}). "
-                    + _schema_instruction(schema_json),
-                },
-            ]
+            repair = repair_request(prompt, content, first_error, schema_json)
             content = self._json_answer(runtime, repair, schema_json, usage)
             try:
                 output = parse_output(content, schema)

@@ -3,7 +3,6 @@ Moonshot, Zhipu, Ollama, vLLM, the llama.cpp server)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +13,13 @@ from ragmeter.judge._cache import Cache
 from ragmeter.judge._config import JudgeConfig
 from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
 from ragmeter.judge._http import StatusRejected, endpoint_client
-from ragmeter.judge._parse import parse_output, schema_of, verdict_probabilities
+from ragmeter.judge._parse import (
+    parse_output,
+    repair_request,
+    schema_instruction,
+    schema_of,
+    verdict_probabilities,
+)
 from ragmeter.judge._types import Judgment, Message, OutputT, Usage
 from ragmeter.judge._usage import PriceTable, UsageLedger, estimate_tokens
 
@@ -27,13 +32,6 @@ _JSON_SCHEMA_OK: set[str] = set()
 def _check_chat_shape(data: dict[str, Any]) -> None:
     if not isinstance(data["choices"][0]["message"], dict):
         raise TypeError("message is not an object")
-
-
-def schema_instruction(schema: dict[str, Any]) -> str:
-    return (
-        "Answer with one JSON object only, no prose and no code fences, valid against this "
-        f"JSON schema:\n{json.dumps(schema, ensure_ascii=False)}"
-    )
 
 
 def _with_instruction(messages: list[dict[str, str]], instruction: str) -> list[dict[str, str]]:
@@ -212,16 +210,7 @@ class OpenAIJudge(Judge):
         try:
             output = parse_output(content, schema)
         except JudgeOutputError as first_error:
-            # One repair re-ask, quoting what was wrong.
-            repair = [
-                *conversation,
-                {"role": "assistant", "content": content},
-                {
-                    "role": "user",
-                    "content": f"That answer is invalid ({first_error}). "
-                    + schema_instruction(schema_json),
-                },
-            ]
+            repair = repair_request(conversation, content, first_error, schema_json)
             content, logprobs = await self._complete(repair, schema_json, usage)
             try:
                 output = parse_output(content, schema)

@@ -130,3 +130,25 @@ def verdict_probabilities(logprobs: list[dict[str, Any]] | None) -> list[float] 
         else:
             probabilities.append(1.0 if token in _YES else 0.0)
     return probabilities or None
+
+
+def schema_instruction(schema: dict[str, Any]) -> str:
+    """The instruction that carries the output schema when the endpoint does not enforce it."""
+    return (
+        "Answer with one JSON object only, no prose and no code fences, valid against this "
+        f"JSON schema:\n{json.dumps(schema, ensure_ascii=False)}"
+    )
+
+
+def repair_request(
+    conversation: list[dict[str, str]], answer: str, error: Exception, schema: dict[str, Any]
+) -> list[dict[str, str]]:
+    """The one repair re-ask: the conversation, the invalid answer, and what was wrong."""
+    return [
+        *conversation,
+        {"role": "assistant", "content": answer},
+        {
+            "role": "user",
+            "content": f"That answer is invalid ({error}). " + schema_instruction(schema),
+        },
+    ]
