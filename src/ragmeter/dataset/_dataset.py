@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
-from ragmeter.dataset._sample import LIST_FIELDS, Sample, canonical_record
+from ragmeter.dataset._sample import LEGACY_NAMES, LIST_FIELDS, Sample, canonical_record
 
 FIX_HINTS: dict[str, str] = {
     "id": "give each sample a unique string id",
@@ -90,7 +90,7 @@ def _decode_json_cells(
     out = dict(record)
     for key, value in record.items():
         name = (column_map or {}).get(key, key)
-        name = {"contexts": "retrieved_contexts", "ground_truths": "ground_truths"}.get(name, name)
+        name = LEGACY_NAMES.get(name, name)
         if isinstance(value, str) and (name in JSON_CELL_FIELDS or name == "ground_truths"):
             stripped = value.strip()
             if stripped[:1] in "[{":

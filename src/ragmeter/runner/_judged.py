@@ -74,17 +74,9 @@ async def score_sample(
     for (_, group_language), group in groups.items():
         judge = plan.judges[group[0].name]
         needs = [need for metric in group for need in metric.needs(sample)]
-        if needs:
-            runner = StepRunner(judge, language=group_language, sample_id=sample_id)
-            facts = await runner.gather(sample, needs)
-        else:
-            from ragmeter.prompts import detect_language
-            from ragmeter.steps import Facts
-
-            facts = Facts(
-                language=group_language
-                or detect_language(sample.user_input, sample.response, sample.reference)
-            )
+        # With no needs (e.g. semantic similarity only) this makes no call.
+        runner = StepRunner(judge, language=group_language, sample_id=sample_id)
+        facts = await runner.gather(sample, needs)
         usage = usage + facts.usage
         versions |= facts.prompt_versions
         for metric in group:
