@@ -3,9 +3,20 @@
 from ragmeter.results._result import (
     Aggregate,
     EvaluationResult,
+    Group,
     MetricInfo,
     SampleResult,
     aggregate,
 )
+from ragmeter.results._store import STORE_FILE, RunStore
 
-__all__ = ["Aggregate", "EvaluationResult", "MetricInfo", "SampleResult", "aggregate"]
+__all__ = [
+    "STORE_FILE",
+    "Aggregate",
+    "EvaluationResult",
+    "Group",
+    "MetricInfo",
+    "RunStore",
+    "SampleResult",
+    "aggregate",
+]

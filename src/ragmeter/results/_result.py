@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import json
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.dataset import InvalidRow, Problem, Sample
 from ragmeter.metrics import Direction, MetricResult, Status
+from ragmeter.results._store import STORE_FILE, RunStore, tags_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,43 +102,127 @@ class Aggregate:
         return {**asdict(self), "direction": self.direction.value, "coverage": self.coverage}
 
 
-def aggregate(metric: MetricInfo, results: list[MetricResult]) -> Aggregate:
-    scores = [r.score for r in results if r.status is Status.OK and r.score is not None]
+def aggregate(
+    metric: MetricInfo, results: Iterable[MetricResult | tuple[str, float | None]]
+) -> Aggregate:
+    """``metric`` over a run, from its results or their (status, score) pairs."""
+    pairs = [(r.status.value, r.score) if isinstance(r, MetricResult) else r for r in results]
+    scores = [score for status, score in pairs if status == Status.OK.value and score is not None]
     return Aggregate(
         metric=metric.name,
         direction=metric.direction,
-        n_total=len(results),
+        n_total=len(pairs),
         n_ok=len(scores),
-        n_not_applicable=sum(r.status is Status.NOT_APPLICABLE for r in results),
-        n_failed=sum(r.status is Status.FAILED for r in results),
+        n_not_applicable=sum(status == Status.NOT_APPLICABLE.value for status, _ in pairs),
+        # A result the run never computed (it stopped) counts as failed, never as absent.
+        n_failed=sum(status in (Status.FAILED.value, "missing") for status, _ in pairs),
         mean=statistics.fmean(scores) if scores else None,
         median=statistics.median(scores) if scores else None,
     )
 
 
-@dataclass
-class EvaluationResult:
-    """Results of one evaluation run.
+@dataclass(frozen=True)
+class Group:
+    """The samples of a run that carry one value of a tag, with every metric over them."""
 
-    ``samples`` are in dataset order; ``skipped`` lists rows left out as invalid.
+    tag: str
+    value: str
+    n_samples: int
+    aggregates: dict[str, Aggregate]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tag": self.tag,
+            "value": self.value,
+            "n_samples": self.n_samples,
+            "aggregates": {name: a.to_dict() for name, a in self.aggregates.items()},
+        }
+
+
+#: A tag with more distinct values than this is an identifier, not a grouping.
+MAX_GROUPS = 30
+
+
+class EvaluationResult:
+    """Results of one evaluation run, in dataset order.
+
+    Backed by the run's store (``run.db``) when it comes from :func:`ragmeter.evaluate` or
+    :meth:`load`: iterating streams samples from disk and aggregates read only the scores,
+    so a large run need not fit in memory; ``samples`` loads them all into a list.
+    ``skipped`` lists rows left out as invalid.
     """
 
-    samples: list[SampleResult]
-    metrics: list[MetricInfo]
-    config: dict[str, Any] = field(default_factory=dict)
-    skipped: list[InvalidRow] = field(default_factory=list)
+    def __init__(
+        self,
+        samples: list[SampleResult] | None = None,
+        metrics: list[MetricInfo] | None = None,
+        config: dict[str, Any] | None = None,
+        skipped: list[InvalidRow] | None = None,
+        *,
+        store: RunStore | None = None,
+    ) -> None:
+        if samples is None and store is None:
+            raise ValueError("give the samples or the store that holds them")
+        self._samples = samples
+        self.metrics: list[MetricInfo] = list(metrics or [])
+        self.config: dict[str, Any] = config or {}
+        self.skipped: list[InvalidRow] = list(skipped or [])
+        self.store = store
+        self._aggregates: dict[str, Aggregate] | None = None
+
+    @classmethod
+    def from_store(cls, store: RunStore) -> EvaluationResult:
+        """The run recorded in ``store`` (its samples are read when needed)."""
+        return cls(
+            None,
+            [MetricInfo.from_dict(m) for m in store.get_meta("metrics") or []],
+            store.get_meta("config") or {},
+            [_invalid_row(r) for r in store.get_meta("skipped") or []],
+            store=store,
+        )
+
+    # -- samples ---------------------------------------------------------------------------
+    @property
+    def samples(self) -> list[SampleResult]:
+        if self._samples is None:
+            self._samples = list(self._stream())
+        return self._samples
+
+    def _stream(self) -> Iterator[SampleResult]:
+        assert self.store is not None
+        judge_error = self.config.get("judge_error")
+        missing = MetricResult.failed(
+            f"not judged: {judge_error} (fix it, then resume the run)"
+            if judge_error
+            else "not computed: the run stopped before this result (resume the run)"
+        )
+        for index, row, sample_id, record, results, usage in self.store.iter_samples():
+            scores = {
+                m.name: MetricResult.from_dict(results[m.name]) if m.name in results else missing
+                for m in self.metrics
+            }
+            yield SampleResult(index, row, sample_id, Sample.model_validate(record), scores, usage)
 
     def __iter__(self) -> Iterator[SampleResult]:
-        return iter(self.samples)
+        return iter(self._samples) if self._samples is not None else self._stream()
 
     def __len__(self) -> int:
-        return len(self.samples)
+        if self._samples is not None:
+            return len(self._samples)
+        assert self.store is not None
+        return self.store.n_samples()
+
+    def _pairs(self, metric: str) -> list[tuple[str, float | None]]:
+        if self._samples is None and self.store is not None:
+            return self.store.scores(metric)
+        return [(s.scores[metric].status.value, s.scores[metric].score) for s in self.samples]
 
     @property
     def aggregates(self) -> dict[str, Aggregate]:
-        return {
-            m.name: aggregate(m, [s.scores[m.name] for s in self.samples]) for m in self.metrics
-        }
+        """Per metric: mean and median of the ok scores, with coverage and counts."""
+        if self._aggregates is None:
+            self._aggregates = {m.name: aggregate(m, self._pairs(m.name)) for m in self.metrics}
+        return self._aggregates
 
     def scores(self, metric: str) -> list[float | None]:
         """Per-sample scores of ``metric`` in dataset order (``None`` where not ok)."""
@@ -145,41 +230,88 @@ class EvaluationResult:
             raise KeyError(
                 f"no metric {metric!r} in this run; it has {[m.name for m in self.metrics]}"
             )
-        return [s.scores[metric].score for s in self.samples]
+        return [
+            score if status == Status.OK.value else None for status, score in self._pairs(metric)
+        ]
+
+    def _tags(self) -> list[dict[str, list[str]]]:
+        if self._samples is None and self.store is not None:
+            return self.store.tags()
+        return [tags_of(s.sample.metadata) for s in self.samples]
+
+    def breakdowns(self, tags: Iterable[str] | None = None) -> dict[str, list[Group]]:
+        """Every metric per value of each tag (sample ``metadata`` fields such as
+        question_type, persona, synthesizer or source), groups sorted by value.
+
+        Without ``tags``, every metadata field with 2 to 30 distinct values is used.
+        """
+        sample_tags = self._tags()
+        values: dict[str, dict[str, list[int]]] = {}
+        for position, found in enumerate(sample_tags):
+            for tag, tag_values in found.items():
+                for value in tag_values:
+                    values.setdefault(tag, {}).setdefault(value, []).append(position)
+        if tags is None:
+            chosen = [t for t, groups in values.items() if 2 <= len(groups) <= MAX_GROUPS]
+        else:
+            chosen = list(tags)
+            unknown = [t for t in chosen if t not in values]
+            if unknown:
+                raise KeyError(
+                    f"no sample carries tag(s) {unknown}; tags in this run: {sorted(values)}"
+                )
+        pairs = {m.name: self._pairs(m.name) for m in self.metrics}
+        out: dict[str, list[Group]] = {}
+        for tag in sorted(chosen):
+            out[tag] = [
+                Group(
+                    tag,
+                    value,
+                    len(positions),
+                    {
+                        m.name: aggregate(m, [pairs[m.name][p] for p in positions])
+                        for m in self.metrics
+                    },
+                )
+                for value, positions in sorted(values[tag].items())
+            ]
+        return out
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """Judge usage and cost of the whole run (every session of a resumed run)."""
+        return dict(self.config.get("usage") or {})
 
     # -- export ----------------------------------------------------------------------------
     def to_jsonl(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as handle:
-            for sample in self.samples:
+            for sample in self:
                 handle.write(json.dumps(sample.to_dict(), ensure_ascii=False) + "\n")
         return path
 
-    def _flat_rows(self) -> list[dict[str, Any]]:
-        rows = []
-        for s in self.samples:
+    def _flat_rows(self) -> Iterator[dict[str, Any]]:
+        for s in self:
             row: dict[str, Any] = {"id": s.sample_id, "row": s.row}
             for m in self.metrics:
                 result = s.scores[m.name]
                 row[m.name] = result.score
                 row[f"{m.name}:status"] = result.status.value
                 row[f"{m.name}:reason"] = result.reason or result.error
-            rows.append(row)
-        return rows
+            yield row
 
     def to_csv(self, path: str | Path) -> Path:
         """One row per sample: each metric's score, status and reason or error."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        rows = self._flat_rows()
         columns = ["id", "row"] + [
             f"{m.name}{suffix}" for m in self.metrics for suffix in ("", ":status", ":reason")
         ]
         with path.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows(self._flat_rows())
         return path
 
     def to_pandas(self) -> pd.DataFrame:
@@ -187,18 +319,18 @@ class EvaluationResult:
             import pandas as pd
         except ImportError:
             raise ImportError("to_pandas needs pandas: pip install 'ragmeter[pandas]'") from None
-        return pd.DataFrame(self._flat_rows())
+        return pd.DataFrame(list(self._flat_rows()), columns=None)
 
     def summary(self) -> dict[str, Any]:
         return {
             "config": self.config,
             "metrics": [m.to_dict() for m in self.metrics],
             "aggregates": {name: a.to_dict() for name, a in self.aggregates.items()},
-            "n_samples": len(self.samples),
-            "skipped": [
-                {"row": r.row, "id": r.sample_id, "problems": [str(p) for p in r.problems]}
-                for r in self.skipped
-            ],
+            "breakdowns": {
+                tag: [g.to_dict() for g in groups] for tag, groups in self.breakdowns().items()
+            },
+            "n_samples": len(self),
+            "skipped": [_skipped_dict(r) for r in self.skipped],
         }
 
     def save(self, run_dir: str | Path) -> Path:
@@ -213,22 +345,35 @@ class EvaluationResult:
 
     @classmethod
     def load(cls, run_dir: str | Path) -> EvaluationResult:
-        """Read back a run written by :meth:`save`."""
+        """Read back a run directory: its ``run.db`` when there is one, else the files
+        written by :meth:`save`."""
         run_dir = Path(run_dir)
-        summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+        if (run_dir / STORE_FILE).exists():
+            return cls.from_store(RunStore.in_dir(run_dir))
+        summary_path = run_dir / SUMMARY_FILE
+        if not summary_path.exists():
+            raise FileNotFoundError(
+                f"{str(run_dir)!r} is not a ragmeter run directory (no {STORE_FILE} or "
+                f"{SUMMARY_FILE}); give the directory passed to --output"
+            )
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
         with (run_dir / RESULTS_FILE).open(encoding="utf-8") as handle:
             samples = [SampleResult.from_dict(json.loads(line)) for line in handle if line.strip()]
-        skipped = [
-            InvalidRow(
-                r["row"],
-                r["id"],
-                tuple(Problem(r["row"], None, text, "see the message") for text in r["problems"]),
-            )
-            for r in summary.get("skipped", [])
-        ]
         return cls(
             samples,
             [MetricInfo.from_dict(m) for m in summary["metrics"]],
             summary.get("config", {}),
-            skipped,
+            [_invalid_row(r) for r in summary.get("skipped", [])],
         )
+
+
+def _skipped_dict(row: InvalidRow) -> dict[str, Any]:
+    return {"row": row.row, "id": row.sample_id, "problems": [str(p) for p in row.problems]}
+
+
+def _invalid_row(data: dict[str, Any]) -> InvalidRow:
+    return InvalidRow(
+        data["row"],
+        data["id"],
+        tuple(Problem(data["row"], None, text, "see the message") for text in data["problems"]),
+    )

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.dataset import Dataset, DatasetError, Problem, load_dataset
 from ragmeter.embed import Embeddings
-from ragmeter.judge import Judge, Usage
-from ragmeter.metrics import BatchContext, Metric, MetricResult, resolve_metrics
+from ragmeter.judge import Judge, JudgeConfigError, Usage
+from ragmeter.metrics import BatchContext, Metric, MetricResult, Status, resolve_metrics
 from ragmeter.metrics.llm import JudgedMetric, run_sync
 from ragmeter.prompts import Language
-from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
-from ragmeter.runner._judged import score_all, setup
+from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunStore
+from ragmeter.runner._judged import JudgedSetup, release, setup
+from ragmeter.runner._progress import ProgressReporter, make_progress
+from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
 DEFAULT_BATCH_SIZE = 4096
-DEFAULT_CONCURRENCY = 16
+#: Samples in flight at once. Larger than the judge's own request limit (16 by default), so
+#: the judge always has queued work while some samples wait on their second step.
+DEFAULT_CONCURRENCY = 64
 
 
 def check_inputs(
@@ -62,19 +68,30 @@ def evaluate(
     language: Language | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    run_dir: str | Path | None = None,
+    resume: bool = False,
+    progress: bool | ProgressReporter | None = None,
+    invocation: Mapping[str, Any] | None = None,
 ) -> EvaluationResult:
     """Score every sample of ``dataset`` with every metric.
 
     ``dataset`` is a :class:`Dataset`, a path (JSONL, JSON, CSV, Parquet), a list of dicts, a
     pandas DataFrame or a Hugging Face dataset; ``metrics`` are metric objects or names such
-    as ``"precision@5"`` or ``"faithfulness"``. Every problem in the input is reported before
-    anything is scored; with ``skip_invalid`` the valid rows are scored and the others listed
-    in ``result.skipped``.
+    as ``"precision@5"`` or ``"faithfulness"``, of any kind in one call. Every problem in the
+    input is reported before anything is scored; with ``skip_invalid`` the valid rows are
+    scored and the others listed in ``result.skipped``.
 
     Judged metrics use their own judge / embeddings if they have one, else ``judge`` /
     ``embeddings``, else the configured endpoint or the embedded offline defaults; within a
-    sample they share every judge call, and ``concurrency`` samples are judged at once.
-    ``language`` ("en" / "zh") overrides per-sample language detection.
+    sample they share every judge call, and up to ``concurrency`` samples are in flight at
+    once under the judge's own request limits. ``language`` ("en" / "zh") overrides
+    per-sample language detection.
+
+    Each finished sample x metric is written at once to ``run_dir/run.db`` (a temporary file
+    without ``run_dir``). If the run stops, ``resume=True`` with the same ``run_dir``
+    computes only the results that are missing or failed; judge answers already paid for come
+    from the judge cache. ``progress`` shows a live display on stderr (default: when stderr
+    is a terminal). Results are in dataset order.
 
     >>> result = evaluate(
     ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
@@ -83,6 +100,46 @@ def evaluate(
     >>> {name: a.mean for name, a in result.aggregates.items()}
     {'mrr': 0.5, 'hit@1': 0.0}
     """
+    return run_sync(
+        aevaluate(
+            dataset,
+            metrics,
+            column_map=column_map,
+            skip_invalid=skip_invalid,
+            format=format,
+            judge=judge,
+            embeddings=embeddings,
+            language=language,
+            concurrency=concurrency,
+            batch_size=batch_size,
+            run_dir=run_dir,
+            resume=resume,
+            progress=progress,
+            invocation=invocation,
+        )
+    )
+
+
+async def aevaluate(
+    dataset: Dataset | str | Any,
+    metrics: Sequence[Metric | str] | str,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    skip_invalid: bool = False,
+    format: str | None = None,
+    judge: Judge | None = None,
+    embeddings: Embeddings | None = None,
+    language: Language | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    run_dir: str | Path | None = None,
+    resume: bool = False,
+    progress: bool | ProgressReporter | None = None,
+    invocation: Mapping[str, Any] | None = None,
+) -> EvaluationResult:
+    """:func:`evaluate` for async code (same arguments)."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
     if isinstance(dataset, Dataset):
         data, load_problems = dataset, []
@@ -90,69 +147,256 @@ def evaluate(
         data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
         load_problems = [p for row in data.invalid for p in row.problems]
     data = check_inputs(data, resolved, skip_invalid=skip_invalid, load_problems=load_problems)
-
-    judged = [m for m in resolved if isinstance(m, JudgedMetric)]
-    plain = [m for m in resolved if not isinstance(m, JudgedMetric)]
-    scores: list[dict[str, MetricResult]] = [{} for _ in range(len(data))]
-    for start in range(0, len(data), batch_size):
-        batch = data.samples[start : start + batch_size]
-        context = BatchContext()
-        for metric in plain:
-            for offset, result in enumerate(_score_batch(metric, batch, context)):
-                scores[start + offset][metric.name] = result
-    usage = Usage()
-    sample_usage: list[dict[str, Any] | None] = [None] * len(data)
-    prompt_versions: set[str] = set()
-    plan = None
-    if judged:
-        plan = setup(judged, judge, embeddings)
-        outcomes = run_sync(
-            score_all(data.samples, data.ids, plan, language=language, concurrency=concurrency)
-        )
-        for index, (results, used, versions) in enumerate(outcomes):
-            scores[index].update(results)
-            usage = usage + used
-            sample_usage[index] = used.to_dict()
-            prompt_versions |= versions
-    scores = [{m.name: row[m.name] for m in resolved} for row in scores]
-
-    samples = [
-        SampleResult(index, row, sample_id, sample, scores[index], sample_usage[index])
-        for index, (sample, row, sample_id) in enumerate(zip(data.samples, data.rows, data.ids))
-    ]
     infos = [
         MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
         for m in resolved
     ]
-    config = {
-        "ragmeter_version": __version__,
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "dataset": {
-            "source": data.source,
-            "fingerprint": data.fingerprint(),
-            "n_samples": len(data),
-            "n_skipped": len(data.invalid),
-        },
-    }
-    if plan is not None:
+    store = _open_store(run_dir, resume, data, infos, invocation)
+    reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
+    judged = [m for m in resolved if isinstance(m, JudgedMetric)]
+    plain = [m for m in resolved if not isinstance(m, JudgedMetric)]
+    session = _Session(store, reporter)
+    try:
+        _score_plain(data, plain, store, batch_size, reporter)
+        if judged:
+            await session.score_judged(data, judged, judge, embeddings, language, concurrency)
+    finally:
+        reporter.stop()
+        store.set_meta("config", _config(store, data, session))
+    result = EvaluationResult.from_store(store)
+    if run_dir is not None:
+        result.save(run_dir)
+    return result
+
+
+def _open_store(
+    run_dir: str | Path | None,
+    resume: bool,
+    data: Dataset,
+    infos: list[MetricInfo],
+    invocation: Mapping[str, Any] | None,
+) -> RunStore:
+    """A new store for the run, or the existing one of a run being resumed."""
+    fingerprint = data.fingerprint()
+    if run_dir is not None and (Path(run_dir) / STORE_FILE).exists():
+        if not resume:
+            raise FileExistsError(
+                f"{str(run_dir)!r} already holds a run: resume it (resume=True, "
+                "--resume) or choose another directory"
+            )
+        store = RunStore.in_dir(run_dir)
+        recorded = store.get_meta("dataset") or {}
+        if recorded.get("fingerprint") != fingerprint:
+            store.close()
+            raise ValueError(
+                f"the dataset differs from the one {str(run_dir)!r} was started with "
+                f"(fingerprint {recorded.get('fingerprint')} there, {fingerprint} now): "
+                "resume with the same data and column mapping, or start a new run directory"
+            )
+        before = {m["name"]: m for m in store.get_meta("metrics") or []}
+        for info in infos:
+            old = before.get(info.name)
+            if old is not None and old.get("params") != info.params:
+                store.close()
+                raise ValueError(
+                    f"metric {info.name!r} ran with settings {old.get('params')} in "
+                    f"{str(run_dir)!r}, now {info.params}: resume with the same settings "
+                    "or start a new run directory"
+                )
+    else:
+        if resume and run_dir is not None:
+            raise FileNotFoundError(
+                f"nothing to resume: {str(run_dir)!r} holds no run ({STORE_FILE} is missing)"
+            )
+        store = RunStore(None if run_dir is None else Path(run_dir) / STORE_FILE)
+        store.set_meta(
+            "dataset",
+            {
+                "source": data.source,
+                "fingerprint": fingerprint,
+                "n_samples": len(data),
+                "n_skipped": len(data.invalid),
+            },
+        )
+        store.set_meta("created_at", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+    if invocation is not None:
+        store.set_meta("invocation", dict(invocation))
+    store.set_meta("metrics", [info.to_dict() for info in infos])
+    store.set_meta(
+        "skipped",
+        [
+            {"row": r.row, "id": r.sample_id, "problems": [str(p) for p in r.problems]}
+            for r in data.invalid
+        ],
+    )
+    store.put_samples(
+        (index, row, sample_id, sample.to_record())
+        for index, (sample, row, sample_id) in enumerate(zip(data.samples, data.rows, data.ids))
+    )
+    return store
+
+
+def _todo(store: RunStore, metric: str, n: int) -> list[int]:
+    """Indexes still to compute for ``metric``: never computed, or failed."""
+    statuses = store.scores(metric)
+    return [i for i in range(n) if statuses[i][0] in ("missing", Status.FAILED.value)]
+
+
+def _score_plain(
+    data: Dataset,
+    metrics: list[Metric],
+    store: RunStore,
+    batch_size: int,
+    reporter: ProgressReporter,
+) -> None:
+    """Metrics without a judge, vectorised over batches of samples."""
+    todo = {m.name: set(_todo(store, m.name, len(data))) for m in metrics}
+    indexes = sorted(set().union(*todo.values())) if todo else []
+    if not indexes:
+        return
+    reporter.start("retrieval & text metrics", len(indexes))
+    for start in range(0, len(indexes), batch_size):
+        chunk = indexes[start : start + batch_size]
+        batch = [data.samples[i] for i in chunk]
+        context = BatchContext()
+        written: list[tuple[int, str, MetricResult]] = []
+        for metric in metrics:
+            for index, result in zip(chunk, _score_batch(metric, batch, context)):
+                if index in todo[metric.name]:
+                    written.append((index, metric.name, result))
+        store.put_results(written)
+        failed = sum(r.status is Status.FAILED for _, _, r in written)
+        reporter.advance(len(chunk), failed=failed)
+
+
+class _Session:
+    """What one call of the runner did with the judge (a resumed run has several)."""
+
+    def __init__(self, store: RunStore, reporter: ProgressReporter) -> None:
+        self.store = store
+        self.reporter = reporter
+        self.services: JudgedSetup | None = None
+        self.prompt_versions: set[str] = set()
+        self.configuration_error: str | None = None
+
+    def _tasks(
+        self, data: Dataset, metrics: list[JudgedMetric], language: Language | None
+    ) -> list[SampleTask]:
+        todo = {m.name: set(_todo(self.store, m.name, len(data))) for m in metrics}
+        tasks = []
+        for index in sorted(set().union(*todo.values())):
+            names = tuple(m.name for m in metrics if index in todo[m.name])
+            tasks.append(SampleTask(index, data.ids[index], data.samples[index], names, language))
+        return tasks
+
+    async def score_judged(
+        self,
+        data: Dataset,
+        metrics: list[JudgedMetric],
+        judge: Judge | None,
+        embeddings: Embeddings | None,
+        language: Language | None,
+        concurrency: int,
+    ) -> None:
+        tasks = self._tasks(data, metrics, language)
+        if not tasks:
+            return
+        self.services = services = setup(metrics, judge, embeddings)
+        self.reporter.start("judged metrics", len(tasks))
+        try:
+            await self._run(iter(tasks), services, concurrency)
+        finally:
+            await release(services)
+
+    async def _run(
+        self, tasks: Iterator[SampleTask], services: JudgedSetup, concurrency: int
+    ) -> None:
+        """Keep ``concurrency`` tasks in flight; record each outcome the moment it is known.
+        A judge that refuses its configuration stops the run: what is done stays recorded,
+        the rest stays missing, so a resumed run computes it once the configuration is fixed.
+        """
+        pending: set[asyncio.Task[TaskOutcome]] = set()
+        try:
+            for task in tasks:
+                while len(pending) >= concurrency:
+                    pending = await self._collect(pending)
+                if self.configuration_error:
+                    break
+                pending.add(asyncio.create_task(run_task(task, services)))
+            while pending and not self.configuration_error:
+                pending = await self._collect(pending)
+        finally:
+            for leftover in pending:
+                leftover.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _collect(
+        self, pending: set[asyncio.Task[TaskOutcome]]
+    ) -> set[asyncio.Task[TaskOutcome]]:
+        done, still = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        for finished in done:
+            try:
+                outcome = finished.result()
+            except JudgeConfigError as error:
+                self.configuration_error = self.configuration_error or (
+                    f"{type(error).__name__}: {error}"
+                )
+                continue
+            self.store.put_results(
+                ((outcome.index, name, result) for name, result in outcome.results.items()),
+                usage={outcome.index: outcome.usage.to_dict()},
+            )
+            self.prompt_versions |= outcome.prompt_versions
+            failed = sum(r.status is Status.FAILED for r in outcome.results.values())
+            self.reporter.advance(1, usage=outcome.usage, failed=failed)
+        return still
+
+
+def _config(store: RunStore, data: Dataset, session: _Session) -> dict[str, Any]:
+    """The run record: versions, dataset identity, judges and prompts, usage over every
+    session of the run. Never holds a secret (judges and embeddings describe themselves)."""
+    config = dict(store.get_meta("config") or {})
+    config.update(
+        {
+            "ragmeter_version": __version__,
+            "created_at": store.get_meta("created_at"),
+            "dataset": store.get_meta("dataset"),
+        }
+    )
+    invocation = store.get_meta("invocation")
+    if invocation is not None:
+        config["invocation"] = invocation
+    services = session.services
+    if services is not None:
         config["judges"] = {
-            name: judge.describe() for name, judge in plan.judges.items() if judge is not None
+            name: judge.describe() for name, judge in services.judges.items() if judge is not None
         }
         config["embeddings"] = {
-            name: vectors.describe() for name, vectors in plan.embeddings.items() if vectors
+            name: vectors.describe() for name, vectors in services.embeddings.items() if vectors
         }
-        config["prompt_versions"] = sorted(prompt_versions)
-        config["usage"] = usage.to_dict()
+        versions = set(config.get("prompt_versions") or []) | session.prompt_versions
+        config["prompt_versions"] = sorted(versions)
         currencies = {
-            j.price.currency for j in plan.judges.values() if getattr(j, "price", None) is not None
+            j.price.currency
+            for j in services.judges.values()
+            if getattr(j, "price", None) is not None
         }
-        config["usage"]["currency"] = currencies.pop() if len(currencies) == 1 else None
-        vectors = {id(e): e for e in plan.embeddings.values() if e is not None}
+        config["currency"] = currencies.pop() if len(currencies) == 1 else None
+        vectors = {id(e): e for e in services.embeddings.values() if e is not None}
         if vectors:
             total = Usage()
             for embedding in vectors.values():
                 total = total + embedding.ledger.total
             config["embedding_usage"] = total.to_dict()
-        if plan.configuration_error:
-            config["judge_error"] = plan.configuration_error
-    return EvaluationResult(samples, infos, config, list(data.invalid))
+    usages = list(store.usages())
+    if usages:
+        total = Usage()
+        for used in usages:
+            total = total + Usage(**used)
+        config["usage"] = {**total.to_dict(), "currency": config.get("currency")}
+    if session.configuration_error:
+        config["judge_error"] = session.configuration_error
+    else:
+        config.pop("judge_error", None)
+    return config

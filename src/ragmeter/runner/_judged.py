@@ -1,19 +1,13 @@
-"""Scoring the judged metrics: per sample, the needs of every metric are gathered into one
-set of step calls, so metrics share the judge's work; samples run concurrently."""
+"""The services judged metrics run with: each metric's judge and embeddings."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
-from ragmeter.judge import Judge, JudgeConfigError, Usage
-from ragmeter.metrics import MetricResult
+from ragmeter.judge import Judge
 from ragmeter.metrics.llm import JudgedMetric
-from ragmeter.prompts import Language
-from ragmeter.steps import StepRunner
 
 
 @dataclass
@@ -56,64 +50,8 @@ def setup(
     return JudgedSetup(list(metrics), judges, vectors)
 
 
-async def score_sample(
-    sample: Sample, sample_id: str, plan: JudgedSetup, language: Language | None
-) -> tuple[dict[str, MetricResult], Usage, set[str]]:
-    """Every judged metric's result for one sample, the judge usage, the prompt versions."""
-    results: dict[str, MetricResult] = {}
-    usage = Usage()
-    versions: set[str] = set()
-    groups: dict[tuple[int, Language | None], list[JudgedMetric]] = {}
-    for metric in plan.metrics:
-        early = metric.precheck(sample)
-        if early is not None:
-            results[metric.name] = early
-            continue
-        key = (id(plan.judges[metric.name]), metric.language or language)
-        groups.setdefault(key, []).append(metric)
-    for (_, group_language), group in groups.items():
-        judge = plan.judges[group[0].name]
-        needs = [need for metric in group for need in metric.needs(sample)]
-        # With no needs (e.g. semantic similarity only) this makes no call.
-        runner = StepRunner(judge, language=group_language, sample_id=sample_id)
-        facts = await runner.gather(sample, needs)
-        usage = usage + facts.usage
-        versions |= facts.prompt_versions
-        for metric in group:
-            results[metric.name] = await metric.finish(sample, facts, plan.embeddings[metric.name])
-    return results, usage, versions
-
-
-async def score_all(
-    samples: Sequence[Sample],
-    sample_ids: Sequence[str],
-    plan: JudgedSetup,
-    *,
-    language: Language | None,
-    concurrency: int,
-) -> list[tuple[dict[str, MetricResult], Usage, set[str]]]:
-    gate = asyncio.Semaphore(concurrency)
-    stop: list[JudgeConfigError] = []
-
-    async def one(
-        sample: Sample, sample_id: str
-    ) -> tuple[dict[str, MetricResult], Usage, set[str]]:
-        async with gate:
-            if not stop:
-                try:
-                    return await score_sample(sample, sample_id, plan, language)
-                except JudgeConfigError as error:
-                    stop.append(error)
-            message = f"not judged: {type(stop[0]).__name__}: {stop[0]}"
-            return {m.name: MetricResult.failed(message) for m in plan.metrics}, Usage(), set()
-
-    try:
-        outcomes = list(await asyncio.gather(*(one(s, i) for s, i in zip(samples, sample_ids))))
-        if stop:
-            plan.configuration_error = f"{type(stop[0]).__name__}: {stop[0]}"
-        return outcomes
-    finally:
-        # This loop ends with the run: close what is bound to it (HTTP clients).
-        services = {id(x): x for x in [*plan.judges.values(), *plan.embeddings.values()] if x}
-        for service in services.values():
-            await service.release_loop_resources()
+async def release(services: JudgedSetup) -> None:
+    """Close what the judges and embeddings bound to the current event loop (HTTP clients)."""
+    unique = {id(x): x for x in [*services.judges.values(), *services.embeddings.values()] if x}
+    for service in unique.values():
+        await service.release_loop_resources()

@@ -1,0 +1,217 @@
+"""A run's results on disk as they are computed: one SQLite file in the run directory.
+
+Every finished sample x metric is written as soon as it is known, so a run killed at any
+moment loses nothing it already paid for, and ``--resume`` computes only what is missing.
+Reading streams from the file, so results of a large run never have to fit in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ragmeter.metrics import MetricResult
+
+STORE_FILE = "run.db"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS samples (
+    idx INTEGER PRIMARY KEY,
+    row INTEGER NOT NULL,
+    sample_id TEXT NOT NULL,
+    sample TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    usage TEXT
+);
+CREATE TABLE IF NOT EXISTS results (
+    idx INTEGER NOT NULL,
+    metric TEXT NOT NULL,
+    status TEXT NOT NULL,
+    score REAL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (idx, metric)
+);
+"""
+
+
+def tags_of(metadata: dict[str, Any]) -> dict[str, list[str]]:
+    """The metadata fields a run can be broken down by: scalar values, or lists of them
+    (a sample tagged ``["zh", "multi-hop"]`` counts in both groups)."""
+    tags: dict[str, list[str]] = {}
+    for key, value in metadata.items():
+        if isinstance(value, str | int | bool) and not isinstance(value, float):
+            tags[key] = [str(value)]
+        elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            tags[key] = sorted(set(value))
+    return tags
+
+
+class RunStore:
+    """Per-sample inputs, per sample x metric results, usage and run metadata in SQLite.
+
+    ``RunStore(None)`` keeps the file in a private temporary directory that lives as long as
+    the store (results of an ``evaluate()`` call without a run directory).
+    """
+
+    def __init__(self, path: str | Path | None) -> None:
+        self._tempdir = None
+        if path is None:
+            self._tempdir = tempfile.TemporaryDirectory(prefix="ragmeter-run-")
+            path = Path(self._tempdir.name) / STORE_FILE
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        version = self.get_meta("schema_version")
+        if version is None:
+            self.set_meta("schema_version", SCHEMA_VERSION)
+        elif version != SCHEMA_VERSION:
+            raise ValueError(
+                f"{self.path} was written by a ragmeter with run format {version}; this one "
+                f"reads format {SCHEMA_VERSION}: re-run the evaluation into a new directory"
+            )
+
+    @classmethod
+    def in_dir(cls, run_dir: str | Path) -> RunStore:
+        return cls(Path(run_dir) / STORE_FILE)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+
+    # -- metadata --------------------------------------------------------------------------
+    def get_meta(self, key: str) -> Any:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def set_meta(self, key: str, value: Any) -> None:
+        text = json.dumps(value, ensure_ascii=False)
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, text))
+
+    # -- writing ---------------------------------------------------------------------------
+    def put_samples(self, rows: Iterable[tuple[int, int, str, dict[str, Any]]]) -> None:
+        """Record samples (index, row, id, record) once; existing ones are kept."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR IGNORE INTO samples (idx, row, sample_id, sample, tags) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    (
+                        index,
+                        row,
+                        sample_id,
+                        json.dumps(record, ensure_ascii=False),
+                        json.dumps(tags_of(record.get("metadata") or {}), ensure_ascii=False),
+                    )
+                    for index, row, sample_id, record in rows
+                ),
+            )
+
+    def put_results(
+        self,
+        results: Iterable[tuple[int, str, MetricResult]],
+        *,
+        usage: dict[int, dict[str, Any]] | None = None,
+    ) -> None:
+        """Record results (index, metric, result) and sample usage in one transaction."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
+                (
+                    (
+                        index,
+                        metric,
+                        result.status.value,
+                        result.score,
+                        json.dumps(result.to_dict(), ensure_ascii=False),
+                    )
+                    for index, metric, result in results
+                ),
+            )
+            for index, used in (usage or {}).items():
+                self._db.execute(
+                    "UPDATE samples SET usage = ? WHERE idx = ?", (json.dumps(used), index)
+                )
+
+    # -- reading ---------------------------------------------------------------------------
+    def n_samples(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+
+    def done(self, metric: str) -> set[int]:
+        """Indexes of the samples that have a result for ``metric``."""
+        with self._lock:
+            rows = self._db.execute("SELECT idx FROM results WHERE metric = ?", (metric,))
+            return {index for (index,) in rows.fetchall()}
+
+    def scores(self, metric: str) -> list[tuple[str, float | None]]:
+        """(status, score) of ``metric`` per sample in dataset order; ``("missing", None)``
+        where the run has not computed it (yet)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.status, r.score FROM samples s LEFT JOIN results r "
+                "ON r.idx = s.idx AND r.metric = ? ORDER BY s.idx",
+                (metric,),
+            ).fetchall()
+        return [(status or "missing", score) for status, score in rows]
+
+    def tags(self) -> list[dict[str, list[str]]]:
+        """Each sample's breakdown tags, in dataset order."""
+        with self._lock:
+            rows = self._db.execute("SELECT tags FROM samples ORDER BY idx").fetchall()
+        return [json.loads(text) for (text,) in rows]
+
+    def usages(self) -> Iterator[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute("SELECT usage FROM samples WHERE usage IS NOT NULL").fetchall()
+        for (text,) in rows:
+            yield json.loads(text)
+
+    def iter_samples(
+        self, batch: int = 500
+    ) -> Iterator[tuple[int, int, str, dict[str, Any], dict[str, dict[str, Any]], Any]]:
+        """(index, row, id, sample record, {metric: result dict}, usage) in dataset order,
+        read ``batch`` samples at a time."""
+        last = -1
+        while True:
+            with self._lock:
+                samples = self._db.execute(
+                    "SELECT idx, row, sample_id, sample, usage FROM samples WHERE idx > ? "
+                    "ORDER BY idx LIMIT ?",
+                    (last, batch),
+                ).fetchall()
+                if not samples:
+                    return
+                results = self._db.execute(
+                    "SELECT idx, metric, result FROM results WHERE idx BETWEEN ? AND ?",
+                    (samples[0][0], samples[-1][0]),
+                ).fetchall()
+            by_index: dict[int, dict[str, dict[str, Any]]] = {}
+            for index, metric, text in results:
+                by_index.setdefault(index, {})[metric] = json.loads(text)
+            for index, row, sample_id, record, usage in samples:
+                yield (
+                    index,
+                    row,
+                    sample_id,
+                    json.loads(record),
+                    by_index.get(index, {}),
+                    None if usage is None else json.loads(usage),
+                )
+            last = samples[-1][0]

@@ -1,0 +1,93 @@
+"""The runner's unit of work: one sample's judged metrics, as a plain serialisable task.
+
+A task names the sample and the metrics to compute; the services it runs with (judges,
+embeddings, their limits and caches) are given separately, so a distributed backend can ship
+tasks to workers that hold their own handles on shared services.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmeter.dataset import Sample
+from ragmeter.judge import Usage
+from ragmeter.metrics import MetricResult
+from ragmeter.metrics.llm import JudgedMetric
+from ragmeter.prompts import Language
+from ragmeter.runner._judged import JudgedSetup
+from ragmeter.steps import StepRunner
+
+
+@dataclass(frozen=True)
+class SampleTask:
+    """Compute ``metrics`` (names of judged metrics) for the sample at ``index``."""
+
+    index: int
+    sample_id: str
+    sample: Sample
+    metrics: tuple[str, ...]
+    language: Language | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "sample_id": self.sample_id,
+            "sample": self.sample.to_record(),
+            "metrics": list(self.metrics),
+            "language": self.language,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SampleTask:
+        return cls(
+            data["index"],
+            data["sample_id"],
+            Sample.model_validate(data["sample"]),
+            tuple(data["metrics"]),
+            data.get("language"),
+        )
+
+
+@dataclass
+class TaskOutcome:
+    """What a task produced: a result per metric, the judge usage, the prompt versions."""
+
+    index: int
+    results: dict[str, MetricResult]
+    usage: Usage = field(default_factory=Usage)
+    prompt_versions: set[str] = field(default_factory=set)
+
+
+async def run_task(task: SampleTask, services: JudgedSetup) -> TaskOutcome:
+    """Run one task. Metrics of the sample that share a judge and a language share one set of
+    step calls (so e.g. faithfulness and context_recall never pay twice for the same facts).
+
+    A judge that refuses its configuration raises :class:`ragmeter.judge.JudgeConfigError`;
+    every other failure becomes a failed result of the metrics it touched.
+    """
+    by_name = {m.name: m for m in services.metrics}
+    sample = task.sample
+    outcome = TaskOutcome(task.index, {})
+    groups: dict[tuple[int, Language | None], list[JudgedMetric]] = {}
+    for name in task.metrics:
+        metric = by_name[name]
+        early = metric.precheck(sample)
+        if early is not None:
+            outcome.results[name] = early
+            continue
+        key = (id(services.judges[name]), metric.language or task.language)
+        groups.setdefault(key, []).append(metric)
+    for (_, group_language), group in groups.items():
+        judge = services.judges[group[0].name]
+        needs = [need for metric in group for need in metric.needs(sample)]
+        # With no needs (e.g. semantic similarity only) this makes no call.
+        runner = StepRunner(judge, language=group_language, sample_id=task.sample_id)
+        facts = await runner.gather(sample, needs)
+        outcome.usage = outcome.usage + facts.usage
+        outcome.prompt_versions |= facts.prompt_versions
+        for metric in group:
+            outcome.results[metric.name] = await metric.finish(
+                sample, facts, services.embeddings[metric.name]
+            )
+    return outcome
