@@ -1,0 +1,190 @@
+"""Reading metrics in pairs: rules (data, in rules.toml) that say where a run fails."""
+
+from __future__ import annotations
+
+import operator
+import statistics
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ragmeter.diagnosis._finding import Finding
+from ragmeter.metrics import Direction
+from ragmeter.prompts import Language, detect_language
+from ragmeter.results import EvaluationResult
+
+_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    "<=": operator.le,
+    ">=": operator.ge,
+    "<": operator.lt,
+    ">": operator.gt,
+}
+#: How many example samples a finding names.
+MAX_EXAMPLES = 10
+
+
+def _resolve(alternatives: Sequence[str], metrics: Sequence[str]) -> str | None:
+    """The first of ``alternatives`` the run has; ``name@*`` matches any cutoff."""
+    for name in alternatives:
+        if name.endswith("@*"):
+            found = sorted(m for m in metrics if m.startswith(name[:-1]))
+            if found:
+                return found[0]
+        elif name in metrics:
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """``METRIC OP THRESHOLD``; METRIC may list alternatives (``a|b``) and use ``name@*``."""
+
+    alternatives: tuple[str, ...]
+    op: str
+    threshold: float
+
+    @classmethod
+    def parse(cls, text: str) -> Condition:
+        for op in _OPERATORS:  # two-character operators are tried first
+            left, sep, right = text.partition(f" {op} ")
+            if sep:
+                try:
+                    threshold = float(right)
+                except ValueError:
+                    break
+                names = tuple(name.strip() for name in left.split("|") if name.strip())
+                if names:
+                    return cls(names, op, threshold)
+        raise ValueError(
+            f"cannot read condition {text!r}: write 'METRIC OP NUMBER' with OP one of "
+            "< <= > >= and spaces around it, e.g. 'context_recall < 0.5'"
+        )
+
+    def resolve(self, metrics: Sequence[str]) -> str | None:
+        """The run's metric this condition reads, if the run has one."""
+        return _resolve(self.alternatives, metrics)
+
+    def holds(self, value: float) -> bool:
+        return _OPERATORS[self.op](value, self.threshold)
+
+    def __str__(self) -> str:
+        return f"{'|'.join(self.alternatives)} {self.op} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    area: str
+    severity: str
+    when: tuple[Condition, ...]
+    order_by: tuple[str, ...]  # metric alternatives whose worst scores pick the examples
+    min_share: float
+    min_samples: int
+    text: dict[str, dict[str, Any]]  # language -> title, explanation, advice
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rule:
+        try:
+            when = tuple(Condition.parse(c) for c in data["when"])
+            text = {lang: data[lang] for lang in ("en", "zh") if lang in data}
+            if not text:
+                raise ValueError("a rule needs its text in [rule.en] and/or [rule.zh]")
+            order_by = tuple(data["order_by"].split("|")) if "order_by" in data else ()
+            return cls(
+                id=data["id"],
+                area=data.get("area", "other"),
+                severity=data.get("severity", "medium"),
+                when=when,
+                order_by=order_by,
+                min_share=float(data.get("min_share", 0.2)),
+                min_samples=int(data.get("min_samples", 2)),
+                text=text,
+            )
+        except KeyError as missing:
+            raise ValueError(f"diagnosis rule {data.get('id', '?')!r} lacks {missing}") from None
+
+    def words(self, language: Language) -> dict[str, Any]:
+        return self.text.get(language) or next(iter(self.text.values()))
+
+
+def load_rules(path: str | Path | None = None) -> list[Rule]:
+    """The rules in a TOML file (default: the built-in ``rules.toml``)."""
+    if path is None:
+        text = resources.files("ragmeter.diagnosis").joinpath("rules.toml").read_text("utf-8")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
+    return [Rule.from_dict(rule) for rule in tomllib.loads(text).get("rule", [])]
+
+
+def _run_language(result: EvaluationResult) -> Language:
+    votes = [detect_language(s.sample.user_input or "") for _, s in zip(range(50), result)]
+    return "zh" if votes.count("zh") > len(votes) / 2 else "en"
+
+
+def diagnose(
+    result: EvaluationResult,
+    *,
+    rules: Iterable[Rule] | None = None,
+    language: Language | None = None,
+) -> list[Finding]:
+    """The rules that fire on ``result``, most severe and most widespread first.
+
+    A rule reads only the samples that have an ok score for every metric it names; a rule
+    whose metrics the run lacks stays silent. Each finding cites the means behind it and the
+    samples that show it, worst first.
+    """
+    names = [m.name for m in result.metrics]
+    directions = {m.name: m.direction for m in result.metrics}
+    language = language or _run_language(result)
+    scores = {name: result.scores(name) for name in names}
+    ids = [s.sample_id for s in result]
+    findings: list[Finding] = []
+    for rule in load_rules() if rules is None else rules:
+        metrics = [c.resolve(names) for c in rule.when]
+        if any(m is None for m in metrics):
+            continue
+        read = [m for m in dict.fromkeys(metrics) if m is not None]
+        evaluated = [i for i in range(len(ids)) if all(scores[m][i] is not None for m in read)]
+        matching = [
+            i
+            for i in evaluated
+            if all(c.holds(scores[m][i]) for c, m in zip(rule.when, metrics))  # type: ignore[arg-type,index]
+        ]
+        if len(matching) < rule.min_samples or len(matching) < rule.min_share * len(evaluated):
+            continue
+        key = _resolve(rule.order_by, names) or read[0]
+        worst_first = sorted(
+            matching,
+            key=lambda i: (
+                scores[key][i] * (1 if directions[key] is Direction.HIGHER_IS_BETTER else -1)
+            ),  # type: ignore[operator]
+        )
+        figures: dict[str, float] = {}
+        for metric in read:
+            figures[f"{metric} (matching)"] = statistics.fmean(scores[metric][i] for i in matching)  # type: ignore[misc]
+            figures[f"{metric} (run)"] = statistics.fmean(scores[metric][i] for i in evaluated)  # type: ignore[misc]
+        words = rule.words(language)
+        findings.append(
+            Finding(
+                rule_id=rule.id,
+                area=rule.area,
+                severity=rule.severity,
+                title=words["title"],
+                explanation=words["explanation"],
+                advice=list(words.get("advice", [])),
+                n_matching=len(matching),
+                n_evaluated=len(evaluated),
+                figures=figures,
+                sample_ids=[ids[i] for i in worst_first[:MAX_EXAMPLES]],
+            )
+        )
+    rank = {"high": 0, "medium": 1, "low": 2}
+    return sorted(findings, key=lambda f: (rank.get(f.severity, 3), -f.share))

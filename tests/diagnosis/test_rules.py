@@ -1,0 +1,143 @@
+from typing import ClassVar
+
+import pytest
+
+from ragmeter import Metric, MetricResult, Sample, evaluate
+from ragmeter.diagnosis import Condition, diagnose, load_rules
+from ragmeter.metrics import Direction, Requirements
+
+
+class Prepared(Metric):
+    """A metric whose score per sample id is given (None: not applicable)."""
+
+    requires: ClassVar[Requirements] = ()
+
+    def __init__(self, name: str, scores: dict[str, float | None], lower_is_better=False):
+        self.name = name
+        self.scores = scores
+        if lower_is_better:
+            self.direction = Direction.LOWER_IS_BETTER
+
+    def score(self, sample: Sample) -> MetricResult:
+        value = self.scores[sample.id]
+        return MetricResult.not_applicable("none") if value is None else MetricResult.ok(value)
+
+
+def run(columns: dict[str, list[float | None]], question="What is the warranty?"):
+    n = len(next(iter(columns.values())))
+    ids = [f"s{i}" for i in range(n)]
+    metrics = [Prepared(name, dict(zip(ids, values))) for name, values in columns.items()]
+    return evaluate([{"id": i, "user_input": question} for i in ids], metrics)
+
+
+def rule_ids(findings):
+    return [f.rule_id for f in findings]
+
+
+def test_a_healthy_run_gets_no_finding():
+    result = run(
+        {
+            "context_recall": [0.9, 1.0, 0.8, 1.0],
+            "context_precision": [0.9, 0.8, 1.0, 1.0],
+            "faithfulness": [1.0, 0.9, 1.0, 0.8],
+            "answer_relevancy": [0.9, 0.85, 0.9, 0.95],
+            "answer_correctness": [0.8, 0.9, 0.7, 1.0],
+        }
+    )
+    assert diagnose(result) == []
+
+
+def test_low_recall_points_at_retrieval_with_figures_and_worst_samples_first():
+    result = run({"context_recall": [0.2, 0.9, 0.4, 1.0, 0.0]})
+    (finding,) = diagnose(result)
+    assert finding.rule_id == "retrieval_misses" and finding.area == "retrieval"
+    assert (finding.n_matching, finding.n_evaluated) == (3, 5)
+    assert finding.sample_ids == ["s4", "s0", "s2"]
+    assert finding.figures["context_recall (matching)"] == pytest.approx(0.2)
+    assert finding.figures["context_recall (run)"] == pytest.approx(0.5)
+    assert "chunking" in " ".join(finding.advice)
+
+
+def test_good_recall_low_precision_is_noise_ranked_high():
+    result = run(
+        {
+            "context_recall": [0.9, 1.0, 0.8, 1.0],
+            "context_precision": [0.3, 0.2, 0.9, 1.0],
+        }
+    )
+    assert rule_ids(diagnose(result)) == ["noise_ranked_high"]
+
+
+def test_low_faithfulness_with_good_recall_blames_generation_not_retrieval():
+    result = run(
+        {
+            "context_recall": [0.9, 1.0, 0.8, 1.0],
+            "faithfulness": [0.3, 0.5, 1.0, 0.2],
+        }
+    )
+    (finding,) = diagnose(result)
+    assert finding.rule_id == "unsupported_generation" and finding.area == "generation"
+    assert finding.sample_ids == ["s3", "s0", "s1"]
+
+
+def test_on_topic_but_wrong():
+    result = run(
+        {
+            "answer_relevancy": [0.9, 0.95, 0.9, 0.3],
+            "answer_correctness": [0.1, 0.2, 0.9, 0.9],
+        }
+    )
+    assert rule_ids(diagnose(result)) == ["on_topic_but_wrong"]
+
+
+def test_a_rule_reads_only_samples_scored_on_every_metric_it_needs():
+    # s0 is low on recall but has no faithfulness: it counts for retrieval_misses only.
+    result = run(
+        {
+            "context_recall": [0.1, 0.2, 0.9, 0.9, 0.3],
+            "faithfulness": [None, 0.2, 0.9, 1.0, 0.1],
+        }
+    )
+    findings = {f.rule_id: f for f in diagnose(result)}
+    assert findings["retrieval_misses"].n_evaluated == 5
+    assert findings["unsupported_without_context"].n_evaluated == 4
+    assert findings["unsupported_without_context"].sample_ids == ["s4", "s1"]
+
+
+def test_a_rare_pattern_below_the_share_stays_quiet():
+    result = run({"context_recall": [0.1] + [0.9] * 9})
+    assert diagnose(result) == []
+
+
+def test_alternative_metrics_and_cutoff_patterns():
+    result = run({"recall@5": [0.0, 0.0, 1.0]})
+    (finding,) = diagnose(result)
+    assert finding.rule_id == "retrieval_misses"
+    assert "recall@5 (run)" in finding.figures
+
+
+def test_findings_speak_the_dataset_language():
+    result = run({"context_recall": [0.0, 0.1]}, question="保修期是多久？")
+    (finding,) = diagnose(result)
+    assert "检索" in finding.title
+    assert diagnose(result, language="en")[0].title.startswith("Retrieval")
+
+
+def test_rules_are_data_and_extendable(tmp_path):
+    path = tmp_path / "rules.toml"
+    path.write_text(
+        '[[rule]]\nid = "slow"\nwhen = ["latency > 2"]\n'
+        '[rule.en]\ntitle = "Slow"\nexplanation = "x"\n',
+        encoding="utf-8",
+    )
+    rules = load_rules(path)
+    assert [r.id for r in rules] == ["slow"]
+    result = run({"latency": [3.0, 5.0, 1.0]})
+    assert rule_ids(diagnose(result, rules=rules)) == ["slow"]
+    assert {r.id for r in load_rules()} >= {"retrieval_misses", "on_topic_but_wrong"}
+
+
+def test_a_bad_condition_says_how_to_write_it():
+    with pytest.raises(ValueError, match="METRIC OP NUMBER"):
+        Condition.parse("context_recall<0.5")
+    assert str(Condition.parse("a|b@* >= 0.7")) == "a|b@* >= 0.7"
