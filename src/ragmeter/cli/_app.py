@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -13,10 +13,12 @@ from rich.table import Table
 
 from ragmeter._version import __version__
 from ragmeter.dataset import DatasetError, InvalidRow
+from ragmeter.diagnosis import Finding
 from ragmeter.judge import Judge
 from ragmeter.metrics import SPECS, Direction, UnknownMetricError, resolve_metrics
 from ragmeter.results import EvaluationResult
 from ragmeter.runner import evaluate
+from ragmeter.runner._evaluate import DEFAULT_CONCURRENCY
 
 app = typer.Typer(
     name="ragmeter",
@@ -96,18 +98,115 @@ def summary_table(result: EvaluationResult) -> Table:
     return table
 
 
+def findings_panel(findings: list[Finding]) -> Table:
+    """The diagnosis as a table: what fired, on how many samples, the figures, what to try."""
+    table = Table(title="diagnosis", title_justify="left", show_lines=True)
+    table.add_column("finding")
+    table.add_column("samples", justify="right")
+    table.add_column("figures")
+    table.add_column("try")
+    for f in findings:
+        figures = "\n".join(f"{name} {value:.2f}" for name, value in f.figures.items())
+        examples = ", ".join(f.sample_ids[:5])
+        table.add_row(
+            f"[bold]{escape(f.title)}[/bold] [dim]({f.area})[/dim]\n{escape(f.explanation)}",
+            f"{f.n_matching}/{f.n_evaluated}\n[dim]{escape(examples)}[/dim]",
+            escape(figures),
+            escape("\n".join(f"- {tip}" for tip in f.advice)),
+        )
+    return table
+
+
+def breakdown_tables(result: EvaluationResult) -> list[Table]:
+    """Per tag, each metric's mean per tag value with the number of samples."""
+    tables = []
+    for tag, groups in result.breakdowns().items():
+        table = Table(title=f"by {tag}", title_justify="left")
+        table.add_column(tag)
+        table.add_column("n", justify="right")
+        for m in result.metrics:
+            table.add_column(m.name, justify="right")
+        for group in groups:
+            table.add_row(
+                escape(group.value),
+                str(group.n_samples),
+                *(_format(group.aggregates[m.name].mean) for m in result.metrics),
+            )
+        tables.append(table)
+    return tables
+
+
+def usage_line(result: EvaluationResult) -> str | None:
+    usage = result.usage
+    if not usage:
+        return None
+    line = (
+        f"judge: {usage.get('calls', 0)} calls (+{usage.get('cached_calls', 0)} cached), "
+        f"{usage.get('prompt_tokens', 0):,} prompt + {usage.get('completion_tokens', 0):,} "
+        "completion tokens"
+    )
+    if usage.get("cost"):
+        line += f", cost {usage['cost']:.4f} {usage.get('currency') or ''}".rstrip()
+    return line
+
+
+def print_run(result: EvaluationResult, *, breakdowns: bool = True) -> list[Finding]:
+    """Summary table, breakdowns, usage and diagnosis of a run."""
+    from ragmeter.diagnosis import diagnose
+
+    console.print(summary_table(result))
+    if breakdowns:
+        for table in breakdown_tables(result):
+            console.print(table)
+    line = usage_line(result)
+    if line:
+        console.print(line, highlight=False)
+    findings = diagnose(result)
+    if findings:
+        console.print(findings_panel(findings))
+    return findings
+
+
+def _resume_invocation(run_dir: Path) -> dict[str, Any]:
+    from ragmeter.results import STORE_FILE, RunStore
+
+    if not (run_dir / STORE_FILE).exists():
+        raise FileNotFoundError(f"nothing to resume: {str(run_dir)!r} holds no {STORE_FILE}")
+    store = RunStore.in_dir(run_dir)
+    try:
+        invocation = store.get_meta("invocation")
+    finally:
+        store.close()
+    if not invocation:
+        raise ValueError(
+            f"{str(run_dir)!r} was not started by `ragmeter eval`: resume it from Python with "
+            "evaluate(..., run_dir=..., resume=True)"
+        )
+    return dict(invocation)
+
+
 @app.command("eval")
 def eval_command(
-    data: Annotated[Path, typer.Argument(help="Dataset file: .jsonl, .json, .csv or .parquet.")],
+    data: Annotated[
+        Path | None,
+        typer.Argument(help="Dataset file: .jsonl, .json, .csv or .parquet."),
+    ] = None,
     metrics: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--metrics", "-m", help="Comma-separated metric names, e.g. precision@5,ndcg@10,mrr."
         ),
-    ],
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Run directory for results (default runs/NAME-TIME)."),
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Finish a stopped run: compute only its missing or failed results.",
+        ),
     ] = None,
     skip_invalid: Annotated[
         bool, typer.Option("--skip-invalid", help="Evaluate the valid rows and list the others.")
@@ -121,7 +220,7 @@ def eval_command(
         typer.Option("--format", help="jsonl, json, csv or parquet (default: from extension)."),
     ] = None,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print only the summary table.")
+        bool, typer.Option("--quiet", "-q", help="No progress display; print only the summary.")
     ] = False,
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
@@ -133,8 +232,8 @@ def eval_command(
         typer.Option("--language", help="Judge prompts in en or zh (default: per sample)."),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", help="Samples judged at once.", min=1)
-    ] = 16,
+        int, typer.Option("--concurrency", help="Samples in flight at once.", min=1)
+    ] = DEFAULT_CONCURRENCY,
     cache: Annotated[
         Path | None, typer.Option("--cache", help="Judge cache file (default .ragmeter/cache.db).")
     ] = None,
@@ -144,17 +243,39 @@ def eval_command(
     refresh_cache: Annotated[
         bool, typer.Option("--refresh-cache", help="Ignore cached answers; store new ones.")
     ] = False,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Also write the HTML report to this file.")
+    ] = None,
 ) -> None:
-    """Score a dataset with the given metrics and write per-sample results.
+    """Score a dataset with the given metrics; results are saved as they are computed.
 
     LLM metrics use the judge given by the --judge-* options, else the RAGMETER_JUDGE_* (or
     OPENAI_*) environment, else the embedded offline judge. The API key is read from the
-    environment only.
+    environment only. A stopped run (killed, interrupted, judge down) continues with
+    `ragmeter eval --resume RUN_DIR`; nothing already computed is computed again.
     """
     from ragmeter.judge import JudgeError
     from ragmeter.metrics.llm import JudgedMetric
 
     try:
+        if resume is not None:
+            recorded = _resume_invocation(resume)
+            data = data or Path(recorded["data"])
+            metrics = metrics or recorded["metrics"]
+            column_map = column_map or recorded.get("column_map")
+            format = format or recorded.get("format")
+            skip_invalid = skip_invalid or bool(recorded.get("skip_invalid"))
+            language = language or recorded.get("language")
+            judge_recorded = recorded.get("judge") or {}
+            judge_model = judge_model or judge_recorded.get("model")
+            judge_base_url = judge_base_url or judge_recorded.get("base_url")
+            judge_provider = judge_provider or judge_recorded.get("provider")
+            if judge_config is None and judge_recorded.get("config"):
+                judge_config = Path(judge_recorded["config"])
+            logprobs = logprobs or bool(judge_recorded.get("logprobs"))
+            output = resume
+        if data is None or not metrics:
+            raise ValueError("give a DATA file and --metrics, or --resume RUN_DIR")
         resolved = resolve_metrics(metrics)
         judge = None
         if any(isinstance(m, JudgedMetric) and m.uses_judge for m in resolved):
@@ -170,6 +291,23 @@ def eval_command(
             )
         if language not in (None, "en", "zh"):
             raise ValueError(f"--language must be en or zh, got {language!r}")
+        run_dir = output or Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
+        invocation = {
+            "data": str(data),
+            "metrics": metrics,
+            "column_map": column_map or [],
+            "format": format,
+            "skip_invalid": skip_invalid,
+            "language": language,
+            # Never the API key: it is read from the environment on resume too.
+            "judge": {
+                "model": judge_model,
+                "base_url": judge_base_url,
+                "provider": judge_provider,
+                "config": None if judge_config is None else str(judge_config),
+                "logprobs": logprobs,
+            },
+        }
         result = evaluate(
             data,
             resolved,
@@ -179,11 +317,23 @@ def eval_command(
             judge=judge,
             language=language,  # type: ignore[arg-type]
             concurrency=concurrency,
+            run_dir=run_dir,
+            resume=resume is not None,
+            progress=not quiet,
+            invocation=invocation,
         )
+    except KeyboardInterrupt:
+        errors.print(
+            f"[yellow]interrupted:[/yellow] what was computed is saved; continue with "
+            f"ragmeter eval --resume {run_dir}",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
     except (
         UnknownMetricError,
         DatasetError,
         FileNotFoundError,
+        FileExistsError,
         ValueError,
         ImportError,
         JudgeError,
@@ -192,20 +342,74 @@ def eval_command(
     if not len(result):
         _fail(f"no valid row to evaluate in {data}", result.skipped)
 
-    run_dir = output or Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
-    result.save(run_dir)
-    console.print(summary_table(result))
+    print_run(result, breakdowns=not quiet)
+    if report is not None:
+        from ragmeter.diagnosis import diagnose
+        from ragmeter.report import write_report
+
+        write_report(result, report, findings=diagnose(result))
+        console.print(f"report: {report}", highlight=False)
     judge_error = result.config.get("judge_error")
     if judge_error:
         _fail(
             f"the judge refused its configuration, so the judged metrics were not computed "
-            f"(results so far are in {run_dir}): {judge_error}"
+            f"(results so far are in {run_dir}; fix it and run ragmeter eval --resume "
+            f"{run_dir}): {judge_error}"
         )
     if result.skipped:
         errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
         _print_problems(result.skipped)
     if not quiet:
         console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
+
+
+def _load_run(run_dir: Path) -> EvaluationResult:
+    try:
+        return EvaluationResult.load(run_dir)
+    except (FileNotFoundError, ValueError) as error:
+        _fail(str(error))
+
+
+@app.command("show")
+def show_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by ragmeter eval.")],
+) -> None:
+    """Print a run's summary, tag breakdowns, usage and diagnosis again."""
+    result = _load_run(run_dir)
+    config = result.config
+    dataset = config.get("dataset") or {}
+    console.print(
+        f"run {run_dir} · ragmeter {config.get('ragmeter_version', '?')} · "
+        f"{config.get('created_at', '?')} · dataset {dataset.get('source')} "
+        f"({dataset.get('fingerprint')})",
+        highlight=False,
+    )
+    print_run(result)
+
+
+@app.command("report")
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by ragmeter eval.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Report file to write.")] = Path(
+        "report.html"
+    ),
+    compare: Annotated[
+        Path | None, typer.Option("--compare", help="Another run directory to compare with.")
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", help="html (one self-contained file) or markdown.")
+    ] = "html",
+) -> None:
+    """Write a run's report: one offline HTML file, or markdown for CI step summaries."""
+    from ragmeter.diagnosis import diagnose
+    from ragmeter.report import write_report
+
+    if format not in ("html", "markdown"):
+        _fail(f"--format must be html or markdown, got {format!r}")
+    result = _load_run(run_dir)
+    other = _load_run(compare) if compare is not None else None
+    path = write_report(result, output, compare=other, findings=diagnose(result), format=format)
+    console.print(f"report: {path}", highlight=False)
 
 
 @app.command("metrics")

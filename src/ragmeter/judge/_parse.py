@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import re
@@ -88,7 +90,13 @@ def parse_output(text: str, schema: type[OutputT]) -> OutputT:
 
 
 def schema_of(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent to endpoints and included in cache keys."""
+    """The JSON schema sent to endpoints and included in cache keys (a fresh copy)."""
+    return copy.deepcopy(_schema_of(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    # Generating it costs about a millisecond; every call of a step asks for the same one.
     return schema.model_json_schema()
 
 

@@ -280,6 +280,9 @@ def _status_error(status: int, message: str | None) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without TCP_NODELAY, Nagle waits for the
+    # client's delayed ACK (~40 ms) before sending the body, on every request.
+    disable_nagle_algorithm = True
     server_version = "FakeOpenAI/1.0"
     server: _HTTPServer
 

@@ -1,0 +1,52 @@
+"""Reports on an evaluation run: a self-contained HTML page and a markdown summary.
+
+>>> from ragmeter import evaluate
+>>> result = evaluate(
+...     [{"id": "a", "retrieved_context_ids": ["x", "y"], "reference_context_ids": ["y"]}],
+...     ["mrr"],
+... )
+>>> print(render_markdown(result).splitlines()[2])
+| metric | better | mean | median | coverage | n/a | failed |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from ragmeter.diagnosis._finding import Finding
+from ragmeter.report._html import render_html
+from ragmeter.report._markdown import render_markdown
+from ragmeter.results import EvaluationResult
+
+__all__ = ["render_html", "render_markdown", "write_report"]
+
+
+def write_report(
+    result: EvaluationResult,
+    path: str | Path,
+    *,
+    compare: EvaluationResult | None = None,
+    findings: Sequence[Finding] = (),
+    format: Literal["html", "markdown"] = "html",
+    compare_findings: Sequence[Finding] = (),
+    title: str | None = None,
+) -> Path:
+    """Write the HTML (or markdown) report on ``result`` to ``path``; returns the path."""
+    if format == "html":
+        content = render_html(
+            result,
+            compare=compare,
+            findings=findings,
+            compare_findings=compare_findings,
+            title=title,
+        )
+    elif format == "markdown":
+        content = render_markdown(result, compare=compare, findings=findings, title=title)
+    else:
+        raise ValueError(f"format must be 'html' or 'markdown', got {format!r}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8")
+    return path

@@ -1,0 +1,87 @@
+"""Number and label formatting shared by the HTML and markdown reports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from ragmeter.metrics import Direction
+
+#: Shown where there is no value (never 0, which would read as a score).
+NONE = "—"
+
+Change = Literal["better", "worse", "same"]
+
+
+def score(value: float | None, digits: int = 4) -> str:
+    """A score with ``digits`` decimals, or "—" when there is none."""
+    return NONE if value is None else f"{value:.{digits}f}"
+
+
+def signed(value: float | None, digits: int = 4) -> str:
+    """A difference with its sign (+0.2500, -0.1000, 0.0000), or "—"."""
+    if value is None:
+        return NONE
+    if round(value, digits) == 0:
+        return f"{0:.{digits}f}"
+    return f"{value:+.{digits}f}"
+
+
+def count(value: int | float) -> str:
+    """An integer with thousands separators."""
+    return f"{int(value):,}"
+
+
+def percent(share: float) -> str:
+    """A share as a whole percentage."""
+    return f"{share:.0%}"
+
+
+def arrow(direction: Direction) -> str:
+    """↑ when higher is better, ↓ when lower is."""
+    return "↑" if direction is Direction.HIGHER_IS_BETTER else "↓"
+
+
+def change(delta: float | None, direction: Direction, tolerance: float = 1e-9) -> Change:
+    """Whether a move of ``delta`` is an improvement for a metric going ``direction``."""
+    if delta is None or abs(delta) <= tolerance:
+        return "same"
+    up = delta > 0
+    return "better" if up == (direction is Direction.HIGHER_IS_BETTER) else "worse"
+
+
+def cost(usage: Mapping[str, Any]) -> str:
+    """The cost of a usage record, with its currency, or why it is unknown."""
+    currency = usage.get("currency")
+    if not currency:
+        return "not counted (no price set)"
+    return f"{float(usage.get('cost') or 0.0):.4f} {currency}"
+
+
+def usage_line(usage: Mapping[str, Any], what: str = "judge") -> str:
+    """One line: calls, cached calls, tokens and cost of a usage record."""
+    parts = [
+        f"{count(usage.get('calls', 0))} {what} calls",
+        f"{count(usage.get('cached_calls', 0))} cached",
+        f"{count(usage.get('prompt_tokens', 0))} prompt + "
+        f"{count(usage.get('completion_tokens', 0))} completion tokens",
+    ]
+    if usage.get("estimated_calls"):
+        parts.append(f"tokens estimated for {count(usage['estimated_calls'])} calls")
+    if what == "judge" or usage.get("currency"):
+        parts.append(f"cost {cost(usage)}")
+    return ", ".join(parts)
+
+
+def describe_service(described: Mapping[str, Any]) -> str:
+    """A judge's or embedding model's ``describe()`` as one short line."""
+    kind = str(described.get("kind", "unknown"))
+    model = described.get("model") or described.get("name")
+    parts = [str(model)] if model else []
+    if kind not in parts:
+        parts.append(kind)
+    if described.get("base_url"):
+        parts.append(str(described["base_url"]))
+    if described.get("sha256"):
+        parts.append(f"sha256 {described['sha256']}")
+    return " · ".join(parts)

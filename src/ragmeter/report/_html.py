@@ -1,0 +1,308 @@
+"""The HTML report: one self-contained page (inline CSS and SVG, nothing loaded)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragmeter._version import __version__
+from ragmeter.diagnosis._finding import Finding
+from ragmeter.report import _format as fmt
+from ragmeter.report._analysis import (
+    compare_runs,
+    default_title,
+    embedding_models,
+    failure_groups,
+    judges,
+    run_label,
+)
+from ragmeter.report._html_compare import compare_section
+from ragmeter.report._html_findings import findings_section
+from ragmeter.report._html_samples import (
+    Links,
+    failures_section,
+    samples_section,
+    worst_section,
+)
+from ragmeter.report._markup import Markup, el, esc, join
+from ragmeter.report._style import CSS
+from ragmeter.report._svg import histogram
+from ragmeter.results import EvaluationResult
+
+#: Shown with the skipped rows before "and N more".
+MAX_SKIPPED = 50
+
+
+def _services(found: list[tuple[str, list[str]]]) -> Markup:
+    return join(
+        el("div", line, el("span", f" — {', '.join(metrics)}", class_="muted"))
+        for line, metrics in found
+    )
+
+
+def _header(result: EvaluationResult, title: str, baseline: EvaluationResult | None) -> Markup:
+    config = result.config
+    dataset: dict[str, Any] = config.get("dataset") or {}
+    rows: list[tuple[str, object]] = [
+        ("dataset", dataset.get("source") or "in memory (no file)"),
+        ("fingerprint", el("code", dataset["fingerprint"]) if dataset.get("fingerprint") else None),
+        ("samples", f"{fmt.count(len(result))} evaluated, {len(result.skipped)} rows skipped"),
+        ("created", config.get("created_at")),
+        ("ragmeter", config.get("ragmeter_version") or __version__),
+    ]
+    if config.get("judges"):
+        rows.append(("judge", _services(judges(config))))
+    if config.get("embeddings"):
+        rows.append(("embeddings", _services(embedding_models(config))))
+    if config.get("prompt_versions"):
+        rows.append(("prompts", el("code", ", ".join(config["prompt_versions"]))))
+    if baseline is not None:
+        rows.append(("baseline", run_label(baseline)))
+    items = [join([el("dt", name), el("dd", value)]) for name, value in rows if value is not None]
+    error = config.get("judge_error")
+    return join(
+        [
+            el("h1", title),
+            el("dl", items, class_="meta"),
+            el("p", f"Judge error: {error}. Unjudged results count as failed.", class_="banner bad")
+            if error
+            else None,
+        ]
+    )
+
+
+def _summary(result: EvaluationResult) -> Markup:
+    head = el(
+        "tr",
+        el("th", "metric"),
+        el("th", "better"),
+        el("th", "mean", class_="num"),
+        el("th", "median", class_="num"),
+        el("th", "coverage", class_="num"),
+        el("th", "n/a", class_="num"),
+        el("th", "failed", class_="num"),
+    )
+    rows = []
+    for metric in result.metrics:
+        agg = result.aggregates[metric.name]
+        rows.append(
+            el(
+                "tr",
+                el("td", metric.name),
+                el(
+                    "td",
+                    fmt.arrow(metric.direction),
+                    class_="dir",
+                    title="higher is better"
+                    if fmt.arrow(metric.direction) == "↑"
+                    else "lower is better",
+                ),
+                el("td", fmt.score(agg.mean), class_="num"),
+                el("td", fmt.score(agg.median), class_="num"),
+                el(
+                    "td",
+                    f"{agg.n_ok}/{agg.n_total}",
+                    class_="num",
+                    title=f"{fmt.percent(agg.coverage)} of samples got a score",
+                ),
+                el("td", agg.n_not_applicable, class_="num"),
+                el("td", agg.n_failed, class_="num worse" if agg.n_failed else "num"),
+                data_metric=metric.name,
+            )
+        )
+    note = el(
+        "p",
+        "Mean and median cover the scored samples only; coverage = scored / all. "
+        "n/a: the metric does not apply; failed: it should have, but could not be computed.",
+        class_="muted",
+    )
+    return join(
+        [el("table", el("thead", head), el("tbody", rows), id="summary-table", class_="fit"), note]
+    )
+
+
+def _distributions(result: EvaluationResult) -> Markup:
+    cards = []
+    for metric in result.metrics:
+        scores = result.scores(metric.name)
+        n = sum(s is not None for s in scores)
+        cards.append(
+            el(
+                "div",
+                el("h4", metric.name, el("span", f"{fmt.arrow(metric.direction)} n={n}")),
+                histogram(metric.name, scores),
+                class_="hist-card",
+            )
+        )
+    return el("div", cards, class_="hists")
+
+
+def _breakdowns(result: EvaluationResult) -> Markup:
+    groups = result.breakdowns()
+    if not groups:
+        return el(
+            "p", "No sample tag (metadata field) has 2 to 30 distinct values.", class_="muted"
+        )
+    parts = []
+    for tag, values in groups.items():
+        head = el(
+            "tr",
+            el("th", tag),
+            el("th", "samples", class_="num"),
+            [el("th", m.name, " ", fmt.arrow(m.direction), class_="num") for m in result.metrics],
+        )
+        rows = [
+            el(
+                "tr",
+                el("td", g.value),
+                el("td", g.n_samples, class_="num"),
+                [
+                    el(
+                        "td",
+                        fmt.score(g.aggregates[m.name].mean),
+                        class_="num",
+                        title=f"{g.aggregates[m.name].n_ok}/{g.aggregates[m.name].n_total} scored",
+                    )
+                    for m in result.metrics
+                ],
+            )
+            for g in values
+        ]
+        parts.append(el("h3", tag))
+        parts.append(el("table", el("thead", head), el("tbody", rows), data_tag=tag, class_="fit"))
+    return join(parts)
+
+
+def _usage(result: EvaluationResult, baseline: EvaluationResult | None) -> Markup:
+    rows = []
+    for label, run in (("this run", result), ("baseline", baseline)):
+        if run is None:
+            continue
+        for service, key in (("judge", "usage"), ("embeddings", "embedding_usage")):
+            usage = run.config.get(key)
+            if not usage:
+                continue
+            rows.append(
+                el(
+                    "tr",
+                    el("td", label),
+                    el("td", service),
+                    [
+                        el("td", fmt.count(usage.get(k, 0)), class_="num")
+                        for k in ("calls", "cached_calls", "prompt_tokens", "completion_tokens")
+                    ],
+                    el(
+                        "td",
+                        fmt.cost(usage)
+                        if service == "judge" or usage.get("currency")
+                        else fmt.NONE,
+                        class_="num",
+                    ),
+                )
+            )
+    if not rows:
+        return el(
+            "p", "No judge or embedding call (no LLM-judged metric in this run).", class_="muted"
+        )
+    head = el(
+        "tr",
+        el("th", "run"),
+        el("th", "service"),
+        [
+            el("th", h, class_="num")
+            for h in ("calls", "cached", "prompt tokens", "completion tokens", "cost")
+        ],
+    )
+    estimated = result.usage.get("estimated_calls")
+    note = (
+        el(
+            "p",
+            f"Token counts of {estimated} judge calls are estimates (the endpoint reported none).",
+            class_="muted",
+        )
+        if estimated
+        else None
+    )
+    return join(
+        [el("table", el("thead", head), el("tbody", rows), class_="fit", id="usage-table"), note]
+    )
+
+
+def _skipped(result: EvaluationResult) -> Markup | None:
+    if not result.skipped:
+        return None
+    rows = [
+        el(
+            "tr",
+            el("td", r.row, class_="num"),
+            el("td", r.sample_id or ""),
+            el("td", "; ".join(str(p) for p in r.problems)),
+        )
+        for r in result.skipped[:MAX_SKIPPED]
+    ]
+    more = len(result.skipped) - len(rows)
+    return el(
+        "details",
+        el("summary", f"{len(result.skipped)} rows skipped as invalid"),
+        el("table", el("tbody", rows)),
+        el("p", f"and {more} more", class_="muted") if more > 0 else None,
+    )
+
+
+def _section(anchor: str, heading: str, *body: object) -> Markup:
+    return el("section", el("h2", heading), *body, id=anchor)
+
+
+def render_html(
+    result: EvaluationResult,
+    *,
+    compare: EvaluationResult | None = None,
+    findings: Sequence[Finding] = (),
+    compare_findings: Sequence[Finding] = (),
+    title: str | None = None,
+    worst: int = 10,
+) -> str:
+    """One self-contained HTML page on ``result``: summary, score distributions, diagnosis
+    ``findings``, tag breakdowns, the ``worst`` samples per metric, failures, usage, and with
+    ``compare`` (the baseline run) the change from it, samples matched by id."""
+    title = title or default_title(result)
+    samples = result.samples
+    links = Links(samples)
+    sections: list[tuple[str, str, Markup]] = [
+        ("summary", "Summary", _summary(result)),
+    ]
+    if compare is not None:
+        comparison = compare_runs(result, compare, worst, samples)
+        sections.append(
+            ("compare", "Run vs baseline", compare_section(comparison, run_label(compare), links))
+        )
+    sections += [
+        ("distributions", "Score distributions", _distributions(result)),
+        ("diagnosis", "Diagnosis", findings_section(findings, compare_findings, links)),
+        ("breakdowns", "By tag", _breakdowns(result)),
+        ("worst", "Worst samples", worst_section(samples, result.metrics, worst, links)),
+        (
+            "failures",
+            "Failed results",
+            failures_section(failure_groups(samples, result.metrics), links),
+        ),
+        ("usage", "Usage and cost", _usage(result, compare)),
+    ]
+    # Cards last: every section above has registered the samples it links to.
+    sections.append(("samples", "Samples", samples_section(samples, result.metrics, links)))
+    nav = el("nav", [el("a", heading, href=f"#{anchor}") for anchor, heading, _ in sections])
+    body = el(
+        "main",
+        _header(result, title, compare),
+        _skipped(result),
+        nav,
+        [_section(anchor, heading, content) for anchor, heading, content in sections],
+        el("footer", f"ragmeter {__version__}. A self-contained file: it loads nothing."),
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{esc(title)}</title>\n<style>{CSS}</style>\n</head>\n"
+        f"<body>\n{body}\n</body>\n</html>\n"
+    )

@@ -1,0 +1,129 @@
+"""The run-vs-run section: means of both runs, their change, and the samples that moved."""
+
+from __future__ import annotations
+
+from ragmeter.report import _format as fmt
+from ragmeter.report._analysis import Comparison, MetricDelta
+from ragmeter.report._html_samples import Links
+from ragmeter.report._markup import Markup, el, join, shorten, text
+from ragmeter.results import Aggregate
+
+
+def delta_cell(delta: MetricDelta) -> Markup:
+    """The change of the mean, coloured by whether it is better or worse."""
+    kind = fmt.change(delta.delta, delta.direction)
+    label = "" if kind == "same" or delta.delta is None else f" {kind}"
+    return el("td", fmt.signed(delta.delta), label, class_=f"num {kind}", data_change=kind)
+
+
+def _coverage(agg: Aggregate | None) -> str:
+    return fmt.NONE if agg is None else f"{agg.n_ok}/{agg.n_total}"
+
+
+def _mean(agg: Aggregate | None) -> str:
+    return fmt.score(agg.mean if agg is not None else None)
+
+
+def _means_table(comparison: Comparison) -> Markup:
+    head = el(
+        "tr",
+        el("th", "metric"),
+        el("th", "better"),
+        el("th", "baseline", class_="num"),
+        el("th", "this run", class_="num"),
+        el("th", "Δ mean", class_="num"),
+        el("th", "coverage before → now", class_="num"),
+        el("th", "paired", class_="num", title="shared samples scored in both runs"),
+        el("th", "improved", class_="num"),
+        el("th", "worsened", class_="num"),
+        el("th", "status changed", class_="num"),
+    )
+    rows = [
+        el(
+            "tr",
+            el("td", d.metric),
+            el("td", fmt.arrow(d.direction), class_="dir"),
+            el("td", _mean(d.baseline), class_="num"),
+            el("td", _mean(d.current), class_="num"),
+            delta_cell(d),
+            el("td", f"{_coverage(d.baseline)} → {_coverage(d.current)}", class_="num"),
+            el("td", d.n_paired, class_="num"),
+            el("td", d.n_better, class_="num better" if d.n_better else "num"),
+            el("td", d.n_worse, class_="num worse" if d.n_worse else "num"),
+            el("td", d.n_status_changed, class_="num"),
+            data_metric=d.metric,
+        )
+        for d in comparison.metrics
+    ]
+    return el("table", el("thead", head), el("tbody", rows), id="compare-table", class_="fit")
+
+
+def _largest(n: int) -> str:
+    return "the only change" if n == 1 else f"the {n} largest changes"
+
+
+def _changes(delta: MetricDelta, links: Links) -> Markup:
+    rows = []
+    for c in delta.changes:
+        kind = fmt.change(c.delta, delta.direction)
+        rows.append(
+            el(
+                "tr",
+                el("td", links.link(c.sample)),
+                el("td", fmt.score(c.baseline), class_="num"),
+                el("td", fmt.score(c.current), class_="num"),
+                el("td", fmt.signed(c.delta), class_=f"num {kind}"),
+                el(
+                    "td",
+                    text(shorten(c.sample.sample.user_input or "", 120), "span"),
+                    class_="text",
+                ),
+            )
+        )
+    head = el(
+        "tr",
+        el("th", "sample"),
+        el("th", "baseline", class_="num"),
+        el("th", "this run", class_="num"),
+        el("th", "Δ", class_="num"),
+        el("th", "question"),
+    )
+    return join(
+        [
+            el(
+                "h4",
+                f"{delta.metric} {fmt.arrow(delta.direction)}",
+                el("span", f" — {_largest(len(delta.changes))}", class_="muted"),
+            ),
+            el("table", el("thead", head), el("tbody", rows)),
+        ]
+    )
+
+
+def compare_section(comparison: Comparison, baseline_label: str, links: Links) -> Markup:
+    """Baseline against this run; deltas are this run minus the baseline."""
+    notes = [
+        el(
+            "p",
+            "Baseline: ",
+            el("b", baseline_label),
+            ". Δ = this run − baseline; "
+            "no significance test is applied, so treat small differences as possible noise.",
+            class_="muted",
+        ),
+        el(
+            "p", comparison.sample_note(), class_=None if comparison.same_samples else "banner warn"
+        ),
+    ]
+    if comparison.same_dataset is False:
+        notes.append(
+            el(
+                "p",
+                "The dataset fingerprints differ: the runs did not read the same data.",
+                class_="banner warn",
+            )
+        )
+    changes = [_changes(d, links) for d in comparison.metrics if d.changes]
+    if not changes:
+        changes = [el("p", "No shared sample changed score.", class_="muted")]
+    return join([*notes, _means_table(comparison), el("h3", "Samples that changed most"), *changes])

@@ -1,0 +1,134 @@
+"""A compact GitHub-flavoured markdown summary, for CI logs and GitHub step summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragmeter.diagnosis._finding import Finding
+from ragmeter.report import _format as fmt
+from ragmeter.report._analysis import compare_runs, default_title, run_label
+from ragmeter.results import EvaluationResult
+
+_SPECIAL = str.maketrans({c: "\\" + c for c in "\\|<>*[]`"})
+
+
+def md(value: object) -> str:
+    """Text safe in a markdown table cell: one line, markdown punctuation escaped."""
+    return " ".join(str(value).split()).translate(_SPECIAL)
+
+
+def code(value: object) -> str:
+    """``value`` as inline code (backticks inside replaced, since they cannot be escaped)."""
+    return "`" + " ".join(str(value).split()).replace("`", "'") + "`"
+
+
+def md_code(value: object) -> str:
+    """Inline code in a table cell (a pipe would end the cell)."""
+    return code(value).replace("|", "\\|")
+
+
+def _table(head: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _metric_table(result: EvaluationResult) -> str:
+    rows = []
+    for metric in result.metrics:
+        agg = result.aggregates[metric.name]
+        rows.append(
+            [
+                md_code(metric.name),
+                fmt.arrow(metric.direction),
+                fmt.score(agg.mean),
+                fmt.score(agg.median),
+                f"{agg.n_ok}/{agg.n_total}",
+                str(agg.n_not_applicable),
+                str(agg.n_failed),
+            ]
+        )
+    return _table(
+        ["metric", "better", "mean", "median", "coverage", "n/a", "failed"],
+        ["---", ":-:", "--:", "--:", "--:", "--:", "--:"],
+        rows,
+    )
+
+
+def _compare_table(result: EvaluationResult, baseline: EvaluationResult) -> str:
+    comparison = compare_runs(result, baseline, top=0)
+    rows = []
+    for d in comparison.metrics:
+        kind = fmt.change(d.delta, d.direction)
+        rows.append(
+            [
+                md_code(d.metric),
+                fmt.arrow(d.direction),
+                fmt.score(d.baseline.mean if d.baseline else None),
+                fmt.score(d.current.mean if d.current else None),
+                fmt.signed(d.delta) + ("" if kind == "same" or d.delta is None else f" {kind}"),
+                f"{d.n_better} / {d.n_worse}",
+            ]
+        )
+    table = _table(
+        ["metric", "better", "baseline", "this run", "Δ mean", "samples improved / worsened"],
+        ["---", ":-:", "--:", "--:", "--:", "--:"],
+        rows,
+    )
+    return (
+        f"Baseline: {md(run_label(baseline))}. {comparison.sample_note()} "
+        "No significance test is applied.\n\n" + table
+    )
+
+
+def _finding_line(finding: Finding) -> str:
+    figures = ", ".join(f"{md(name)} {fmt.score(v)}" for name, v in finding.figures.items())
+    line = (
+        f"- **{md(finding.title)}** ({md(finding.severity)}, {md(finding.area)}): "
+        f"{finding.n_matching}/{finding.n_evaluated} samples ({fmt.percent(finding.share)})"
+    )
+    if figures:
+        line += f"; {figures}"
+    if finding.advice:
+        line += "\n  - advice: " + "; ".join(md(a) for a in finding.advice)
+    if finding.sample_ids:
+        shown = ", ".join(code(i) for i in finding.sample_ids[:5])
+        more = len(finding.sample_ids) - 5
+        line += f"\n  - samples: {shown}" + (f" and {more} more" if more > 0 else "")
+    return line
+
+
+def render_markdown(
+    result: EvaluationResult,
+    *,
+    compare: EvaluationResult | None = None,
+    findings: Sequence[Finding] = (),
+    title: str | None = None,
+) -> str:
+    """A short markdown summary of ``result``: metric table, change from ``compare`` (the
+    baseline) when given, ``findings`` as bullets, and the judge usage."""
+    dataset = result.config.get("dataset") or {}
+    facts = [
+        f"{fmt.count(len(result))} samples",
+        f"{len(result.skipped)} skipped" if result.skipped else None,
+        f"fingerprint {code(dataset['fingerprint'])}" if dataset.get("fingerprint") else None,
+        f"ragmeter {md(result.config.get('ragmeter_version', ''))}"
+        if result.config.get("ragmeter_version")
+        else None,
+        md(result.config["created_at"]) if result.config.get("created_at") else None,
+    ]
+    parts = [f"## {md(title or default_title(result))}", " · ".join(f for f in facts if f)]
+    if result.config.get("judge_error"):
+        parts.append(f"> **Judge error:** {md(result.config['judge_error'])}")
+    parts.append(_metric_table(result))
+    if compare is not None:
+        parts += ["### Change from baseline", _compare_table(result, compare)]
+    if findings:
+        parts += ["### Findings", "\n".join(_finding_line(f) for f in findings)]
+    usage = result.config.get("usage")
+    if usage:
+        parts.append(f"Usage: {fmt.usage_line(usage)}.")
+    embedding = result.config.get("embedding_usage")
+    if embedding:
+        parts.append(f"Embeddings: {fmt.usage_line(embedding, 'embedding')}.")
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,67 @@
+"""A few helpers to build HTML safely: text is escaped unless it is already markup."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+class Markup(str):
+    """A string that is already HTML (never escaped again)."""
+
+    __slots__ = ()
+
+
+def esc(value: object) -> Markup:
+    """``value`` as HTML: markup as is, anything else escaped text."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(html.escape(str(value), quote=True))
+
+
+def join(parts: Iterable[object], sep: str = "") -> Markup:
+    """Parts joined, each escaped unless it is markup; ``None`` is left out."""
+    return Markup(sep.join(esc(p) for p in parts if p is not None))
+
+
+def _flatten(children: Iterable[object]) -> Iterable[object]:
+    for child in children:
+        if child is None:
+            continue
+        if isinstance(child, list | tuple):
+            yield from _flatten(child)
+        else:
+            yield child
+
+
+def attrs(**values: object) -> Markup:
+    """HTML attributes; ``class_`` stands for ``class``, ``data_x`` for ``data-x``, and
+    ``None`` or ``False`` leaves an attribute out."""
+    out = []
+    for key, value in values.items():
+        if value is None or value is False:
+            continue
+        name = key.rstrip("_").replace("_", "-")
+        out.append(f" {name}" if value is True else f' {name}="{esc(value)}"')
+    return Markup("".join(out))
+
+
+def el(tag: str, *children: object, **attributes: object) -> Markup:
+    """``<tag ...>children</tag>``; lists of children are flattened, ``None`` skipped."""
+    body = join(_flatten(children))
+    return Markup(f"<{tag}{attrs(**attributes)}>{body}</{tag}>")
+
+
+def text(value: str, tag: str = "div", **attributes: object) -> Markup:
+    """User text in ``tag``, marked ``lang="zh"`` when it holds Chinese (for CJK glyphs)."""
+    lang = "zh" if _CJK.search(value) else None
+    return el(tag, value, lang=lang, **attributes)
+
+
+def shorten(value: str, limit: int) -> str:
+    """``value`` cut to ``limit`` characters, with an ellipsis when cut."""
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
