@@ -1,3 +1,5 @@
+"""``python -m ragmeter``: the command line."""
+
 from ragmeter.cli import main
 
 main()

@@ -146,7 +146,7 @@ class Metric(ABC):
             return MetricResult.failed(f"missing field(s): {', '.join(missing)}")
         try:
             return self.score(sample)
-        except (ValueError, TypeError, ArithmeticError, LookupError) as error:
+        except Exception as error:  # noqa: BLE001 - one sample's failure must not fail the batch
             return MetricResult.failed(f"{type(error).__name__}: {error}")
 
     def __repr__(self) -> str:

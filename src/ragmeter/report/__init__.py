@@ -5,8 +5,12 @@
 ...     [{"id": "a", "retrieved_context_ids": ["x", "y"], "reference_context_ids": ["y"]}],
 ...     ["mrr"],
 ... )
->>> print(render_markdown(result).splitlines()[2])
+>>> for line in render_markdown(result).splitlines()[4:7]:
+...     print(line)
 | metric | better | mean | median | coverage | n/a | failed |
+|---|:-:|--:|--:|--:|--:|--:|
+| `mrr` | ↑ | 0.5000 | 0.5000 | 1/1 | 0 | 0 |
+>>> html = render_html(result)  # write_report(result, "report.html") writes it to a file
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ def write_report(
     format: Literal["html", "markdown"] = "html",
     compare_findings: Sequence[Finding] = (),
     title: str | None = None,
+    worst: int = 10,
 ) -> Path:
     """Write the HTML (or markdown) report on ``result`` to ``path``; returns the path."""
     if format == "html":
@@ -41,6 +46,7 @@ def write_report(
             findings=findings,
             compare_findings=compare_findings,
             title=title,
+            worst=worst,
         )
     elif format == "markdown":
         content = render_markdown(result, compare=compare, findings=findings, title=title)

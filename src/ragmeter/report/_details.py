@@ -125,18 +125,28 @@ def _context_verdicts(contexts: Sequence[Any]) -> Markup:
     return el("div", el("h5", "per-context verdicts"), el("ul", items, class_="plain"))
 
 
-def _verdict_strip(verdicts: Sequence[Any], similarities: Sequence[Any] | None) -> Markup:
+def by_retrieved_rank(metric: str) -> bool:
+    """Whether ``metric``'s ``verdicts`` follow the retrieved ranks (precision-style metrics)
+    rather than the reference contexts (recall-style ones)."""
+    return "precision" in metric
+
+
+def _verdict_strip(
+    verdicts: Sequence[Any], similarities: Sequence[Any] | None, metric: str
+) -> Markup:
     sims = list(similarities or [])
+    retrieved = by_retrieved_rank(metric)
     chips = [
         el(
             "span",
-            f"#{i + 1} {'✓' if v else '✗'}",
+            f"{'#' if retrieved else 'ref '}{i + 1} {'✓' if v else '✗'}",
             class_="chip " + ("good" if v else "bad"),
             title=f"similarity {sims[i]}" if i < len(sims) else None,
         )
         for i, v in enumerate(verdicts)
     ]
-    return el("div", el("h5", "verdicts by rank"), el("div", chips, class_="chips"))
+    heading = "relevant, by retrieved rank" if retrieved else "found, per reference context"
+    return el("div", el("h5", heading), el("div", chips, class_="chips"))
 
 
 def _plain(value: Any) -> str:
@@ -150,8 +160,9 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def details_html(result: MetricResult) -> Markup:
-    """Everything in ``result.details``: known structures drawn, other keys as name/value."""
+def details_html(result: MetricResult, metric: str = "") -> Markup:
+    """Everything in ``result.details`` of ``metric``: known structures drawn, other keys as
+    name/value."""
     details = result.details
     if not details:
         return Markup("")
@@ -167,7 +178,7 @@ def details_html(result: MetricResult) -> Markup:
     if isinstance(details.get("contexts"), list):
         parts.append(_context_verdicts(details["contexts"]))
     if isinstance(details.get("verdicts"), list):
-        parts.append(_verdict_strip(details["verdicts"], details.get("similarities")))
+        parts.append(_verdict_strip(details["verdicts"], details.get("similarities"), metric))
     drawn = set(_STRUCTURED)
     if "questions" in details or "verdicts" in details:
         drawn.add("similarities")
@@ -202,8 +213,7 @@ def context_marks(
                     "good" if good else "bad",
                     str(c.get("reason") or ""),
                 )
-        # precision-style verdicts follow the retrieved ranks (recall's follow the reference)
-        if "precision" in name and isinstance(details.get("verdicts"), list):
+        if by_retrieved_rank(name) and isinstance(details.get("verdicts"), list):
             for i, v in enumerate(details["verdicts"]):
                 add(i + 1, f"{name} {'✓' if v else '✗'}", "good" if v else "bad")
         cited: dict[int, int] = {}

@@ -32,6 +32,11 @@ def count(value: int | float) -> str:
     return f"{int(value):,}"
 
 
+def plural(n: int, noun: str) -> str:
+    """ "1 sample", "2 samples"."""
+    return f"{count(n)} {noun}{'' if n == 1 else 's'}"
+
+
 def percent(share: float) -> str:
     """A share as a whole percentage."""
     return f"{share:.0%}"

@@ -24,7 +24,7 @@ from ragmeter.report._html_samples import (
     samples_section,
     worst_section,
 )
-from ragmeter.report._markup import Markup, el, esc, join
+from ragmeter.report._markup import Markup, breakable, el, esc, join
 from ragmeter.report._style import CSS
 from ragmeter.report._svg import histogram
 from ragmeter.results import EvaluationResult
@@ -147,9 +147,12 @@ def _breakdowns(result: EvaluationResult) -> Markup:
     for tag, values in groups.items():
         head = el(
             "tr",
-            el("th", tag),
+            el("th", breakable(tag)),
             el("th", "samples", class_="num"),
-            [el("th", m.name, " ", fmt.arrow(m.direction), class_="num") for m in result.metrics],
+            [
+                el("th", breakable(m.name), " ", fmt.arrow(m.direction), class_="num")
+                for m in result.metrics
+            ],
         )
         rows = [
             el(
@@ -169,7 +172,13 @@ def _breakdowns(result: EvaluationResult) -> Markup:
             for g in values
         ]
         parts.append(el("h3", tag))
-        parts.append(el("table", el("thead", head), el("tbody", rows), data_tag=tag, class_="fit"))
+        parts.append(
+            el(
+                "div",
+                el("table", el("thead", head), el("tbody", rows), data_tag=tag, class_="fit wrap"),
+                class_="scroll",
+            )
+        )
     return join(parts)
 
 

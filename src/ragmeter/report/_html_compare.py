@@ -55,7 +55,8 @@ def _means_table(comparison: Comparison) -> Markup:
         )
         for d in comparison.metrics
     ]
-    return el("table", el("thead", head), el("tbody", rows), id="compare-table", class_="fit")
+    table = el("table", el("thead", head), el("tbody", rows), id="compare-table", class_="fit")
+    return el("div", table, class_="scroll")
 
 
 def _largest(n: int) -> str:

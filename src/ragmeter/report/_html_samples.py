@@ -73,7 +73,7 @@ def worst_section(
                 el(
                     "td",
                     el("div", s.scores[metric.name].reason or ""),
-                    details_html(s.scores[metric.name]),
+                    details_html(s.scores[metric.name], metric.name),
                 ),
             )
             for rank, s in enumerate(worst, start=1)
@@ -204,7 +204,7 @@ def _metric_rows(sample: SampleResult, metrics: Sequence[MetricInfo]) -> Markup:
                 el("td", metric.name, " ", el("span", fmt.arrow(metric.direction), class_="muted")),
                 el("td", status.replace("_", " "), class_=f"status-{status}"),
                 el("td", fmt.score(result.score), class_="num"),
-                el("td", result.error or result.reason or "", details_html(result)),
+                el("td", result.error or result.reason or "", details_html(result, metric.name)),
             )
         )
     head = el(

@@ -109,7 +109,7 @@ def render_markdown(
     baseline) when given, ``findings`` as bullets, and the judge usage."""
     dataset = result.config.get("dataset") or {}
     facts = [
-        f"{fmt.count(len(result))} samples",
+        fmt.plural(len(result), "sample"),
         f"{len(result.skipped)} skipped" if result.skipped else None,
         f"fingerprint {code(dataset['fingerprint'])}" if dataset.get("fingerprint") else None,
         f"ragmeter {md(result.config.get('ragmeter_version', ''))}"

@@ -49,8 +49,14 @@ def attrs(**values: object) -> Markup:
     return Markup("".join(out))
 
 
+#: HTML elements that have no content and no end tag.
+VOID = frozenset({"br", "col", "hr", "img", "input", "link", "meta", "wbr"})
+
+
 def el(tag: str, *children: object, **attributes: object) -> Markup:
     """``<tag ...>children</tag>``; lists of children are flattened, ``None`` skipped."""
+    if tag in VOID:
+        return Markup(f"<{tag}{attrs(**attributes)}>")
     body = join(_flatten(children))
     return Markup(f"<{tag}{attrs(**attributes)}>{body}</{tag}>")
 
@@ -65,3 +71,8 @@ def shorten(value: str, limit: int) -> str:
     """``value`` cut to ``limit`` characters, with an ellipsis when cut."""
     value = " ".join(value.split())
     return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def breakable(name: str) -> Markup:
+    """``name`` with line-break opportunities after ``_``, ``@`` and ``.`` (metric names)."""
+    return join(re.split(r"(?<=[_@.])", name), sep="<wbr>")

@@ -47,6 +47,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 td.dir { text-align: center; color: var(--muted); }
 tr:hover td { background: #fbfcfd; }
 table.fit { width: auto; min-width: 50%; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table.wrap th { white-space: normal; }
 table.fit th, table.fit td { padding: 5px 14px 5px 8px; }
 table.fixed { table-layout: fixed; }
 table.worst-table col.c-rank { width: 36px; }

@@ -1,0 +1,75 @@
+"""The markdown summary, writing reports to files, and runs read back from disk."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter import EvaluationResult, evaluate
+from ragmeter.report import render_html, render_markdown, write_report
+from ragmeter.testing import ScriptedJudge
+from tests.report.conftest import CASES, METRICS, answer, ranking
+
+
+def test_metric_table(llm_result):
+    text = render_markdown(llm_result)
+    lines = text.splitlines()
+    assert lines[0] == "## ragmeter report"
+    assert "4 samples" in lines[2] and llm_result.config["dataset"]["fingerprint"] in lines[2]
+    assert "| metric | better | mean | median | coverage | n/a | failed |" in lines
+    assert "| `faithfulness` | ↑ | 0.6250 | 0.7500 | 4/4 | 0 | 0 |" in lines
+    assert "| `precision@2` | ↑ | 0.5000 | 0.5000 | 4/4 | 0 | 0 |" in lines
+    calls = llm_result.config["usage"]["calls"]
+    assert f"Usage: {calls} judge calls, 0 cached," in text
+    assert "cost not counted (no price set)." in text
+    assert "<" not in text  # no raw HTML in a CI log
+
+
+def test_a_metric_without_scores_shows_a_dash():
+    records = [{"id": i, "retrieved_context_ids": ["x"], "reference_context_ids": []} for i in "ab"]
+    assert "| `mrr` | ↑ | — | — | 0/2 | 2 | 0 |" in render_markdown(evaluate(records, ["mrr"]))
+
+
+def test_deltas_against_a_baseline():
+    before = evaluate(ranking([1, None]), ["mrr"])
+    after = evaluate(ranking([1, 2]), ["mrr"])
+    text = render_markdown(after, compare=before)
+    assert "### Change from baseline" in text
+    assert "| `mrr` | ↑ | 0.5000 | 0.7500 | +0.2500 better | 1 / 0 |" in text
+    assert "Both runs have the same 2 samples" in text
+    worse = render_markdown(before, compare=after)
+    assert "| `mrr` | ↑ | 0.7500 | 0.5000 | -0.2500 worse | 0 / 1 |" in worse
+
+
+def test_findings_as_bullets_with_figures(llm_result, findings):
+    text = render_markdown(llm_result, findings=findings)
+    assert "### Findings" in text
+    assert (
+        "- **检索漏掉相关上下文 \\<b\\>retrieval misses\\</b\\>** (high, retrieval): "
+        "1/4 samples (25%); context_recall (matching) 0.0000, context_recall (run) 0.6667"
+    ) in text
+    assert "  - advice: Increase top-k; Try a hybrid retriever" in text
+    assert "  - samples: `en-capital`, `not-in-run`" in text
+
+
+def test_write_report_in_both_formats(tmp_path, llm_result, findings):
+    html = write_report(llm_result, tmp_path / "out" / "report.html", findings=findings)
+    assert html == tmp_path / "out" / "report.html"
+    assert html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert "岚屿" in html.read_text(encoding="utf-8")
+    md = write_report(llm_result, tmp_path / "summary.md", format="markdown", compare=llm_result)
+    assert md.read_text(encoding="utf-8").startswith("## ragmeter report")
+    assert "0.0000 |" in md.read_text(encoding="utf-8")  # every delta against itself is 0
+
+
+def test_write_report_rejects_an_unknown_format(tmp_path, llm_result):
+    with pytest.raises(ValueError, match="'html' or 'markdown'"):
+        write_report(llm_result, tmp_path / "x.pdf", format="pdf")  # type: ignore[arg-type]
+    assert not (tmp_path / "x.pdf").exists()
+
+
+def test_a_run_read_back_from_disk_renders_the_same(tmp_path, llm_result):
+    evaluate([c["record"] for c in CASES], METRICS, judge=ScriptedJudge(answer), run_dir=tmp_path)
+    loaded = EvaluationResult.load(tmp_path)
+    text = render_markdown(loaded)
+    assert "| `faithfulness` | ↑ | 0.6250 | 0.7500 | 4/4 | 0 | 0 |" in text
+    assert "en-capital" in render_html(loaded)

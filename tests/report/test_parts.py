@@ -1,0 +1,196 @@
+"""The report's building blocks: formatting, histogram bins, markup, run comparison."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter import Direction, MetricResult, evaluate
+from ragmeter.report import _format as fmt
+from ragmeter.report._analysis import compare_runs, failure_groups, worst_samples
+from ragmeter.report._details import context_marks, details_html
+from ragmeter.report._markup import Markup, el, esc, shorten
+from ragmeter.report._svg import bin_counts
+from tests.report.conftest import built, ranking
+from tests.report.dom import Node, parse
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(None, "—"), (0.0, "0.0000"), (0.123456, "0.1235"), (1.0, "1.0000")]
+)
+def test_score(value, text):
+    assert fmt.score(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(None, "—"), (0.25, "+0.2500"), (-0.1, "-0.1000"), (-1e-7, "0.0000")]
+)
+def test_signed(value, text):
+    assert fmt.signed(value) == text
+
+
+def test_change_follows_the_direction():
+    up, down = Direction.HIGHER_IS_BETTER, Direction.LOWER_IS_BETTER
+    assert fmt.change(0.1, up) == "better" and fmt.change(-0.1, up) == "worse"
+    assert fmt.change(0.1, down) == "worse" and fmt.change(-0.1, down) == "better"
+    assert fmt.change(0.0, up) == "same" and fmt.change(None, up) == "same"
+
+
+def test_describe_service():
+    assert fmt.describe_service({"kind": "scripted", "name": "scripted"}) == "scripted"
+    line = fmt.describe_service(
+        {"kind": "openai-compatible", "model": "qwen-plus", "base_url": "https://x/v1"}
+    )
+    assert line == "qwen-plus · openai-compatible · https://x/v1"
+    assert fmt.describe_service({"kind": "local", "model": "m", "sha256": "ab12"}) == (
+        "m · local · sha256 ab12"
+    )
+
+
+def test_bins_clamp_and_skip_missing_scores():
+    assert bin_counts([0.0, 0.1, 0.3, 0.7, 0.999, 1.0, 2.5, -1.0, None]) == [
+        2, 1, 0, 1, 0, 0, 0, 1, 0, 3,
+    ]  # fmt: skip
+
+
+def test_markup_escapes_text_but_not_markup():
+    assert esc("<b>&") == "&lt;b&gt;&amp;"
+    assert el("p", "<x>", Markup("<i>y</i>"), None, ["a", "b"]) == "<p>&lt;x&gt;<i>y</i>ab</p>"
+    assert el("td", 1, class_="num", data_x='"q"', hidden=True, title=None) == (
+        '<td class="num" data-x="&quot;q&quot;" hidden>1</td>'
+    )
+    assert el("col", class_="c") == '<col class="c">'
+    assert shorten("a  b\nc", 10) == "a b c" and shorten("abcdefghij", 5) == "abcd…"
+
+
+def test_worst_samples_skip_results_that_are_not_ok():
+    result = built(
+        {"m": [MetricResult.failed("x"), MetricResult.ok(0.3), MetricResult.not_applicable("y")]}
+    )
+    worst = worst_samples(result.samples, result.metrics[0], 5)
+    assert [s.sample_id for s in worst] == ["s1"]
+    assert worst_samples(result.samples, result.metrics[0], 0) == []
+
+
+def test_failure_groups_largest_first():
+    result = built(
+        {"m": [MetricResult.failed("a"), MetricResult.failed("b"), MetricResult.failed("b")]}
+    )
+    groups = failure_groups(result.samples, result.metrics)
+    assert [(g.error, [s.sample_id for s in g.samples]) for g in groups] == [
+        ("b", ["s1", "s2"]),
+        ("a", ["s0"]),
+    ]
+
+
+def test_comparison_on_hand_checked_data():
+    before = evaluate(ranking([1, None, 3]), ["mrr"])  # 1, 0, 1/3
+    after = evaluate(ranking([2, 1, 3]), ["mrr"])  # 1/2, 1, 1/3
+    comparison = compare_runs(after, before)
+    (mrr,) = comparison.metrics
+    assert mrr.delta == pytest.approx((0.5 + 1 + 1 / 3 - 1 - 0 - 1 / 3) / 3)
+    assert (mrr.n_paired, mrr.n_better, mrr.n_worse) == (3, 1, 1)
+    assert [(c.sample.sample_id, c.delta) for c in mrr.changes] == [("q1", 1.0), ("q0", -0.5)]
+    assert comparison.same_samples and comparison.same_dataset is False
+
+
+def test_comparison_matches_samples_by_id_and_counts_status_changes():
+    before = built({"m": [MetricResult.ok(0.1), MetricResult.ok(0.2)]}, ids=["a", "b"])
+    after = built(
+        {"m": [MetricResult.failed("x"), MetricResult.ok(0.9), MetricResult.ok(0.5)]},
+        ids=["a", "c", "b"],
+    )
+    comparison = compare_runs(after, before)
+    assert (comparison.n_shared, comparison.n_only_current, comparison.n_only_baseline) == (2, 1, 0)
+    assert "compared on 2 shared samples" in comparison.sample_note()
+    (m,) = comparison.metrics
+    assert m.n_status_changed == 1 and m.n_paired == 1
+    assert m.changes[0].sample.sample_id == "b" and m.changes[0].delta == pytest.approx(0.3)
+    assert comparison.same_dataset is None  # hand-made runs carry no fingerprint
+
+
+def test_a_metric_in_one_run_only_has_no_delta():
+    before = built({"a": [MetricResult.ok(0.1)]})
+    after = built({"b": [MetricResult.ok(0.2)]})
+    deltas = {d.metric: d for d in compare_runs(after, before).metrics}
+    assert list(deltas) == ["b", "a"]
+    assert deltas["a"].delta is None and deltas["a"].current is None
+
+
+def _details(metric: str, **details) -> Node:
+    return parse(str(details_html(MetricResult.ok(0.5, **details), metric)))
+
+
+def test_details_of_answer_side_claims_entities_and_questions():
+    dom = _details(
+        "factual_correctness",
+        tp=1,
+        fp=1,
+        fn=1,
+        claims=[
+            {"claim": "A", "side": "response", "in_reference": True},
+            {"claim": "B", "side": "response", "in_reference": False},
+            {"claim": "C", "side": "reference", "in_response": False},
+        ],
+    )
+    items = [
+        (li.attrs["class"], li.text()) for li in dom.find("ul", class_="claims").find_all("li")
+    ]
+    assert items == [
+        ("good", "in referenceresponse: A"),
+        ("bad", "not in referenceresponse: B"),
+        ("warn", "missing in responsereference: C"),
+    ]
+    assert [c.text() for c in dom.find_all("span", class_="chip")] == ["tp 1", "fp 1", "fn 1"]
+    entities = _details(
+        "context_entity_recall", entities=[{"entity": "发票", "in_contexts": False}]
+    )
+    assert entities.find("span", class_="bad").text() == "✗ 发票"
+    questions = _details(
+        "answer_relevancy", questions=["q1", "q2"], similarities=[0.5, 0.25], noncommittal=False
+    )
+    assert [li.text() for li in questions.find_all("li")] == ["0.500q1", "0.250q2"]
+    assert "similarities" not in questions.text() and "noncommittal False" in questions.text()
+
+
+def test_details_of_noise_sensitivity_claims():
+    dom = _details(
+        "noise_sensitivity_relevant",
+        claims=[
+            {"claim": "x", "correct": False, "counted": True},
+            {"claim": "y", "correct": False, "counted": False},
+            {"claim": "z", "correct": True, "counted": False},
+        ],
+        relevant_contexts=[1, 3],
+    )
+    verdicts = [s.text() for s in dom.find_all("span", class_="verdict")]
+    assert verdicts == ["incorrect · counted as noise", "incorrect", "correct"]
+    assert "relevant_contexts 1, 3" in dom.text()
+
+
+def test_verdict_strips_say_what_they_follow():
+    precision = _details("id_context_precision", verdicts=[1, 0])
+    assert "relevant, by retrieved rank" in precision.text()
+    assert [c.text() for c in precision.find_all("span", class_="chip")] == ["#1 ✓", "#2 ✗"]
+    recall = _details("string_context_recall", verdicts=[0], similarities=[0.2])
+    assert "found, per reference context" in recall.text()
+    assert recall.find("span", class_="bad").attrs["title"] == "similarity 0.2"
+
+
+def test_context_marks_collect_verdicts_by_rank():
+    scores = {
+        "context_precision": MetricResult.ok(
+            1.0, contexts=[{"rank": 1, "useful": True, "reason": "r"}, {"rank": 2, "useful": 0}]
+        ),
+        "id_context_precision": MetricResult.ok(0.5, verdicts=[0, 1]),
+        "string_context_recall": MetricResult.ok(0.0, verdicts=[0, 0]),
+        "context_recall": MetricResult.ok(
+            1.0, statements=[{"statement": "s", "found": True, "contexts": [2, 9]}]
+        ),
+    }
+    marks = context_marks(scores, 2)
+    assert marks[0] == [("context_precision ✓", "good", "r"), ("id_context_precision ✗", "bad", "")]
+    assert [m[0] for m in marks[1]] == [
+        "context_precision ✗",
+        "id_context_precision ✓",
+        "context_recall: 1 statement",
+    ]
