@@ -192,34 +192,37 @@ def improved_result() -> EvaluationResult:
     return run(IMPROVED)
 
 
+FINDINGS = [
+    Finding(
+        rule_id="retrieval.missed",
+        area="retrieval",
+        severity="high",
+        title="检索漏掉相关上下文 <b>retrieval misses</b>",
+        explanation="The relevant context is often not retrieved.",
+        advice=["Increase top-k", "Try a hybrid retriever"],
+        n_matching=1,
+        n_evaluated=4,
+        figures={"context_recall (matching)": 0.0, "context_recall (run)": 0.6667},
+        sample_ids=["en-capital", "not-in-run"],
+    ),
+    Finding(
+        rule_id="generation.unfaithful",
+        area="generation",
+        severity="medium",
+        title="Answers add unsupported claims",
+        explanation="",
+        advice=["Tell the generator to answer only from the contexts"],
+        n_matching=2,
+        n_evaluated=4,
+        figures={"faithfulness (matching)": 0.25},
+        sample_ids=["zh-warranty"],
+    ),
+]
+
+
 @pytest.fixture(scope="session")
 def findings() -> list[Finding]:
-    return [
-        Finding(
-            rule_id="retrieval.missed",
-            area="retrieval",
-            severity="high",
-            title="检索漏掉相关上下文 <b>retrieval misses</b>",
-            explanation="The relevant context is often not retrieved.",
-            advice=["Increase top-k", "Try a hybrid retriever"],
-            n_matching=1,
-            n_evaluated=4,
-            figures={"context_recall (matching)": 0.0, "context_recall (run)": 0.6667},
-            sample_ids=["en-capital", "not-in-run"],
-        ),
-        Finding(
-            rule_id="generation.unfaithful",
-            area="generation",
-            severity="medium",
-            title="Answers add unsupported claims",
-            explanation="",
-            advice=["Tell the generator to answer only from the contexts"],
-            n_matching=2,
-            n_evaluated=4,
-            figures={"faithfulness (matching)": 0.25},
-            sample_ids=["zh-warranty"],
-        ),
-    ]
+    return list(FINDINGS)
 
 
 def built(

@@ -227,12 +227,20 @@ def test_compare_states_when_the_sample_sets_differ(llm_result, improved_result)
     assert "compared on 3 shared samples (1 only in this run, 1 only in the baseline)" in text
     rows = {
         r.attrs["data-metric"]: [c.text() for c in r.find_all("td")]
-        for r in section.find_all("tr")
+        for r in section.find(id="compare-table").find_all("tr")
         if "data-metric" in r.attrs
     }
     assert rows["mrr"][2:5] == ["0.6250", "1.0000", "+0.3750 better"]
     assert rows["faithfulness"][5] == "4/4 → 3/4"
     assert rows["rouge_l"][4].endswith("worse")
+    changes = [
+        [c.text() for c in r.find_all("td")]
+        for r in section.find(id="changes-table").find_all("tr", data_metric="mrr")
+    ]
+    assert changes == [
+        ["mrr ↑", "en-capital", "0.0000", "1.0000", "+1.0000", "What is the capital of Australia?"],
+        ["zh-refund", "0.5000", "1.0000", "+0.5000", "退款多久到账？"],
+    ]
 
 
 def test_no_dash_zero_and_no_nan_anywhere(llm_result, improved_result):

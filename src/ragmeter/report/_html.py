@@ -283,7 +283,11 @@ def render_html(
     if compare is not None:
         comparison = compare_runs(result, compare, worst, samples)
         sections.append(
-            ("compare", "Run vs baseline", compare_section(comparison, run_label(compare), links))
+            (
+                "compare",
+                "Run vs baseline",
+                compare_section(comparison, run_label(compare), links, worst),
+            )
         )
     sections += [
         ("distributions", "Score distributions", _distributions(result)),

@@ -59,49 +59,55 @@ def _means_table(comparison: Comparison) -> Markup:
     return el("div", table, class_="scroll")
 
 
-def _largest(n: int) -> str:
-    return "the only change" if n == 1 else f"the {n} largest changes"
-
-
-def _changes(delta: MetricDelta, links: Links) -> Markup:
+def _changes_table(comparison: Comparison, links: Links) -> Markup | None:
+    """One table: per metric, the shared samples whose score moved most."""
     rows = []
-    for c in delta.changes:
-        kind = fmt.change(c.delta, delta.direction)
-        rows.append(
-            el(
-                "tr",
-                el("td", links.link(c.sample)),
-                el("td", fmt.score(c.baseline), class_="num"),
-                el("td", fmt.score(c.current), class_="num"),
-                el("td", fmt.signed(c.delta), class_=f"num {kind}"),
+    for delta in comparison.metrics:
+        for position, c in enumerate(delta.changes):
+            kind = fmt.change(c.delta, delta.direction)
+            metric_cell = (
                 el(
                     "td",
-                    text(shorten(c.sample.sample.user_input or "", 120), "span"),
-                    class_="text",
-                ),
+                    delta.metric,
+                    " ",
+                    el("span", fmt.arrow(delta.direction), class_="muted"),
+                    rowspan=len(delta.changes),
+                    class_="group",
+                )
+                if position == 0
+                else None
             )
-        )
+            rows.append(
+                el(
+                    "tr",
+                    metric_cell,
+                    el("td", links.link(c.sample)),
+                    el("td", fmt.score(c.baseline), class_="num"),
+                    el("td", fmt.score(c.current), class_="num"),
+                    el("td", fmt.signed(c.delta), class_=f"num {kind}", data_change=kind),
+                    el(
+                        "td",
+                        text(shorten(c.sample.sample.user_input or "", 120), "span"),
+                        class_="text",
+                    ),
+                    data_metric=delta.metric,
+                )
+            )
+    if not rows:
+        return None
     head = el(
         "tr",
+        el("th", "metric"),
         el("th", "sample"),
         el("th", "baseline", class_="num"),
         el("th", "this run", class_="num"),
         el("th", "Δ", class_="num"),
         el("th", "question"),
     )
-    return join(
-        [
-            el(
-                "h4",
-                f"{delta.metric} {fmt.arrow(delta.direction)}",
-                el("span", f" — {_largest(len(delta.changes))}", class_="muted"),
-            ),
-            el("table", el("thead", head), el("tbody", rows)),
-        ]
-    )
+    return el("table", el("thead", head), el("tbody", rows), id="changes-table")
 
 
-def compare_section(comparison: Comparison, baseline_label: str, links: Links) -> Markup:
+def compare_section(comparison: Comparison, baseline_label: str, links: Links, top: int) -> Markup:
     """Baseline against this run; deltas are this run minus the baseline."""
     notes = [
         el(
@@ -124,7 +130,10 @@ def compare_section(comparison: Comparison, baseline_label: str, links: Links) -
                 class_="banner warn",
             )
         )
-    changes = [_changes(d, links) for d in comparison.metrics if d.changes]
-    if not changes:
-        changes = [el("p", "No shared sample changed score.", class_="muted")]
-    return join([*notes, _means_table(comparison), el("h3", "Samples that changed most"), *changes])
+    changes = _changes_table(comparison, links) or el(
+        "p", "No shared sample changed score.", class_="muted"
+    )
+    heading = el(
+        "h3", "Samples that changed most", el("span", f" — up to {top} per metric", class_="muted")
+    )
+    return join([*notes, _means_table(comparison), heading, changes])

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ragmeter.diagnosis._finding import Finding
 from ragmeter.report import _format as fmt
 from ragmeter.report._html_samples import Links
-from ragmeter.report._markup import Markup, el, join
+from ragmeter.report._markup import Markup, el, join, text
 
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 
@@ -45,7 +45,7 @@ def finding_card(finding: Finding, links: Links, before: dict[str, Finding] | No
             "h3",
             el("span", finding.severity, class_=f"badge {severity}"),
             el("span", finding.area, class_="badge"),
-            finding.title,
+            text(finding.title, "span"),
         ),
         el(
             "p",
@@ -54,10 +54,10 @@ def finding_card(finding: Finding, links: Links, before: dict[str, Finding] | No
             _baseline_note(finding, before),
             el("span", f" rule {finding.rule_id}", class_="muted"),
         ),
-        el("p", finding.explanation) if finding.explanation else None,
+        text(finding.explanation, "p") if finding.explanation else None,
         _figures(finding),
         el("h5", "advice") if finding.advice else None,
-        el("ul", [el("li", a) for a in finding.advice]) if finding.advice else None,
+        el("ul", [text(a, "li") for a in finding.advice]) if finding.advice else None,
         el(
             "p",
             el("span", "samples, worst first: ", class_="muted"),

@@ -52,65 +52,56 @@ def _cols(*names: str) -> Markup:
     return el("colgroup", [el("col", class_=f"c-{name}") for name in names])
 
 
+def _worst_table(metric: MetricInfo, worst: Sequence[SampleResult], links: Links) -> Markup:
+    rows = []
+    for rank, sample in enumerate(worst, start=1):
+        result = sample.scores[metric.name]
+        rows.append(
+            el(
+                "tr",
+                el("td", rank, class_="num"),
+                el("td", links.link(sample)),
+                el("td", fmt.score(result.score), class_="num"),
+                el("td", _qa(sample), class_="text"),
+                el("td", el("div", result.reason or ""), details_html(result, metric.name)),
+            )
+        )
+    head = el(
+        "tr",
+        el("th", "#", class_="num"),
+        el("th", "sample"),
+        el("th", "score", class_="num"),
+        el("th", "question / response"),
+        el("th", "reason and details"),
+    )
+    return el(
+        "table",
+        _cols("rank", "sample", "score", "qa", "details"),
+        el("thead", head),
+        el("tbody", rows),
+        class_="fixed worst-table",
+    )
+
+
 def worst_section(
     samples: Sequence[SampleResult], metrics: Sequence[MetricInfo], n: int, links: Links
 ) -> Markup:
     """Per metric, the ``n`` worst-scoring ok samples with their reason and details."""
+    if n <= 0:
+        return el("p", "Not shown (worst=0).", class_="muted")
     blocks = []
     for metric in metrics:
         worst = worst_samples(samples, metric, n)
         if not worst:
             continue
-        lower = metric.direction is Direction.LOWER_IS_BETTER
+        which = "highest" if metric.direction is Direction.LOWER_IS_BETTER else "lowest"
         n_ok = sum(ok_result(s, metric.name) is not None for s in samples)
-        rows = [
-            el(
-                "tr",
-                el("td", str(rank), class_="num"),
-                el("td", links.link(s)),
-                el("td", fmt.score(s.scores[metric.name].score), class_="num"),
-                el("td", _qa(s), class_="text"),
-                el(
-                    "td",
-                    el("div", s.scores[metric.name].reason or ""),
-                    details_html(s.scores[metric.name], metric.name),
-                ),
-            )
-            for rank, s in enumerate(worst, start=1)
-        ]
-        blocks.append(
-            el(
-                "div",
-                el(
-                    "h3",
-                    f"{metric.name} {fmt.arrow(metric.direction)}",
-                    el(
-                        "span",
-                        f" — the {len(worst)} {'highest' if lower else 'lowest'} "
-                        f"of {n_ok} scored samples",
-                        class_="muted",
-                    ),
-                ),
-                el(
-                    "table",
-                    _cols("rank", "sample", "score", "qa", "details"),
-                    el(
-                        "thead",
-                        el(
-                            "tr",
-                            el("th", "#", class_="num"),
-                            el("th", "sample"),
-                            el("th", "score", class_="num"),
-                            el("th", "question / response"),
-                            el("th", "reason and details"),
-                        ),
-                    ),
-                    el("tbody", rows),
-                    class_="fixed worst-table",
-                ),
-                class_="worst",
-            )
+        heading = el(
+            "h3",
+            f"{metric.name} {fmt.arrow(metric.direction)}",
+            el("span", f" — the {len(worst)} {which} of {n_ok} scored samples", class_="muted"),
         )
+        blocks.append(el("div", heading, _worst_table(metric, worst, links), class_="worst"))
     if not blocks:
         return el("p", "No sample got a score.", class_="muted")
     return join(blocks)

@@ -46,6 +46,7 @@ th { background: var(--soft); font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.dir { text-align: center; color: var(--muted); }
 tr:hover td { background: #fbfcfd; }
+td.group { background: #fff; border-right: 1px solid var(--line); font-weight: 600; }
 table.fit { width: auto; min-width: 50%; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table.wrap th { white-space: normal; }
