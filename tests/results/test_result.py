@@ -53,3 +53,45 @@ def test_an_ok_result_must_have_a_finite_score():
 def test_asking_for_an_unknown_metric():
     with pytest.raises(KeyError, match="no metric 'map'"):
         evaluate(RECORDS, ["mrr"]).scores("map")
+
+
+TAGGED = [
+    {"id": "a", "response": "x", "reference": "x", "question_type": "single", "tags": ["zh"]},
+    {"id": "b", "response": "y", "reference": "x", "question_type": "single", "tags": ["zh", "h"]},
+    {"id": "c", "response": "x", "reference": "x", "question_type": "multi", "tags": ["h"]},
+    {"id": "d", "response": "x", "question_type": "multi", "persona": "p1"},
+]
+
+
+def test_breakdowns_by_tag_count_and_average_each_group(tmp_path):
+    result = evaluate(TAGGED, ["exact_match", "rouge_l"], skip_invalid=True)
+    # d lacks a reference: skipped, so persona (one value left) is not a grouping.
+    groups = result.breakdowns()
+    assert sorted(groups) == ["question_type", "tags"]
+    by_type = {g.value: g for g in groups["question_type"]}
+    assert by_type["single"].n_samples == 2 and by_type["multi"].n_samples == 1
+    assert by_type["single"].aggregates["exact_match"].mean == 0.5
+    assert by_type["multi"].aggregates["exact_match"].mean == 1.0
+    by_tag = {g.value: g for g in groups["tags"]}  # a list tag counts in every group
+    assert (by_tag["zh"].n_samples, by_tag["h"].n_samples) == (2, 2)
+    assert by_tag["h"].aggregates["exact_match"].mean == 0.5
+    # The same from the run directory read back (computed in SQL) and from the samples.
+    result.save(tmp_path / "run")
+    reloaded = EvaluationResult.load(tmp_path / "run")
+    in_memory = EvaluationResult(result.samples, result.metrics, result.config)
+    for other in (reloaded, in_memory):
+        assert other.breakdowns() == groups
+    assert result.breakdowns(["tags"]) == {"tags": groups["tags"]}
+    with pytest.raises(KeyError, match="no sample carries"):
+        result.breakdowns(["language"])
+
+
+def test_aggregates_from_the_store_match_hand_counts():
+    rows = [
+        {"id": "a", "retrieved_context_ids": ["x", "y"], "reference_context_ids": ["y"]},
+        {"id": "b", "retrieved_context_ids": ["x"], "reference_context_ids": ["x"]},
+        {"id": "c", "retrieved_context_ids": ["x"], "reference_context_ids": []},
+    ]
+    agg = evaluate(rows, ["mrr"]).aggregates["mrr"]
+    assert (agg.n_total, agg.n_ok, agg.n_not_applicable, agg.n_failed) == (3, 2, 1, 0)
+    assert (agg.mean, agg.median, agg.coverage) == (0.75, 0.75, pytest.approx(2 / 3))

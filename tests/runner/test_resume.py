@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -154,7 +155,7 @@ class FlakyOnce(Metric):
     """Fails on its first run over a sample, succeeds after (a transient outage)."""
 
     name = "flaky"
-    seen: set[str] = set()
+    seen: ClassVar[set[str]] = set()
 
     def score(self, sample: Sample) -> MetricResult:
         if sample.id not in self.seen:

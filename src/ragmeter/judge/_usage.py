@@ -66,3 +66,9 @@ class UsageLedger:
                 self.by_scope[scope] = self.by_scope[scope] + usage
             if sample_id is not None:
                 self.by_sample[sample_id] = self.by_sample[sample_id] + usage
+
+    def forget_sample(self, sample_id: str) -> None:
+        """Drop a sample's entry once it is recorded elsewhere (a run's store), so a long
+        run's ledger does not grow with the dataset; totals are kept."""
+        with self._lock:
+            self.by_sample.pop(sample_id, None)

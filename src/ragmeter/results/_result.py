@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import statistics
+from array import array
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -102,23 +104,45 @@ class Aggregate:
         return {**asdict(self), "direction": self.direction.value, "coverage": self.coverage}
 
 
+class Tally:
+    """Counts and ok scores of one metric over some samples, one result at a time: what an
+    :class:`Aggregate` is made of, in a few bytes per sample."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.ok_scores = array("d")
+
+    def add(self, status: str, score: float | None) -> None:
+        self.counts[status] += 1
+        if status == Status.OK.value and score is not None:
+            self.ok_scores.append(score)
+
+    def aggregate(self, metric: MetricInfo) -> Aggregate:
+        scores = self.ok_scores
+        return Aggregate(
+            metric=metric.name,
+            direction=metric.direction,
+            n_total=sum(self.counts.values()),
+            n_ok=len(scores),
+            n_not_applicable=self.counts[Status.NOT_APPLICABLE.value],
+            # A result the run never computed (it stopped) counts as failed, never as absent.
+            n_failed=self.counts[Status.FAILED.value] + self.counts["missing"],
+            mean=statistics.fmean(scores) if scores else None,
+            median=statistics.median(scores) if scores else None,
+        )
+
+
 def aggregate(
     metric: MetricInfo, results: Iterable[MetricResult | tuple[str, float | None]]
 ) -> Aggregate:
     """``metric`` over a run, from its results or their (status, score) pairs."""
-    pairs = [(r.status.value, r.score) if isinstance(r, MetricResult) else r for r in results]
-    scores = [score for status, score in pairs if status == Status.OK.value and score is not None]
-    return Aggregate(
-        metric=metric.name,
-        direction=metric.direction,
-        n_total=len(pairs),
-        n_ok=len(scores),
-        n_not_applicable=sum(status == Status.NOT_APPLICABLE.value for status, _ in pairs),
-        # A result the run never computed (it stopped) counts as failed, never as absent.
-        n_failed=sum(status in (Status.FAILED.value, "missing") for status, _ in pairs),
-        mean=statistics.fmean(scores) if scores else None,
-        median=statistics.median(scores) if scores else None,
-    )
+    tally = Tally()
+    for r in results:
+        if isinstance(r, MetricResult):
+            tally.add(r.status.value, r.score)
+        else:
+            tally.add(*r)
+    return tally.aggregate(metric)
 
 
 @dataclass(frozen=True)
@@ -212,10 +236,10 @@ class EvaluationResult:
         assert self.store is not None
         return self.store.n_samples()
 
-    def _pairs(self, metric: str) -> list[tuple[str, float | None]]:
+    def _pairs(self, metric: str) -> Iterator[tuple[str, float | None]]:
         if self._samples is None and self.store is not None:
             return self.store.scores(metric)
-        return [(s.scores[metric].status.value, s.scores[metric].score) for s in self.samples]
+        return ((s.scores[metric].status.value, s.scores[metric].score) for s in self.samples)
 
     @property
     def aggregates(self) -> dict[str, Aggregate]:
@@ -234,10 +258,27 @@ class EvaluationResult:
             score if status == Status.OK.value else None for status, score in self._pairs(metric)
         ]
 
-    def _tags(self) -> list[dict[str, list[str]]]:
+    def _tag_counts(self) -> dict[str, dict[str, int]]:
         if self._samples is None and self.store is not None:
-            return self.store.tags()
-        return [tags_of(s.sample.metadata) for s in self.samples]
+            return self.store.tag_counts()
+        counts: dict[str, dict[str, int]] = {}
+        for s in self.samples:
+            for tag, values in tags_of(s.sample.metadata).items():
+                for value in values:
+                    counts.setdefault(tag, {}).setdefault(value, 0)
+                    counts[tag][value] += 1
+        return counts
+
+    def _tagged(self, metric: str, tags: list[str]) -> Iterator[tuple[str, str, str, float | None]]:
+        if self._samples is None and self.store is not None:
+            yield from self.store.tagged_scores(metric, tags)
+            return
+        for s in self.samples:
+            result = s.scores[metric]
+            for tag, values in tags_of(s.sample.metadata).items():
+                if tag in tags:
+                    for value in values:
+                        yield tag, value, result.status.value, result.score
 
     def breakdowns(self, tags: Iterable[str] | None = None) -> dict[str, list[Group]]:
         """Every metric per value of each tag (sample ``metadata`` fields such as
@@ -245,37 +286,37 @@ class EvaluationResult:
 
         Without ``tags``, every metadata field with 2 to 30 distinct values is used.
         """
-        sample_tags = self._tags()
-        values: dict[str, dict[str, list[int]]] = {}
-        for position, found in enumerate(sample_tags):
-            for tag, tag_values in found.items():
-                for value in tag_values:
-                    values.setdefault(tag, {}).setdefault(value, []).append(position)
+        counts = self._tag_counts()
         if tags is None:
-            chosen = [t for t, groups in values.items() if 2 <= len(groups) <= MAX_GROUPS]
+            chosen = sorted(t for t, groups in counts.items() if 2 <= len(groups) <= MAX_GROUPS)
         else:
-            chosen = list(tags)
-            unknown = [t for t in chosen if t not in values]
+            chosen = sorted(tags)
+            unknown = [t for t in chosen if t not in counts]
             if unknown:
                 raise KeyError(
-                    f"no sample carries tag(s) {unknown}; tags in this run: {sorted(values)}"
+                    f"no sample carries tag(s) {unknown}; tags in this run: {sorted(counts)}"
                 )
-        pairs = {m.name: self._pairs(m.name) for m in self.metrics}
-        out: dict[str, list[Group]] = {}
-        for tag in sorted(chosen):
-            out[tag] = [
+        if not chosen:
+            return {}
+        tallies: dict[tuple[str, str], dict[str, Tally]] = {}
+        for m in self.metrics:
+            for tag, value, status, score in self._tagged(m.name, chosen):
+                tallies.setdefault((tag, value), {}).setdefault(m.name, Tally()).add(status, score)
+        return {
+            tag: [
                 Group(
                     tag,
                     value,
-                    len(positions),
+                    n,
                     {
-                        m.name: aggregate(m, [pairs[m.name][p] for p in positions])
+                        m.name: tallies.get((tag, value), {}).get(m.name, Tally()).aggregate(m)
                         for m in self.metrics
                     },
                 )
-                for value, positions in sorted(values[tag].items())
+                for value, n in sorted(counts[tag].items())
             ]
-        return out
+            for tag in chosen
+        }
 
     @property
     def usage(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import json
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -154,34 +154,94 @@ class RunStore:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
 
+    def todo(self, metrics: Sequence[str], start: int, stop: int) -> dict[int, list[str]]:
+        """Samples with index in [start, stop) that lack an ok (or not applicable) result
+        for some of ``metrics``: index -> those metrics, in the given order."""
+        marks = ",".join("?" * len(metrics))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT idx, metric FROM results WHERE idx >= ? AND idx < ? "
+                f"AND metric IN ({marks}) AND status != 'failed'",
+                (start, stop, *metrics),
+            ).fetchall()
+            n = int(self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+        done = set(rows)
+        out = {}
+        for index in range(start, min(stop, n)):
+            missing = [m for m in metrics if (index, m) not in done]
+            if missing:
+                out[index] = missing
+        return out
+
+    def count_todo(self, metrics: Sequence[str]) -> int:
+        """How many samples :meth:`todo` would name over the whole run."""
+        marks = ",".join("?" * len(metrics))
+        with self._lock:
+            complete = self._db.execute(
+                f"SELECT COUNT(*) FROM (SELECT idx FROM results WHERE metric IN ({marks}) "
+                "AND status != 'failed' GROUP BY idx HAVING COUNT(*) = ?)",
+                (*metrics, len(metrics)),
+            ).fetchone()[0]
+            n = int(self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+        return n - int(complete)
+
     def done(self, metric: str) -> set[int]:
         """Indexes of the samples that have a result for ``metric``."""
         with self._lock:
             rows = self._db.execute("SELECT idx FROM results WHERE metric = ?", (metric,))
             return {index for (index,) in rows.fetchall()}
 
-    def scores(self, metric: str) -> list[tuple[str, float | None]]:
+    def scores(self, metric: str, page: int = 4096) -> Iterator[tuple[str, float | None]]:
         """(status, score) of ``metric`` per sample in dataset order; ``("missing", None)``
-        where the run has not computed it (yet)."""
+        where the run has not computed it (yet). Read ``page`` samples at a time."""
+        for start in range(0, self.n_samples(), page):
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT r.status, r.score FROM samples s LEFT JOIN results r "
+                    "ON r.idx = s.idx AND r.metric = ? WHERE s.idx >= ? AND s.idx < ? "
+                    "ORDER BY s.idx",
+                    (metric, start, start + page),
+                ).fetchall()
+            for status, score in rows:
+                yield status or "missing", score
+
+    def tag_counts(self) -> dict[str, dict[str, int]]:
+        """tag -> value -> number of samples carrying it."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT r.status, r.score FROM samples s LEFT JOIN results r "
-                "ON r.idx = s.idx AND r.metric = ? ORDER BY s.idx",
-                (metric,),
+                "SELECT t.key, v.value, COUNT(*) FROM samples s, json_each(s.tags) t, "
+                "json_each(t.value) v GROUP BY t.key, v.value"
             ).fetchall()
-        return [(status or "missing", score) for status, score in rows]
+        counts: dict[str, dict[str, int]] = {}
+        for tag, value, n in rows:
+            counts.setdefault(tag, {})[value] = n
+        return counts
 
-    def tags(self) -> list[dict[str, list[str]]]:
-        """Each sample's breakdown tags, in dataset order."""
-        with self._lock:
-            rows = self._db.execute("SELECT tags FROM samples ORDER BY idx").fetchall()
-        return [json.loads(text) for (text,) in rows]
+    def tagged_scores(
+        self, metric: str, tags: Sequence[str], page: int = 4096
+    ) -> Iterator[tuple[str, str, str, float | None]]:
+        """(tag, value, status, score) of ``metric`` for every sample carrying ``tags``."""
+        marks = ",".join("?" * len(tags))
+        for start in range(0, self.n_samples(), page):
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT t.key, v.value, r.status, r.score FROM samples s "
+                    "JOIN json_each(s.tags) t JOIN json_each(t.value) v "
+                    "LEFT JOIN results r ON r.idx = s.idx AND r.metric = ? "
+                    f"WHERE s.idx >= ? AND s.idx < ? AND t.key IN ({marks})",
+                    (metric, start, start + page, *tags),
+                ).fetchall()
+            for tag, value, status, score in rows:
+                yield tag, value, status or "missing", score
 
-    def usages(self) -> Iterator[dict[str, Any]]:
+    def total_usage(self, fields: Sequence[str]) -> dict[str, float] | None:
+        """The sum of each usage field over the samples (None when none recorded usage)."""
+        sums = ", ".join(f"TOTAL(json_extract(usage, '$.{name}'))" for name in fields)
         with self._lock:
-            rows = self._db.execute("SELECT usage FROM samples WHERE usage IS NOT NULL").fetchall()
-        for (text,) in rows:
-            yield json.loads(text)
+            row = self._db.execute(
+                f"SELECT COUNT(*), {sums} FROM samples WHERE usage IS NOT NULL"
+            ).fetchone()
+        return None if not row[0] else dict(zip(fields, row[1:]))
 
     def iter_samples(
         self, batch: int = 500

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -236,10 +237,15 @@ def _open_store(
     return store
 
 
-def _todo(store: RunStore, metric: str, n: int) -> list[int]:
-    """Indexes still to compute for ``metric``: never computed, or failed."""
-    statuses = store.scores(metric)
-    return [i for i in range(n) if statuses[i][0] in ("missing", Status.FAILED.value)]
+#: Samples whose missing results are looked up at a time (bounds the runner's memory).
+TODO_CHUNK = 1024
+
+
+def _todo(store: RunStore, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
+    """(index, metric names) still to compute, never computed or failed, in dataset order."""
+    names = [m.name for m in metrics]
+    for start in range(0, n, TODO_CHUNK):
+        yield from store.todo(names, start, start + TODO_CHUNK).items()
 
 
 def _score_plain(
@@ -250,19 +256,18 @@ def _score_plain(
     reporter: ProgressReporter,
 ) -> None:
     """Metrics without a judge, vectorised over batches of samples."""
-    todo = {m.name: set(_todo(store, m.name, len(data))) for m in metrics}
-    indexes = sorted(set().union(*todo.values())) if todo else []
-    if not indexes:
+    if not metrics or not (total := store.count_todo([m.name for m in metrics])):
         return
-    reporter.start("retrieval & text metrics", len(indexes))
-    for start in range(0, len(indexes), batch_size):
-        chunk = indexes[start : start + batch_size]
-        batch = [data.samples[i] for i in chunk]
+    reporter.start("retrieval & text metrics", total)
+    todo = _todo(store, metrics, len(data))
+    while chunk := list(itertools.islice(todo, batch_size)):
+        batch = [data.samples[index] for index, _ in chunk]
+        wanted = {index: set(names) for index, names in chunk}
         context = BatchContext()
         written: list[tuple[int, str, MetricResult]] = []
         for metric in metrics:
-            for index, result in zip(chunk, _score_batch(metric, batch, context)):
-                if index in todo[metric.name]:
+            for (index, _), result in zip(chunk, _score_batch(metric, batch, context)):
+                if metric.name in wanted[index]:
                     written.append((index, metric.name, result))
         store.put_results(written)
         failed = sum(r.status is Status.FAILED for _, _, r in written)
@@ -281,13 +286,10 @@ class _Session:
 
     def _tasks(
         self, data: Dataset, metrics: list[JudgedMetric], language: Language | None
-    ) -> list[SampleTask]:
-        todo = {m.name: set(_todo(self.store, m.name, len(data))) for m in metrics}
-        tasks = []
-        for index in sorted(set().union(*todo.values())):
-            names = tuple(m.name for m in metrics if index in todo[m.name])
-            tasks.append(SampleTask(index, data.ids[index], data.samples[index], names, language))
-        return tasks
+    ) -> Iterator[SampleTask]:
+        """Tasks made as they are needed, so only those in flight are in memory."""
+        for index, names in _todo(self.store, metrics, len(data)):
+            yield SampleTask(index, data.ids[index], data.samples[index], tuple(names), language)
 
     async def score_judged(
         self,
@@ -298,13 +300,13 @@ class _Session:
         language: Language | None,
         concurrency: int,
     ) -> None:
-        tasks = self._tasks(data, metrics, language)
-        if not tasks:
+        total = self.store.count_todo([m.name for m in metrics])
+        if not total:
             return
         self.services = services = setup(metrics, judge, embeddings)
-        self.reporter.start("judged metrics", len(tasks))
+        self.reporter.start("judged metrics", total)
         try:
-            await self._run(iter(tasks), services, concurrency)
+            await self._run(self._tasks(data, metrics, language), services, concurrency)
         finally:
             await release(services)
 
@@ -319,12 +321,12 @@ class _Session:
         try:
             for task in tasks:
                 while len(pending) >= concurrency:
-                    pending = await self._collect(pending)
+                    pending = await self._collect(pending, services)
                 if self.configuration_error:
                     break
                 pending.add(asyncio.create_task(run_task(task, services)))
             while pending and not self.configuration_error:
-                pending = await self._collect(pending)
+                pending = await self._collect(pending, services)
         finally:
             for leftover in pending:
                 leftover.cancel()
@@ -332,7 +334,7 @@ class _Session:
                 await asyncio.gather(*pending, return_exceptions=True)
 
     async def _collect(
-        self, pending: set[asyncio.Task[TaskOutcome]]
+        self, pending: set[asyncio.Task[TaskOutcome]], services: JudgedSetup
     ) -> set[asyncio.Task[TaskOutcome]]:
         done, still = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         for finished in done:
@@ -348,6 +350,8 @@ class _Session:
                 usage={outcome.index: outcome.usage.to_dict()},
             )
             self.prompt_versions |= outcome.prompt_versions
+            for judge in {id(j): j for j in services.judges.values() if j}.values():
+                judge.ledger.forget_sample(outcome.sample_id)
             failed = sum(r.status is Status.FAILED for r in outcome.results.values())
             self.reporter.advance(1, usage=outcome.usage, failed=failed)
         return still
@@ -389,11 +393,12 @@ def _config(store: RunStore, data: Dataset, session: _Session) -> dict[str, Any]
             for embedding in vectors.values():
                 total = total + embedding.ledger.total
             config["embedding_usage"] = total.to_dict()
-    usages = list(store.usages())
-    if usages:
-        total = Usage()
-        for used in usages:
-            total = total + Usage(**used)
+    fields = list(Usage().to_dict())
+    sums = store.total_usage(fields)
+    if sums is not None:
+        total = Usage(
+            **{k: v if isinstance(getattr(Usage(), k), float) else int(v) for k, v in sums.items()}
+        )
         config["usage"] = {**total.to_dict(), "currency": config.get("currency")}
     if session.configuration_error:
         config["judge_error"] = session.configuration_error

@@ -54,6 +54,7 @@ class TaskOutcome:
     """What a task produced: a result per metric, the judge usage, the prompt versions."""
 
     index: int
+    sample_id: str
     results: dict[str, MetricResult]
     usage: Usage = field(default_factory=Usage)
     prompt_versions: set[str] = field(default_factory=set)
@@ -68,7 +69,7 @@ async def run_task(task: SampleTask, services: JudgedSetup) -> TaskOutcome:
     """
     by_name = {m.name: m for m in services.metrics}
     sample = task.sample
-    outcome = TaskOutcome(task.index, {})
+    outcome = TaskOutcome(task.index, task.sample_id, {})
     groups: dict[tuple[int, Language | None], list[JudgedMetric]] = {}
     for name in task.metrics:
         metric = by_name[name]

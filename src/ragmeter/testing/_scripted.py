@@ -56,9 +56,13 @@ class ScriptedJudge(Judge):
         probabilities: Callable[[BaseModel], list[float] | None] | None = None,
         cache: Cache | None = None,
         ledger: UsageLedger | None = None,
+        record_calls: bool = True,
     ) -> None:
         super().__init__(cache=cache, ledger=ledger)
         self.name = name
+        #: Off for long runs (memory tests): ``calls`` then stays empty and ``n_calls`` counts.
+        self.record_calls = record_calls
+        self.n_calls = 0
         self._responder: Responder | None = replies if callable(replies) else None
         self._queue: deque[Reply] = deque() if callable(replies) else deque(replies)
         self._probabilities = probabilities
@@ -77,13 +81,15 @@ class ScriptedJudge(Judge):
 
     async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
         with self._lock:
-            self.calls.append(ScriptedCall(tuple(messages), schema))
+            self.n_calls += 1
+            if self.record_calls:
+                self.calls.append(ScriptedCall(tuple(messages), schema))
             if self._responder is not None:
                 reply = self._responder(messages, schema)
             elif self._queue:
                 reply = self._queue.popleft()
             else:
-                raise AssertionError(f"ScriptedJudge ran out of replies at call {len(self.calls)}")
+                raise AssertionError(f"ScriptedJudge ran out of replies at call {self.n_calls}")
         if isinstance(reply, Exception):
             raise reply
         if isinstance(reply, str):
