@@ -47,7 +47,7 @@ def test_findings_as_bullets_with_figures(llm_result, findings):
         "- **检索漏掉相关上下文 \\<b\\>retrieval misses\\</b\\>** (high, retrieval): "
         "1/4 samples (25%); context_recall (matching) 0.0000, context_recall (run) 0.6667"
     ) in text
-    assert "  - advice: Increase top-k; Try a hybrid retriever" in text
+    assert "  - try:\n    - Increase top-k\n    - Try a hybrid retriever" in text
     assert "  - samples: `en-capital`, `not-in-run`" in text
 
 

@@ -90,7 +90,7 @@ def _finding_line(finding: Finding) -> str:
     if figures:
         line += f"; {figures}"
     if finding.advice:
-        line += "\n  - advice: " + "; ".join(md(a) for a in finding.advice)
+        line += "\n  - try:" + "".join(f"\n    - {md(a)}" for a in finding.advice)
     if finding.sample_ids:
         shown = ", ".join(code(i) for i in finding.sample_ids[:5])
         more = len(finding.sample_ids) - 5
