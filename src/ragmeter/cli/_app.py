@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -98,40 +99,37 @@ def summary_table(result: EvaluationResult) -> Table:
     return table
 
 
-def findings_panel(findings: list[Finding]) -> Table:
-    """The diagnosis as a table: what fired, on how many samples, the figures, what to try."""
-    table = Table(title="diagnosis", title_justify="left", show_lines=True)
-    table.add_column("finding")
-    table.add_column("samples", justify="right")
-    table.add_column("figures")
-    table.add_column("try")
+def print_findings(findings: list[Finding]) -> None:
+    """The diagnosis: what fired, on how many samples, the figures and what to try."""
+    console.print("[bold]diagnosis[/bold]")
     for f in findings:
-        figures = "\n".join(f"{name} {value:.2f}" for name, value in f.figures.items())
-        examples = ", ".join(f.sample_ids[:5])
-        table.add_row(
-            f"[bold]{escape(f.title)}[/bold] [dim]({f.area})[/dim]\n{escape(f.explanation)}",
-            f"{f.n_matching}/{f.n_evaluated}\n[dim]{escape(examples)}[/dim]",
-            escape(figures),
-            escape("\n".join(f"- {tip}" for tip in f.advice)),
+        colour = {"high": "red", "medium": "yellow"}.get(f.severity, "white")
+        console.print(
+            f"[{colour}]●[/{colour}] [bold]{escape(f.title)}[/bold] [dim]({f.area})[/dim]: "
+            f"{f.n_matching}/{f.n_evaluated} samples ({f.share:.0%})",
+            highlight=False,
         )
-    return table
+        console.print(f"  {escape(f.explanation)}", highlight=False, style="dim")
+        figures = " · ".join(f"{name} {value:.2f}" for name, value in f.figures.items())
+        console.print(f"  {escape(figures)}", highlight=False)
+        console.print(f"  e.g. {escape(', '.join(f.sample_ids[:5]))}", highlight=False)
+        for tip in f.advice:
+            console.print(f"  → {escape(tip)}", highlight=False)
 
 
 def breakdown_tables(result: EvaluationResult) -> list[Table]:
-    """Per tag, each metric's mean per tag value with the number of samples."""
+    """Per tag, each metric's mean per tag value (columns, with their sample counts)."""
     tables = []
     for tag, groups in result.breakdowns().items():
         table = Table(title=f"by {tag}", title_justify="left")
-        table.add_column(tag)
-        table.add_column("n", justify="right")
-        for m in result.metrics:
-            table.add_column(m.name, justify="right")
+        table.add_column("metric", no_wrap=True)
         for group in groups:
-            table.add_row(
-                escape(group.value),
-                str(group.n_samples),
-                *(_format(group.aggregates[m.name].mean) for m in result.metrics),
+            table.add_column(
+                f"{escape(group.value)}\n[dim]n={group.n_samples}[/dim]", justify="right"
             )
+        for m in result.metrics:
+            row = [group.aggregates[m.name].mean for group in groups]
+            table.add_row(m.name, *("—" if v is None else f"{v:.2f}" for v in row))
         tables.append(table)
     return tables
 
@@ -163,7 +161,15 @@ def print_run(result: EvaluationResult, *, breakdowns: bool = True) -> list[Find
         console.print(line, highlight=False)
     findings = diagnose(result)
     if findings:
-        console.print(findings_panel(findings))
+        print_findings(findings)
+    judges = {
+        json.dumps(j, sort_keys=True): j for j in (result.config.get("judges") or {}).values()
+    }
+    for judge in judges.values():
+        if judge.get("quality_note"):
+            console.print(
+                f"[yellow]note:[/yellow] {escape(judge['quality_note'])}", highlight=False
+            )
     return findings
 
 
