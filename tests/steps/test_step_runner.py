@@ -88,3 +88,26 @@ def test_instructions_inside_the_data_stay_inside_the_data_block():
     run(StepRunner(judge).gather(sample, [Need("response_claims")]))
     data = judge.calls[0].messages[-1].content
     assert data.count("</answer>") == 1 and data.rstrip().endswith("</answer>")
+
+
+def test_questions_are_never_claims_and_verbatim_claims_need_no_verdict():
+    claims = [
+        "AirPods Pro 2 保修多久？",  # the user's question copied by a small judge
+        "AirPods Pro 2 售后政策：标准保修期自购买之日起 1 年",  # word for word in context 1
+        "购买 AppleCare+ 可延保至 3 年",
+    ]
+
+    def answers(messages, schema):
+        if schema.__name__.startswith("ResponseAnalysis"):
+            return {"claims": claims}
+        return {"verdict": 0}  # the judge says no to everything it is asked
+
+    judge = ScriptedJudge(answers)
+    judge.supports_batched_verdicts = False
+    result = evaluate([scripts.SAMPLE], ["faithfulness"], judge=judge)
+    details = result.samples[0].scores["faithfulness"].details["claims"]
+    assert [c["claim"] for c in details] == claims[1:]
+    assert [c["supported"] for c in details] == [True, False]
+    assert result.scores("faithfulness") == [0.5]
+    verdicts = [c for c in judge.calls if c.schema is BinaryVerdict]
+    assert len(verdicts) == 1  # only the claim no passage states verbatim was asked about

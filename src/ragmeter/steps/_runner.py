@@ -17,6 +17,7 @@ verdict instead.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -154,7 +155,7 @@ class StepRunner:
             return
         output = judgment.output
         if claims:
-            facts.response_claims = [c.strip() for c in output.claims if c.strip()]
+            facts.response_claims = [c.strip() for c in output.claims if is_claim(c)]
         if questions:
             facts.questions = [q.strip() for q in output.questions if q.strip()][:questions]
             facts.noncommittal = bool(output.noncommittal)
@@ -239,7 +240,7 @@ class StepRunner:
                     else (),
                 )
                 for s in output.statements
-                if s.text.strip()
+                if is_claim(s.text)
             ]
         if "entities" in tasks:
             facts.entities = [
@@ -356,6 +357,7 @@ class StepRunner:
         rows, reasons = [], []
         for i in range(1, len(claims) + 1):
             supported = {j - 1 for j in items[i].passages if 1 <= j <= len(texts)}
+            supported |= {j for j, t in enumerate(texts) if stated_verbatim(claims[i - 1], t)}
             rows.append(tuple(j in supported for j in range(len(texts))))
             reasons.append(items[i].reason)
         return Support(tuple(claims), tuple(labels), tuple(rows), tuple(reasons))
@@ -378,6 +380,8 @@ class StepRunner:
         template = load_prompt("verdict", facts.language)
 
         async def one(claim: str, text: str) -> tuple[bool, float | None]:
+            if stated_verbatim(claim, text):
+                return True, 1.0  # the passage says it word for word: no call needed
             inputs = {"text": text, "statement": claim}
             judgment = await self._ask(template, ["supported"], inputs, facts, schema=BinaryVerdict)
             p_yes = judgment.probabilities[0] if judgment.probabilities else None
@@ -395,6 +399,32 @@ class StepRunner:
             for i in range(len(claims))
         )
         return Support(tuple(claims), tuple(labels), rows, ("",) * len(claims), probabilities)
+
+
+_QUESTION_MARKS = ("?", "？")
+_NOT_WORDS = re.compile(r"[\W_]+", re.UNICODE)
+#: Shorter texts ("yes", "1 年") are contained in too many passages by chance.
+MIN_VERBATIM_CHARS = 8
+
+
+def is_claim(text: str) -> bool:
+    """Whether a claim the judge extracted can be one: not empty and not a question (small
+    judges sometimes copy the user's question into the claims)."""
+    text = text.strip()
+    return bool(text) and not text.endswith(_QUESTION_MARKS)
+
+
+def stated_verbatim(claim: str, passage: str) -> bool:
+    """Whether ``passage`` contains ``claim`` word for word (case, width, spacing and
+    punctuation aside): then it supports the claim and no judge needs to be asked.
+
+    >>> stated_verbatim("配合充电盒总续航 36 小时。", "S3 配合充电盒总续航36小时。")
+    True
+    >>> stated_verbatim("Battery lasts 36 hours", "The battery lasts 30 hours.")
+    False
+    """
+    needle = _NOT_WORDS.sub("", normalize(claim))
+    return len(needle) >= MIN_VERBATIM_CHARS and needle in _NOT_WORDS.sub("", normalize(passage))
 
 
 def _passages(sample: Sample, sources: Sequence[PassageSource]) -> tuple[list[str], list[str]]:
