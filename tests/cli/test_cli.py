@@ -34,7 +34,7 @@ def test_eval_demo_prints_table_and_writes_results_that_load_back(tmp_path):
         app,
         [
             "eval",
-            str(EXAMPLES / "demo.jsonl"),
+            str(EXAMPLES / "retrieval.jsonl"),
             "--metrics",
             "precision@5,ndcg@10,mrr",
             "-o",
@@ -83,7 +83,7 @@ def test_skip_invalid_evaluates_the_rest(tmp_path):
 
 
 def test_unknown_metric_exits_2(tmp_path):
-    result = runner.invoke(app, ["eval", str(EXAMPLES / "demo.jsonl"), "-m", "ndgc@10"])
+    result = runner.invoke(app, ["eval", str(EXAMPLES / "retrieval.jsonl"), "-m", "ndgc@10"])
     assert result.exit_code == 2
     assert "unknown metric 'ndgc@10'" in result.output
 
