@@ -219,7 +219,8 @@ def test_eval_with_a_judged_metric_on_an_endpoint(tmp_path, monkeypatch):
     assert claims[1]["reason"] == "not stated"
     record = (tmp_path / "run" / "summary.json").read_text(encoding="utf-8")
     assert "sk-eval-secret" not in record and "api_key_set" in record
-    assert "sk-eval-secret" not in (tmp_path / "cache.db").read_bytes().decode("utf-8", "replace")
+    for stored in (tmp_path / "cache.db", tmp_path / "run" / "run.db"):
+        assert "sk-eval-secret" not in stored.read_bytes().decode("utf-8", "replace")
 
 
 def test_eval_with_a_rejected_key_saves_what_it_has_and_exits_2(tmp_path, monkeypatch):
