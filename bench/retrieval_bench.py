@@ -610,7 +610,7 @@ def main(argv: list[str] | None = None) -> None:
         breakdown_child(args)
         return
     if args.render_only:
-        RESULTS.write_text(render(json.loads(RAW.read_text())))
+        RESULTS.write_text(render(json.loads(RAW.read_text())) + _other_sections())
         print(f"wrote {RESULTS} from {RAW}")
         return
 
@@ -754,7 +754,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(body(report)))
     if args.write:
         RAW.write_text(json.dumps(report, indent=1) + "\n")
-        RESULTS.write_text(render(report))
+        RESULTS.write_text(render(report) + _other_sections())
         print(f"wrote {RESULTS} and {RAW}")
 
 
@@ -865,6 +865,18 @@ def reading(report: dict[str, Any]) -> str:
             else "not every difference is explained by tie order."
         )
     return text
+
+
+#: Sections other benchmarks append to RESULTS.md; rewriting the retrieval part keeps them.
+OTHER_SECTIONS = ("## Throughput and memory (issue 5)",)
+
+
+def _other_sections() -> str:
+    if not RESULTS.exists():
+        return ""
+    text = RESULTS.read_text(encoding="utf-8")
+    starts = [text.find(heading) for heading in OTHER_SECTIONS if heading in text]
+    return "\n" + text[min(starts) :] if starts else ""
 
 
 def render(report: dict[str, Any]) -> str:
