@@ -113,3 +113,8 @@ def test_invalid_json_file_names_the_line(tmp_path):
     path.write_text('[{"question": "q"},\n {"question": }]', encoding="utf-8")
     with pytest.raises(DatasetError, match="line 2"):
         load_dataset(path)
+
+
+def test_samples_with_no_field_survive_a_csv_round_trip(tmp_path):
+    data = [Sample(), Sample()]
+    assert load_dataset(save_dataset(Dataset(data), tmp_path / "empty.csv")).samples == data

@@ -275,7 +275,9 @@ def save_dataset(dataset: Dataset, path: str | Path, *, format: str | None = Non
     elif kind == "json":
         path.write_text(json.dumps(to_records(dataset), ensure_ascii=False, indent=2), "utf-8")
     elif kind == "csv":
-        columns = _columns(dataset)
+        # A file of samples that all lack every field still needs a column: with none, each
+        # row would be a blank line, which readers skip.
+        columns = _columns(dataset) or ["user_input"]
         with path.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
