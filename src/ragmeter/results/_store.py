@@ -7,6 +7,7 @@ Reading streams from the file, so results of a large run never have to fit in me
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import tempfile
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmeter.judge import Usage
 from ragmeter.metrics import MetricResult
 
 STORE_FILE = "run.db"
@@ -234,14 +236,22 @@ class RunStore:
             for tag, value, status, score in rows:
                 yield tag, value, status or "missing", score
 
-    def total_usage(self, fields: Sequence[str]) -> dict[str, float] | None:
-        """The sum of each usage field over the samples (None when none recorded usage)."""
+    def total_usage(self) -> Usage | None:
+        """Judge usage summed over the samples (None when no sample recorded any)."""
+        fields = [f.name for f in dataclasses.fields(Usage)]
         sums = ", ".join(f"TOTAL(json_extract(usage, '$.{name}'))" for name in fields)
         with self._lock:
             row = self._db.execute(
                 f"SELECT COUNT(*), {sums} FROM samples WHERE usage IS NOT NULL"
             ).fetchone()
-        return None if not row[0] else dict(zip(fields, row[1:]))
+        if not row[0]:
+            return None
+        return Usage(
+            **{
+                f.name: value if f.type in (float, "float") else int(value)
+                for f, value in zip(dataclasses.fields(Usage), row[1:])
+            }
+        )
 
     def iter_samples(
         self, batch: int = 500

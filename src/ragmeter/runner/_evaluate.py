@@ -163,7 +163,7 @@ async def aevaluate(
             await session.score_judged(data, judged, judge, embeddings, language, concurrency)
     finally:
         reporter.stop()
-        store.set_meta("config", _config(store, data, session))
+        store.set_meta("config", _config(store, session))
     result = EvaluationResult.from_store(store)
     if run_dir is not None:
         result.save(run_dir)
@@ -357,7 +357,7 @@ class _Session:
         return still
 
 
-def _config(store: RunStore, data: Dataset, session: _Session) -> dict[str, Any]:
+def _config(store: RunStore, session: _Session) -> dict[str, Any]:
     """The run record: versions, dataset identity, judges and prompts, usage over every
     session of the run. Never holds a secret (judges and embeddings describe themselves)."""
     config = dict(store.get_meta("config") or {})
@@ -393,12 +393,8 @@ def _config(store: RunStore, data: Dataset, session: _Session) -> dict[str, Any]
             for embedding in vectors.values():
                 total = total + embedding.ledger.total
             config["embedding_usage"] = total.to_dict()
-    fields = list(Usage().to_dict())
-    sums = store.total_usage(fields)
-    if sums is not None:
-        total = Usage(
-            **{k: v if isinstance(getattr(Usage(), k), float) else int(v) for k, v in sums.items()}
-        )
+    total = store.total_usage()
+    if total is not None:
         config["usage"] = {**total.to_dict(), "currency": config.get("currency")}
     if session.configuration_error:
         config["judge_error"] = session.configuration_error
