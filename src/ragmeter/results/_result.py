@@ -258,6 +258,20 @@ class EvaluationResult:
             score if status == Status.OK.value else None for status, score in self._pairs(metric)
         ]
 
+    def repeat_scores(self, metric: str) -> list[list[float | None]]:
+        """Per sample, the score of each judge repeat (a run with ``repeats`` R > 1; None
+        where a repeat was not ok); a single score per sample for metrics not repeated."""
+        if metric not in {m.name for m in self.metrics}:
+            raise KeyError(
+                f"no metric {metric!r} in this run; it has {[m.name for m in self.metrics]}"
+            )
+        out: list[list[float | None]] = []
+        for sample in self:
+            result = sample.scores[metric]
+            repeats = result.details.get("repeats")
+            out.append(list(repeats) if isinstance(repeats, list) else [result.score])
+        return out
+
     def _tag_counts(self) -> dict[str, dict[str, int]]:
         if self._samples is None and self.store is not None:
             return self.store.tag_counts()

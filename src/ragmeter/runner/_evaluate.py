@@ -73,6 +73,7 @@ def evaluate(
     resume: bool = False,
     progress: bool | ProgressReporter | None = None,
     invocation: Mapping[str, Any] | None = None,
+    repeats: int = 1,
 ) -> EvaluationResult:
     """Score every sample of ``dataset`` with every metric.
 
@@ -93,6 +94,11 @@ def evaluate(
     computes only the results that are missing or failed; judge answers already paid for come
     from the judge cache. ``progress`` shows a live display on stderr (default: when stderr
     is a terminal). Results are in dataset order.
+
+    ``repeats`` R > 1 judges every sample R times (each repeat cached apart) to measure the
+    judge's own noise (:func:`ragmeter.stats.judge_noise`): a judged metric's score is then
+    the mean of its repeats, each repeat's score in ``details["repeats"]``. Repeats differ
+    only where the judge samples (temperature > 0).
 
     >>> result = evaluate(
     ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
@@ -117,6 +123,7 @@ def evaluate(
             resume=resume,
             progress=progress,
             invocation=invocation,
+            repeats=repeats,
         )
     )
 
@@ -137,10 +144,13 @@ async def aevaluate(
     resume: bool = False,
     progress: bool | ProgressReporter | None = None,
     invocation: Mapping[str, Any] | None = None,
+    repeats: int = 1,
 ) -> EvaluationResult:
     """:func:`evaluate` for async code (same arguments)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
     if isinstance(dataset, Dataset):
         data, load_problems = dataset, []
@@ -152,11 +162,11 @@ async def aevaluate(
         MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
         for m in resolved
     ]
-    store = _open_store(run_dir, resume, data, infos, invocation)
+    store = _open_store(run_dir, resume, data, infos, invocation, repeats)
     reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
     judged = [m for m in resolved if isinstance(m, JudgedMetric)]
     plain = [m for m in resolved if not isinstance(m, JudgedMetric)]
-    session = _Session(store, reporter)
+    session = _Session(store, reporter, repeats)
     try:
         _score_plain(data, plain, store, batch_size, reporter)
         if judged:
@@ -176,6 +186,7 @@ def _open_store(
     data: Dataset,
     infos: list[MetricInfo],
     invocation: Mapping[str, Any] | None,
+    repeats: int,
 ) -> RunStore:
     """A new store for the run, or the existing one of a run being resumed."""
     fingerprint = data.fingerprint()
@@ -193,6 +204,13 @@ def _open_store(
                 f"the dataset differs from the one {str(run_dir)!r} was started with "
                 f"(fingerprint {recorded.get('fingerprint')} there, {fingerprint} now): "
                 "resume with the same data and column mapping, or start a new run directory"
+            )
+        recorded_repeats = store.get_meta("repeats") or 1
+        if recorded_repeats != repeats:
+            store.close()
+            raise ValueError(
+                f"{str(run_dir)!r} was started with repeats={recorded_repeats}, now "
+                f"{repeats}: resume with the same repeats or start a new run directory"
             )
         before = {m["name"]: m for m in store.get_meta("metrics") or []}
         for info in infos:
@@ -220,6 +238,7 @@ def _open_store(
             },
         )
         store.set_meta("created_at", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+        store.set_meta("repeats", repeats)
     if invocation is not None:
         store.set_meta("invocation", dict(invocation))
     store.set_meta("metrics", [info.to_dict() for info in infos])
@@ -277,8 +296,9 @@ def _score_plain(
 class _Session:
     """What one call of the runner did with the judge (a resumed run has several)."""
 
-    def __init__(self, store: RunStore, reporter: ProgressReporter) -> None:
+    def __init__(self, store: RunStore, reporter: ProgressReporter, repeats: int = 1) -> None:
         self.store = store
+        self.repeats = repeats
         self.reporter = reporter
         self.services: JudgedSetup | None = None
         self.prompt_versions: set[str] = set()
@@ -289,7 +309,9 @@ class _Session:
     ) -> Iterator[SampleTask]:
         """Tasks made as they are needed, so only those in flight are in memory."""
         for index, names in _todo(self.store, metrics, len(data)):
-            yield SampleTask(index, data.ids[index], data.samples[index], tuple(names), language)
+            yield SampleTask(
+                index, data.ids[index], data.samples[index], tuple(names), language, self.repeats
+            )
 
     async def score_judged(
         self,
@@ -366,6 +388,7 @@ def _config(store: RunStore, session: _Session) -> dict[str, Any]:
             "ragmeter_version": __version__,
             "created_at": store.get_meta("created_at"),
             "dataset": store.get_meta("dataset"),
+            "repeats": store.get_meta("repeats") or 1,
         }
     )
     invocation = store.get_meta("invocation")

@@ -7,12 +7,15 @@ tasks to workers that hold their own handles on shared services.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.dataset import Sample
 from ragmeter.judge import Usage
-from ragmeter.metrics import MetricResult
+from ragmeter.metrics import MetricResult, Status
 from ragmeter.metrics.llm import JudgedMetric
 from ragmeter.prompts import Language
 from ragmeter.runner._judged import JudgedSetup
@@ -28,6 +31,8 @@ class SampleTask:
     sample: Sample
     metrics: tuple[str, ...]
     language: Language | None = None
+    #: Judge the sample this many times (judge-noise runs); each repeat is cached apart.
+    repeats: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +41,7 @@ class SampleTask:
             "sample": self.sample.to_record(),
             "metrics": list(self.metrics),
             "language": self.language,
+            "repeats": self.repeats,
         }
 
     @classmethod
@@ -46,6 +52,7 @@ class SampleTask:
             Sample.model_validate(data["sample"]),
             tuple(data["metrics"]),
             data.get("language"),
+            data.get("repeats", 1),
         )
 
 
@@ -64,9 +71,37 @@ async def run_task(task: SampleTask, services: JudgedSetup) -> TaskOutcome:
     """Run one task. Metrics of the sample that share a judge and a language share one set of
     step calls (so e.g. faithfulness and context_recall never pay twice for the same facts).
 
+    With ``repeats`` R > 1 the sample is judged R times; each metric's score is then the mean
+    of its ok repeats, with every repeat's score in ``details["repeats"]``.
+
     A judge that refuses its configuration raises :class:`ragmeter.judge.JudgeConfigError`;
     every other failure becomes a failed result of the metrics it touched.
     """
+    if task.repeats <= 1:
+        return await _judge_once(task, services, repeat=0)
+    runs = await asyncio.gather(*(_judge_once(task, services, r) for r in range(task.repeats)))
+    outcome = TaskOutcome(task.index, task.sample_id, {})
+    for run in runs:
+        outcome.usage = outcome.usage + run.usage
+        outcome.prompt_versions |= run.prompt_versions
+    for name in task.metrics:
+        outcome.results[name] = combine_repeats([run.results[name] for run in runs])
+    return outcome
+
+
+def combine_repeats(results: list[MetricResult]) -> MetricResult:
+    """One result from a metric's repeats: the mean of the ok scores (with the first ok
+    repeat's reason and details), else the first repeat's own result."""
+    scores = [r.score if r.status is Status.OK else None for r in results]
+    ok = [r for r in results if r.status is Status.OK and r.score is not None]
+    if not ok:
+        first = results[0]
+        return dataclasses.replace(first, details={**first.details, "repeats": scores})
+    mean = statistics.fmean(r.score for r in ok)  # type: ignore[misc]
+    return MetricResult.ok(mean, ok[0].reason, **{**ok[0].details, "repeats": scores})
+
+
+async def _judge_once(task: SampleTask, services: JudgedSetup, repeat: int) -> TaskOutcome:
     by_name = {m.name: m for m in services.metrics}
     sample = task.sample
     outcome = TaskOutcome(task.index, task.sample_id, {})
@@ -83,7 +118,7 @@ async def run_task(task: SampleTask, services: JudgedSetup) -> TaskOutcome:
         judge = services.judges[group[0].name]
         needs = [need for metric in group for need in metric.needs(sample)]
         # With no needs (e.g. semantic similarity only) this makes no call.
-        runner = StepRunner(judge, language=group_language, sample_id=task.sample_id)
+        runner = StepRunner(judge, language=group_language, sample_id=task.sample_id, repeat=repeat)
         facts = await runner.gather(sample, needs)
         outcome.usage = outcome.usage + facts.usage
         outcome.prompt_versions |= facts.prompt_versions

@@ -52,11 +52,18 @@ class StepRunner:
     """Computes the facts for one sample's needs through one judge."""
 
     def __init__(
-        self, judge: Judge, *, language: Language | None = None, sample_id: str | None = None
+        self,
+        judge: Judge,
+        *,
+        language: Language | None = None,
+        sample_id: str | None = None,
+        repeat: int = 0,
     ) -> None:
         self.judge = judge
         self.language = language
         self.sample_id = sample_id
+        #: Repeat r > 0 of a judge-noise run: its answers are cached apart from repeat 0's.
+        self.repeat = repeat
 
     # -- the judge, through a template -----------------------------------------------------
     async def _ask(
@@ -82,7 +89,11 @@ class StepRunner:
                 prompt_version=template.key,
                 scope=template.name,
                 sample_id=self.sample_id,
-                salt="" if attempt == 0 else "re-ask",
+                salt="|".join(
+                    part
+                    for part in (f"repeat-{self.repeat}" if self.repeat else "", "re-ask" * attempt)
+                    if part
+                ),
             )
             facts.usage = facts.usage + judgment.usage
             facts.prompt_versions.add(template.key)
