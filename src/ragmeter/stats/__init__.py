@@ -1,0 +1,33 @@
+"""Is a change real or noise? Confidence intervals, paired comparisons, judge noise.
+
+A run's mean of 0.72 against last week's 0.69 means little without its uncertainty.
+:func:`estimate_means` gives each metric's mean with a bootstrap confidence interval (per tag
+group: :func:`estimate_group_means`); :func:`compare` tests two runs metric by metric (paired on
+shared samples, Holm-corrected across metrics) and says what it found in a plain sentence;
+:func:`judge_noise` measures how much of a run's spread is the judge's own, from a run with
+repeats. Everything is numpy; scipy is needed only for ``test="wilcoxon"`` (``ragmeter[stats]``).
+"""
+
+from ragmeter.stats._bootstrap import Interval, bootstrap_ci
+from ragmeter.stats._compare import Comparison, compare
+from ragmeter.stats._estimate import MeanEstimate, estimate_group_means, estimate_means
+from ragmeter.stats._holm import holm
+from ragmeter.stats._noise import JudgeNoise, judge_noise
+from ragmeter.stats._permutation import sign_flip_test
+from ragmeter.stats._power import min_detectable_effect, samples_needed
+
+__all__ = [
+    "Comparison",
+    "Interval",
+    "JudgeNoise",
+    "MeanEstimate",
+    "bootstrap_ci",
+    "compare",
+    "estimate_group_means",
+    "estimate_means",
+    "holm",
+    "judge_noise",
+    "min_detectable_effect",
+    "samples_needed",
+    "sign_flip_test",
+]

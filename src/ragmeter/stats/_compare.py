@@ -1,0 +1,354 @@
+"""Two runs, metric by metric: the change, its confidence interval, a test, and a verdict."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter.metrics import Direction
+from ragmeter.results import EvaluationResult
+from ragmeter.stats._bootstrap import Interval, bootstrap_ci, check_method, difference_ci
+from ragmeter.stats._effect import cohens_dz, hedges_g
+from ragmeter.stats._format import about, decimals_for, p_text, percent, signed
+from ragmeter.stats._holm import holm
+from ragmeter.stats._permutation import label_permutation_test, sign_flip_test
+from ragmeter.stats._power import min_detectable_effect, samples_needed
+from ragmeter.stats._runs import RunScores, metric_names, read_scores, restrict
+from ragmeter.stats._validate import check_level, check_resamples
+from ragmeter.stats._wilcoxon import wilcoxon_test
+
+TESTS = ("permutation", "wilcoxon")
+SIGN_FLIP = "sign-flip permutation"
+WILCOXON = "wilcoxon"
+UNPAIRED = "permutation (unpaired)"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One metric compared between a baseline run and a candidate run.
+
+    ``difference`` is candidate - baseline as measured (not adjusted for the metric's
+    direction; :attr:`change` is). Paired comparisons (the runs share sample ids) use the
+    samples scored in both runs, and their means are over those samples; unpaired ones use
+    every scored sample of each run. ``p_adjusted`` is Holm-corrected over the metrics
+    compared in the same :func:`compare` call and decides :attr:`significant`.
+    ``min_detectable_effect`` is the change this comparison would detect with 80% power;
+    ``samples_needed`` the samples (per run, when unpaired) that would detect a true change
+    of the size observed.
+    """
+
+    metric: str
+    direction: Direction
+    paired: bool
+    n_baseline: int
+    n_candidate: int
+    n_pairs: int
+    baseline_mean: float | None
+    candidate_mean: float | None
+    difference: float | None
+    ci: Interval | None
+    p_value: float | None
+    p_adjusted: float | None
+    test: str
+    effect_size: float | None
+    min_detectable_effect: float | None
+    samples_needed: int | None
+    alpha: float
+    level: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p_adjusted is not None and self.p_adjusted < self.alpha
+
+    @property
+    def change(self) -> str:
+        """ "better", "worse" (significant changes, read in the metric's direction) or
+        "no change"."""
+        if not self.significant or not self.difference:
+            return "no change"
+        rose = self.difference > 0
+        return "better" if rose == (self.direction is Direction.HIGHER_IS_BETTER) else "worse"
+
+    def verdict(self) -> str:
+        """The comparison in one plain sentence, e.g. "answer_correctness -0.03 (95% CI -0.07
+        to +0.01, p = 0.19): not significant with 50 samples; about 180 samples would detect
+        a 0.03 drop." """
+        if self.p_value is None or self.ci is None or self.difference is None:
+            return self._untested()
+        diff, ci = self.difference, self.ci
+        dec = decimals_for(ci.high - ci.low or abs(diff))
+        p = f"p {p_text(self.p_value)}"
+        if self.p_adjusted is not None and self.p_adjusted != self.p_value:
+            p += f", Holm-adjusted {p_text(self.p_adjusted).removeprefix('= ')}"
+        head = (
+            f"{self.metric} {signed(diff, dec)} ({percent(self.level)} CI "
+            f"{signed(ci.low, dec)} to {signed(ci.high, dec)}, {p})"
+        )
+        if self.paired:
+            n = self.n_pairs
+            with_n = f"{n} sample{'s' * (n != 1)}"
+        else:
+            with_n = (
+                f"{self.n_baseline} and {self.n_candidate} samples (unpaired: different samples)"
+            )
+        if self.significant:
+            return f"{head}: significant with {with_n}, {self.change}."
+        text = f"{head}: not significant with {with_n}"
+        if diff == 0:
+            nothing = "no sample's score changed" if self.paired else "the means are equal"
+            return f"{text}; {nothing}."
+        have = self.n_pairs if self.paired else min(self.n_baseline, self.n_candidate)
+        if self.samples_needed is not None and self.samples_needed > have:
+            per_run = "" if self.paired else " per run"
+            size = f"{abs(diff):.{dec}f} {'rise' if diff > 0 else 'drop'}"
+            text += f"; about {about(self.samples_needed)} samples{per_run} would detect a {size}"
+        return text + "."
+
+    def _untested(self) -> str:
+        if self.paired:
+            if self.n_pairs == 0:
+                return (
+                    f"{self.metric}: not compared: no sample was scored in both runs "
+                    "(a paired comparison needs at least 2)."
+                )
+            assert self.difference is not None
+            dec = decimals_for(abs(self.difference))
+            return (
+                f"{self.metric} {signed(self.difference, dec)} on 1 sample: not tested; a "
+                "paired comparison needs at least 2 samples scored in both runs."
+            )
+        counts = f"{self.n_baseline} and {self.n_candidate} scored samples"
+        head = self.metric
+        if self.difference is not None:
+            head += f" {signed(self.difference, decimals_for(abs(self.difference)))}"
+        return (
+            f"{head} (unpaired: different samples): not tested with {counts}; "
+            "each run needs at least 2."
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every figure, with ``significant``, ``change`` and ``verdict``, JSON-ready."""
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["direction"] = self.direction.value
+        out["ci"] = self.ci.to_dict() if self.ci else None
+        out.update(significant=self.significant, change=self.change, verdict=self.verdict())
+        return out
+
+
+def compare(
+    baseline: EvaluationResult,
+    candidate: EvaluationResult,
+    *,
+    metrics: Iterable[str] | None = None,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    test: str = "permutation",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    tag: str | None = None,
+    value: str | None = None,
+    method: str = "bca",
+) -> list[Comparison]:
+    """Compare every metric (or those named) of two runs: is the change real or noise?
+
+    When the runs share sample ids, each metric is compared on the samples scored in both
+    (paired): the CI is a bootstrap of the mean per-sample difference and the test a sign-flip
+    permutation test (``test="wilcoxon"``: the Wilcoxon signed-rank test, needs scipy).
+    Runs on different samples are compared unpaired: a bootstrap of each run's mean and a
+    label permutation test, and the verdict says so. P-values are Holm-corrected across the
+    metrics of the call. ``tag`` and ``value`` restrict both runs to the samples whose
+    metadata field ``tag`` has ``value``. ``method`` is the CI's ("bca" or "percentile").
+
+    >>> from typing import ClassVar
+    >>> from ragmeter import Metric, MetricResult, evaluate
+    >>> class Given(Metric):
+    ...     requires: ClassVar = ()
+    ...     def __init__(self, scores):
+    ...         self.name, self.scores = "answer_correctness", scores
+    ...     def score(self, sample):
+    ...         return MetricResult.ok(self.scores[sample.id])
+    >>> ids = [f"q{i}" for i in range(40)]
+    >>> before = [0.5 + 0.1 * (i % 5) for i in range(40)]
+    >>> after = [s + (0.1 if i % 4 else -0.05) for i, s in enumerate(before)]
+    >>> rows = [{"id": i, "user_input": "?"} for i in ids]
+    >>> baseline = evaluate(rows, [Given(dict(zip(ids, before)))])
+    >>> candidate = evaluate(rows, [Given(dict(zip(ids, after)))])
+    >>> (c,) = compare(baseline, candidate, n_resamples=2000)
+    >>> c.paired, c.n_pairs, round(c.difference, 4), c.change
+    (True, 40, 0.0625, 'better')
+    >>> print(c.verdict())
+    answer_correctness +0.06 (95% CI +0.04 to +0.09, p < 0.001): significant with 40 samples,
+    better.
+    """
+    level, alpha = check_level(level), check_level(alpha, "alpha")
+    check_resamples(n_resamples)
+    method = check_method(method)
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, got {test!r}")
+    if (tag is None) != (value is None):
+        raise ValueError("give tag and value together (e.g. tag='question_type', value='multi')")
+    names = _shared_metrics(baseline, candidate, metrics)
+    directions = {m.name: m.direction for m in baseline.metrics}
+    for m in candidate.metrics:
+        if m.name in names and m.direction is not directions[m.name]:
+            raise ValueError(f"{m.name!r} has opposite directions in the two runs")
+    base, cand = read_scores(baseline, names), read_scores(candidate, names)
+    if tag is not None:
+        base = restrict(base, tag, str(value), "baseline")
+        cand = restrict(cand, tag, str(value), "candidate")
+    shared = set(base.ids) & set(cand.ids)
+    if not shared and test == "wilcoxon":
+        raise ValueError(
+            "test='wilcoxon' needs paired runs (shared sample ids); these runs share none: "
+            "use test='permutation'"
+        )
+    settings = _Settings(level, alpha, test, n_resamples, seed, method)
+    results = [
+        _paired(m, directions[m], base, cand, settings)
+        if shared
+        else _unpaired(m, directions[m], base, cand, settings)
+        for m in names
+    ]
+    tested = [i for i, r in enumerate(results) if r.p_value is not None]
+    adjusted = holm([results[i].p_value for i in tested])  # type: ignore[misc]
+    fixed = dict(zip(tested, adjusted))
+    return [_replace_p(r, fixed[i]) if i in fixed else r for i, r in enumerate(results)]
+
+
+@dataclass(frozen=True)
+class _Settings:
+    level: float
+    alpha: float
+    test: str
+    n_resamples: int
+    seed: int
+    method: str
+
+
+def _shared_metrics(
+    baseline: EvaluationResult, candidate: EvaluationResult, metrics: Iterable[str] | None
+) -> list[str]:
+    if metrics is not None:
+        names = metric_names(baseline, metrics)
+        metric_names(candidate, names)
+        return names
+    in_candidate = {m.name for m in candidate.metrics}
+    names = [m.name for m in baseline.metrics if m.name in in_candidate]
+    if not names:
+        raise ValueError(
+            f"the runs share no metric: baseline has {[m.name for m in baseline.metrics]}, "
+            f"candidate has {sorted(in_candidate)}"
+        )
+    return names
+
+
+def _replace_p(c: Comparison, p_adjusted: float) -> Comparison:
+    fields = {name: getattr(c, name) for name in c.__dataclass_fields__}
+    return Comparison(**{**fields, "p_adjusted": p_adjusted})
+
+
+def _paired(
+    metric: str, direction: Direction, base: RunScores, cand: RunScores, s: _Settings
+) -> Comparison:
+    cand_score = dict(zip(cand.ids, cand.scores[metric]))
+    pairs = [
+        (b, cand_score[i])
+        for i, b in zip(base.ids, base.scores[metric])
+        if b is not None and cand_score.get(i) is not None
+    ]
+    b = np.array([p[0] for p in pairs], dtype=float)
+    c = np.array([p[1] for p in pairs], dtype=float)
+    d = c - b
+    n = len(d)
+    common: dict[str, Any] = {
+        "metric": metric,
+        "direction": direction,
+        "paired": True,
+        "n_baseline": _count(base.scores[metric]),
+        "n_candidate": _count(cand.scores[metric]),
+        "n_pairs": n,
+        "baseline_mean": float(b.mean()) if n else None,
+        "candidate_mean": float(c.mean()) if n else None,
+        "difference": float(d.mean()) if n else None,
+        "test": WILCOXON if s.test == "wilcoxon" else SIGN_FLIP,
+        "alpha": s.alpha,
+        "level": s.level,
+    }
+    if n < 2:
+        return Comparison(**common, **_UNTESTED)
+    sd = float(d.std(ddof=1))
+    diff = common["difference"]
+    p = (
+        wilcoxon_test(d)
+        if s.test == "wilcoxon"
+        else sign_flip_test(d, n_resamples=s.n_resamples, seed=s.seed)
+    )
+    return Comparison(
+        **common,
+        ci=bootstrap_ci(d, level=s.level, method=s.method, n_resamples=s.n_resamples, seed=s.seed),
+        p_value=p,
+        p_adjusted=p,
+        effect_size=cohens_dz(d),
+        min_detectable_effect=min_detectable_effect(sd, n, alpha=s.alpha),
+        samples_needed=samples_needed(diff, sd, alpha=s.alpha) if diff else None,
+    )
+
+
+def _unpaired(
+    metric: str, direction: Direction, base: RunScores, cand: RunScores, s: _Settings
+) -> Comparison:
+    b = np.array([x for x in base.scores[metric] if x is not None], dtype=float)
+    c = np.array([x for x in cand.scores[metric] if x is not None], dtype=float)
+    both = len(b) and len(c)
+    diff = float(c.mean() - b.mean()) if both else None
+    common: dict[str, Any] = {
+        "metric": metric,
+        "direction": direction,
+        "paired": False,
+        "n_baseline": len(b),
+        "n_candidate": len(c),
+        "n_pairs": 0,
+        "baseline_mean": float(b.mean()) if len(b) else None,
+        "candidate_mean": float(c.mean()) if len(c) else None,
+        "difference": diff,
+        "test": UNPAIRED,
+        "alpha": s.alpha,
+        "level": s.level,
+    }
+    if len(b) < 2 or len(c) < 2:
+        return Comparison(**common, **_UNTESTED)
+    var_b, var_c = float(b.var(ddof=1)), float(c.var(ddof=1))
+    p = label_permutation_test(b, c, n_resamples=s.n_resamples, seed=s.seed)
+    ci = difference_ci(b, c, level=s.level, method=s.method, n_resamples=s.n_resamples, seed=s.seed)
+    # The standard error of a difference of two independent means; with n per run it is
+    # sqrt((var_b + var_c) / n), which is what samples_needed solves for.
+    se = math.sqrt(var_b / len(b) + var_c / len(c))
+    return Comparison(
+        **common,
+        ci=ci,
+        p_value=p,
+        p_adjusted=p,
+        effect_size=hedges_g(b, c),
+        min_detectable_effect=min_detectable_effect(se, 1, alpha=s.alpha),
+        samples_needed=(
+            samples_needed(diff, math.sqrt(var_b + var_c), alpha=s.alpha) if diff else None
+        ),
+    )
+
+
+_UNTESTED: dict[str, Any] = {
+    "ci": None,
+    "p_value": None,
+    "p_adjusted": None,
+    "effect_size": None,
+    "min_detectable_effect": None,
+    "samples_needed": None,
+}
+
+
+def _count(scores: list[float | None]) -> int:
+    return sum(s is not None for s in scores)

@@ -1,0 +1,134 @@
+"""Each metric's mean with a bootstrap confidence interval, over a run or per tag group."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter.results import EvaluationResult
+from ragmeter.stats._bootstrap import Interval, bootstrap_ci, check_method
+from ragmeter.stats._runs import metric_names, read_scores, tag_values
+from ragmeter.stats._validate import check_level, check_resamples
+
+
+@dataclass(frozen=True)
+class MeanEstimate:
+    """A metric's mean over the samples it scored, with its confidence interval.
+
+    ``n`` samples scored (status ok) out of ``n_total``; ``mean`` is None when none did and
+    ``ci`` is None when fewer than 2 did.
+    """
+
+    metric: str
+    n: int
+    n_total: int
+    mean: float | None
+    ci: Interval | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "n": self.n,
+            "n_total": self.n_total,
+            "mean": self.mean,
+            "ci": self.ci.to_dict() if self.ci else None,
+        }
+
+
+def _estimate(
+    metric: str,
+    scores: Sequence[float | None],
+    level: float,
+    method: str,
+    n_resamples: int,
+    seed: int,
+) -> MeanEstimate:
+    ok = np.array([s for s in scores if s is not None], dtype=float)
+    ci = (
+        bootstrap_ci(ok, level=level, method=method, n_resamples=n_resamples, seed=seed)
+        if len(ok) >= 2
+        else None
+    )
+    mean = float(ok.mean()) if len(ok) else None
+    return MeanEstimate(metric, len(ok), len(scores), mean, ci)
+
+
+def _check(level: float, method: str, n_resamples: int) -> tuple[float, str]:
+    check_resamples(n_resamples)
+    return check_level(level), check_method(method)
+
+
+def estimate_means(
+    result: EvaluationResult,
+    *,
+    level: float = 0.95,
+    method: str = "bca",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    metrics: Iterable[str] | None = None,
+) -> dict[str, MeanEstimate]:
+    """Per metric (all of the run's by default): the mean over the samples that scored, with
+    a bootstrap confidence interval (see :func:`bootstrap_ci`).
+
+    >>> from ragmeter import evaluate
+    >>> result = evaluate(
+    ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": [r]}
+    ...      for r in ["a", "b", "a", "c", "b", "a"]],
+    ...     ["mrr"],
+    ... )
+    >>> est = estimate_means(result, n_resamples=2000)["mrr"]
+    >>> est.n, est.n_total, round(est.mean, 3)
+    (6, 6, 0.667)
+    >>> round(est.ci.low, 2), round(est.ci.high, 2)
+    (0.33, 0.92)
+    """
+    level, method = _check(level, method, n_resamples)
+    return {
+        m: _estimate(m, result.scores(m), level, method, n_resamples, seed)
+        for m in metric_names(result, metrics)
+    }
+
+
+def estimate_group_means(
+    result: EvaluationResult,
+    tag: str,
+    *,
+    level: float = 0.95,
+    method: str = "bca",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    metrics: Iterable[str] | None = None,
+) -> dict[str, dict[str, MeanEstimate]]:
+    """:func:`estimate_means` per value of the metadata field ``tag`` (value -> metric ->
+    estimate, values sorted). A sample whose tag is a list counts in each of its groups.
+
+    >>> from ragmeter import evaluate
+    >>> rows = [
+    ...     {"retrieved_context_ids": ["a", "b"], "reference_context_ids": [r], "hops": h}
+    ...     for r, h in [("a", "one"), ("b", "two"), ("a", "one"), ("b", "two"), ("a", "one")]
+    ... ]
+    >>> groups = estimate_group_means(evaluate(rows, ["mrr"]), "hops", n_resamples=1000)
+    >>> {value: (est["mrr"].n, est["mrr"].mean) for value, est in groups.items()}
+    {'one': (3, 1.0), 'two': (2, 0.5)}
+    """
+    level, method = _check(level, method, n_resamples)
+    names = metric_names(result, metrics)
+    run = read_scores(result, names)
+    values = tag_values(run, tag)
+    if not values:
+        carried = sorted({t for tags in run.tags for t in tags})
+        raise ValueError(f"no sample carries tag {tag!r}; tags in this run: {carried}")
+    groups: dict[str, list[int]] = {v: [] for v in values}
+    for i, tags in enumerate(run.tags):
+        for v in tags.get(tag, []):
+            groups[v].append(i)
+    return {
+        v: {
+            m: _estimate(m, [run.scores[m][i] for i in rows], level, method, n_resamples, seed)
+            for m in names
+        }
+        for v, rows in groups.items()
+    }
