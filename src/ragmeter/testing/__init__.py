@@ -1,8 +1,38 @@
-"""Test kit: helpers for testing code that uses ragmeter (and ragmeter itself)."""
+"""Test kit: helpers for testing code that uses ragmeter (and ragmeter itself).
 
-from ragmeter.testing._embeddings import ScriptedEmbeddings, unit_vector_with_cosine
-from ragmeter.testing._fake_server import FakeOpenAIServer, Fault, RecordedRequest, ScriptedReply
-from ragmeter.testing._scripted import ScriptedCall, ScriptedJudge
+``assert_metric`` scores a sample or a dataset and fails with the reasons; the pytest plugin
+(:mod:`ragmeter.testing.pytest_plugin`, loaded automatically) adds fixtures, a marker and a
+session summary. Names load on first use, so the plugin's import stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragmeter.testing._assertions import assert_metric, findings
+    from ragmeter.testing._embeddings import ScriptedEmbeddings, unit_vector_with_cosine
+    from ragmeter.testing._fake_server import (
+        FakeOpenAIServer,
+        Fault,
+        RecordedRequest,
+        ScriptedReply,
+    )
+    from ragmeter.testing._scripted import ScriptedCall, ScriptedJudge
+
+_WHERE = {
+    "FakeOpenAIServer": "_fake_server",
+    "Fault": "_fake_server",
+    "RecordedRequest": "_fake_server",
+    "ScriptedCall": "_scripted",
+    "ScriptedEmbeddings": "_embeddings",
+    "ScriptedJudge": "_scripted",
+    "ScriptedReply": "_fake_server",
+    "assert_metric": "_assertions",
+    "findings": "_assertions",
+    "unit_vector_with_cosine": "_embeddings",
+}
 
 __all__ = [
     "FakeOpenAIServer",
@@ -12,5 +42,20 @@ __all__ = [
     "ScriptedEmbeddings",
     "ScriptedJudge",
     "ScriptedReply",
+    "assert_metric",
+    "findings",
     "unit_vector_with_cosine",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
