@@ -183,7 +183,7 @@ def test_identical_scores_give_p_one_and_a_zero_ci():
     assert (c.p_value, c.difference, c.effect_size, c.samples_needed) == (1.0, 0.0, 0.0, None)
     assert (c.ci.low, c.ci.high) == (0.0, 0.0)
     assert c.verdict() == (
-        "m +0.00 (95% CI +0.00 to +0.00, p = 1): not significant with 4 samples; no sample's "
+        "m +0.00 (95% CI +0.00 to +0.00, p = 1.00): not significant with 4 samples; no sample's "
         "score changed."
     )
 

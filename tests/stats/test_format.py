@@ -23,11 +23,13 @@ def test_signed_p_and_percent():
     assert signed(0.05, 2) == "+0.05"
     assert signed(-0.031, 2) == "-0.03"
     assert signed(-0.0001, 2) == "+0.00"
-    assert [p_text(p) for p in (0.19, 0.047, 0.003, 0.0004, 1.0)] == [
+    assert [p_text(p) for p in (0.19, 0.1003, 0.0996, 0.047, 0.003, 0.0004, 1.0)] == [
         "= 0.19",
+        "= 0.10",
+        "= 0.10",
         "= 0.047",
         "= 0.003",
         "< 0.001",
-        "= 1",
+        "= 1.00",
     ]
     assert (percent(0.95), percent(0.9), percent(0.999)) == ("95%", "90%", "99.9%")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -213,10 +213,11 @@ def compare(
         else _unpaired(m, directions[m], base, cand, settings)
         for m in names
     ]
-    tested = [i for i, r in enumerate(results) if r.p_value is not None]
-    adjusted = holm([results[i].p_value for i in tested])  # type: ignore[misc]
-    fixed = dict(zip(tested, adjusted))
-    return [_replace_p(r, fixed[i]) if i in fixed else r for i, r in enumerate(results)]
+    tested = [(i, r.p_value) for i, r in enumerate(results) if r.p_value is not None]
+    adjusted = dict(zip([i for i, _ in tested], holm([p for _, p in tested])))
+    return [
+        replace(r, p_adjusted=adjusted[i]) if i in adjusted else r for i, r in enumerate(results)
+    ]
 
 
 @dataclass(frozen=True)
@@ -233,8 +234,8 @@ def _shared_metrics(
     baseline: EvaluationResult, candidate: EvaluationResult, metrics: Iterable[str] | None
 ) -> list[str]:
     if metrics is not None:
-        names = metric_names(baseline, metrics)
-        metric_names(candidate, names)
+        names = metric_names(baseline, metrics, "baseline ")
+        metric_names(candidate, names, "candidate ")
         return names
     in_candidate = {m.name for m in candidate.metrics}
     names = [m.name for m in baseline.metrics if m.name in in_candidate]
@@ -244,11 +245,6 @@ def _shared_metrics(
             f"candidate has {sorted(in_candidate)}"
         )
     return names
-
-
-def _replace_p(c: Comparison, p_adjusted: float) -> Comparison:
-    fields = {name: getattr(c, name) for name in c.__dataclass_fields__}
-    return Comparison(**{**fields, "p_adjusted": p_adjusted})
 
 
 def _paired(

@@ -20,8 +20,11 @@ def signed(value: float, decimals: int) -> str:
 
 
 def p_text(p: float) -> str:
-    """Two significant digits (0.19, 0.047, 0.0031); below 0.001 as ``< 0.001``."""
-    return "< 0.001" if p < 0.001 else f"= {p:.2g}"
+    """Two decimals from 0.1 up (0.19, 0.10, 1.00), two significant digits below (0.047,
+    0.0031), and ``< 0.001`` below 0.001."""
+    if p < 0.001:
+        return "< 0.001"
+    return f"= {p:.2f}" if round(p, 2) >= 0.1 else f"= {p:.2g}"
 
 
 def about(n: int) -> str:

@@ -10,7 +10,9 @@ from ragmeter.results import EvaluationResult
 from ragmeter.results._store import tags_of
 
 
-def metric_names(result: EvaluationResult, metrics: Iterable[str] | None) -> list[str]:
+def metric_names(
+    result: EvaluationResult, metrics: Iterable[str] | None, which: str = ""
+) -> list[str]:
     """The metrics asked for (all of the run's by default), checked against the run."""
     known = [m.name for m in result.metrics]
     if metrics is None:
@@ -18,7 +20,7 @@ def metric_names(result: EvaluationResult, metrics: Iterable[str] | None) -> lis
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     unknown = [m for m in names if m not in known]
     if unknown:
-        raise ValueError(f"no metric(s) {unknown} in this run; it has {known}")
+        raise ValueError(f"no metric(s) {unknown} in the {which}run; it has {known}")
     return names
 
 
