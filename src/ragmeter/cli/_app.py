@@ -252,6 +252,21 @@ def eval_command(
     report: Annotated[
         Path | None, typer.Option("--report", help="Also write the HTML report to this file.")
     ] = None,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            "--repeats",
+            min=1,
+            help="Judge each sample R times to measure judge noise (use a temperature > 0).",
+        ),
+    ] = 1,
+    judge_temperature: Annotated[
+        float | None, typer.Option("--judge-temperature", help="The judge's temperature.")
+    ] = None,
+    gate: GateOption = None,
+    baseline: BaselineOption = None,
+    junit: JunitOption = None,
+    markdown: MarkdownOption = None,
 ) -> None:
     """Score a dataset with the given metrics; results are saved as they are computed.
 
@@ -279,6 +294,9 @@ def eval_command(
             if judge_config is None and judge_recorded.get("config"):
                 judge_config = Path(judge_recorded["config"])
             logprobs = logprobs or bool(judge_recorded.get("logprobs"))
+            if judge_temperature is None:
+                judge_temperature = judge_recorded.get("temperature")
+            repeats = max(repeats, int(recorded.get("repeats") or 1))
             output = resume
         if data is None or not metrics:
             raise ValueError("give a DATA file and --metrics, or --resume RUN_DIR")
@@ -294,6 +312,7 @@ def eval_command(
                 cache=cache,
                 no_cache=no_cache,
                 refresh_cache=refresh_cache,
+                temperature=judge_temperature,
             )
         if language not in (None, "en", "zh"):
             raise ValueError(f"--language must be en or zh, got {language!r}")
@@ -312,7 +331,9 @@ def eval_command(
                 "provider": judge_provider,
                 "config": None if judge_config is None else str(judge_config),
                 "logprobs": logprobs,
+                "temperature": judge_temperature,
             },
+            "repeats": repeats,
         }
         result = evaluate(
             data,
@@ -327,6 +348,7 @@ def eval_command(
             resume=resume is not None,
             progress=not quiet,
             invocation=invocation,
+            repeats=repeats,
         )
     except KeyboardInterrupt:
         errors.print(
@@ -367,6 +389,11 @@ def eval_command(
         _print_problems(result.skipped)
     if not quiet:
         console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
+    if gate is not None:
+        code = apply_gate(
+            result, gate, baseline, candidate_name=str(run_dir), junit=junit, markdown=markdown
+        )
+        raise typer.Exit(code)
 
 
 def _load_run(run_dir: Path) -> EvaluationResult:
@@ -416,6 +443,113 @@ def report_command(
     other = _load_run(compare) if compare is not None else None
     path = write_report(result, output, compare=other, findings=diagnose(result), format=format)
     console.print(f"report: {path}", highlight=False)
+
+
+EXIT_GATE_FAILED = 1
+
+
+def apply_gate(
+    candidate: EvaluationResult,
+    gate_file: Path,
+    baseline_dir: Path | None,
+    *,
+    candidate_name: str,
+    junit: Path | None = None,
+    markdown: Path | None = None,
+) -> int:
+    """Run the gate, print and write its report; the exit code (0 pass, 1 fail, 2 usage)."""
+    import os
+
+    from ragmeter.gate import (
+        GateFileError,
+        GateUsageError,
+        github_annotations,
+        load_rules,
+        run_gate,
+        to_junit,
+        to_markdown,
+    )
+
+    try:
+        rules = load_rules(gate_file)
+        baseline = _load_run(baseline_dir) if baseline_dir is not None else None
+        report = run_gate(
+            candidate,
+            rules,
+            baseline,
+            candidate_name=candidate_name,
+            baseline_name=None if baseline_dir is None else str(baseline_dir),
+        )
+    except (GateFileError, GateUsageError, FileNotFoundError, ImportError) as error:
+        errors.print(f"[bold red]error:[/bold red] {escape(str(error))}", highlight=False)
+        return EXIT_USAGE
+    table = Table(title="gate", title_justify="left")
+    table.add_column("")
+    table.add_column("rule")
+    table.add_column("figures")
+    for outcome in report.outcomes:
+        mark = "[green]pass[/green]" if outcome.passed else "[bold red]FAIL[/bold red]"
+        table.add_row(mark, escape(outcome.rule), escape(outcome.message))
+    console.print(table)
+    summary = to_markdown(report)
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(to_junit(report), encoding="utf-8")
+    if markdown is not None:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        markdown.write_text(summary, encoding="utf-8")
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as handle:
+            handle.write(summary)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in github_annotations(report):
+            print(line)
+    verdict = (
+        "[green]gate passed[/green]"
+        if report.passed
+        else (
+            f"[bold red]gate failed[/bold red]: {len(report.failures)} of "
+            f"{len(report.outcomes)} rule(s)"
+        )
+    )
+    console.print(verdict)
+    return 0 if report.passed else EXIT_GATE_FAILED
+
+
+GateOption = Annotated[
+    Path | None, typer.Option("--gate", help="Gate file (TOML or YAML) to apply to the run.")
+]
+BaselineOption = Annotated[
+    Path | None, typer.Option("--baseline", help="Baseline run directory for regression rules.")
+]
+JunitOption = Annotated[
+    Path | None, typer.Option("--junit", help="Write the gate's verdicts as JUnit XML.")
+]
+MarkdownOption = Annotated[
+    Path | None, typer.Option("--markdown", help="Write the gate's summary as markdown.")
+]
+
+
+@app.command("gate")
+def gate_command(
+    candidate: Annotated[Path, typer.Argument(help="The run directory to judge.")],
+    gate: Annotated[Path, typer.Option("--gate", "-g", help="Gate file (TOML or YAML).")],
+    baseline: BaselineOption = None,
+    junit: JunitOption = None,
+    markdown: MarkdownOption = None,
+) -> None:
+    """Pass or fail a run: floors and ceilings per metric, and regressions against a baseline
+    that are larger than allowed and significant. Exit code 0 pass, 1 fail, 2 usage error.
+
+    On GitHub Actions the summary is appended to $GITHUB_STEP_SUMMARY and each rule becomes
+    an annotation.
+    """
+    result = _load_run(candidate)
+    code = apply_gate(
+        result, gate, baseline, candidate_name=str(candidate), junit=junit, markdown=markdown
+    )
+    raise typer.Exit(code)
 
 
 @app.command("metrics")
@@ -471,6 +605,7 @@ def _judge_from_options(
     cache: Path | None = None,
     no_cache: bool = False,
     refresh_cache: bool = False,
+    temperature: float | None = None,
 ) -> Judge:
     from ragmeter.judge import JudgeConfig
     from ragmeter.judge._default import default_judge, make_cache
@@ -481,6 +616,8 @@ def _judge_from_options(
         config = JudgeConfig.from_env(model=model, base_url=base_url, provider=provider)
     if config is not None and logprobs:
         config = config.model_copy(update={"logprobs": True})
+    if config is not None and temperature is not None:
+        config = config.model_copy(update={"temperature": temperature})
     return default_judge(
         config, cache=make_cache(cache, enabled=not no_cache, refresh=refresh_cache)
     )

@@ -1,0 +1,29 @@
+"""The CI regression gate: floors, ceilings and significant regressions, per metric and per
+tag group, with JUnit XML, markdown and GitHub annotations."""
+
+from ragmeter.gate._check import GateReport, GateUsageError, RuleOutcome, run_gate
+from ragmeter.gate._output import github_annotations, to_junit, to_markdown
+from ragmeter.gate._rules import (
+    GateFileError,
+    GateRules,
+    Regression,
+    Threshold,
+    load_rules,
+    parse_rules,
+)
+
+__all__ = [
+    "GateFileError",
+    "GateReport",
+    "GateRules",
+    "GateUsageError",
+    "Regression",
+    "RuleOutcome",
+    "Threshold",
+    "github_annotations",
+    "load_rules",
+    "parse_rules",
+    "run_gate",
+    "to_junit",
+    "to_markdown",
+]

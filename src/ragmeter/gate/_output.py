@@ -1,0 +1,69 @@
+"""A gate report for people and CI: JUnit XML, a markdown summary, GitHub annotations."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ragmeter.gate._check import GateReport
+
+
+def to_junit(report: GateReport) -> str:
+    """JUnit XML: one test case per rule, failed rules as failures with their figures."""
+    suite = ET.Element(
+        "testsuite",
+        name="ragmeter gate",
+        tests=str(len(report.outcomes)),
+        failures=str(len(report.failures)),
+        errors="0",
+        skipped="0",
+    )
+    for outcome in report.outcomes:
+        case = ET.SubElement(
+            suite, "testcase", classname=f"ragmeter.gate.{outcome.kind}", name=outcome.rule
+        )
+        if outcome.passed:
+            ET.SubElement(case, "system-out").text = outcome.message
+        else:
+            failure = ET.SubElement(case, "failure", message=outcome.message, type=outcome.kind)
+            failure.text = f"{outcome.rule}\n{outcome.message}"
+    suites = ET.Element("testsuites", name="ragmeter")
+    suites.append(suite)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(report: GateReport) -> str:
+    """A summary for a GitHub step summary or a pull-request comment."""
+    verdict = "✅ passed" if report.passed else f"❌ failed ({len(report.failures)} rule(s))"
+    against = f" against `{report.baseline}`" if report.baseline else ""
+    lines = [
+        f"## ragmeter gate: {verdict}",
+        "",
+        f"Candidate `{report.candidate}`{against}.",
+        "",
+        "| | rule | figures |",
+        "|:-:|---|---|",
+    ]
+    for o in report.outcomes:
+        lines.append(f"| {'✅' if o.passed else '❌'} | {_cell(o.rule)} | {_cell(o.message)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _escape_annotation(text: str) -> str:
+    # GitHub workflow commands: %, CR and LF must be escaped in messages.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def github_annotations(report: GateReport) -> list[str]:
+    """``::error`` for each failed rule, ``::notice`` for the others."""
+    lines = []
+    for o in report.outcomes:
+        level = "notice" if o.passed else "error"
+        title = (
+            _escape_annotation(f"ragmeter gate: {o.rule}").replace(",", "%2C").replace(":", "%3A")
+        )
+        lines.append(f"::{level} title={title}::{_escape_annotation(o.message)}")
+    return lines

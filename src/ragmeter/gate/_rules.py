@@ -1,0 +1,201 @@
+"""Gate files: absolute floors and ceilings per metric, and regression rules against a
+baseline, optionally per tag group. TOML or YAML; both read into the same rules."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Statistic = Literal["mean", "ci_low", "ci_high"]
+
+
+class GateFileError(ValueError):
+    """A gate file that cannot be read; the message names the rule and the fix."""
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """``metric`` (over the group ``tag=value`` if given) must have ``statistic`` >= ``min``
+    and/or <= ``max``, and at least ``min_coverage`` of its samples scored."""
+
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    statistic: Statistic = "mean"
+    min_coverage: float | None = None
+    tag: str | None = None
+    value: str | None = None
+
+    @property
+    def name(self) -> str:
+        bounds = []
+        if self.min is not None:
+            bounds.append(f"{self.statistic} >= {self.min:g}")
+        if self.max is not None:
+            bounds.append(f"{self.statistic} <= {self.max:g}")
+        if self.min_coverage is not None:
+            bounds.append(f"coverage >= {self.min_coverage:g}")
+        return f"{self.metric}{_group(self.tag, self.value)}: {' and '.join(bounds)}"
+
+
+@dataclass(frozen=True)
+class Regression:
+    """Fail when ``metric`` gets worse than the baseline by more than ``max_drop`` (in its
+    own direction: a rise for lower-is-better metrics), and, when ``significant``, the change
+    is significant at ``alpha`` (paired test, Holm-corrected over the gate's metrics)."""
+
+    metric: str
+    max_drop: float = 0.0
+    significant: bool = True
+    tag: str | None = None
+    value: str | None = None
+
+    @property
+    def name(self) -> str:
+        rule = f"worse by more than {self.max_drop:g}"
+        if self.significant:
+            rule += " and significant"
+        return f"{self.metric}{_group(self.tag, self.value)}: not {rule}"
+
+
+@dataclass(frozen=True)
+class GateRules:
+    thresholds: tuple[Threshold, ...]
+    regressions: tuple[Regression, ...]
+    alpha: float = 0.05
+    level: float = 0.95
+    seed: int = 0
+
+
+def _group(tag: str | None, value: str | None) -> str:
+    return f" [{tag}={value}]" if tag else ""
+
+
+_THRESHOLD_KEYS = {"metric", "min", "max", "statistic", "min_coverage", "tag", "value"}
+_REGRESSION_KEYS = {"metric", "max_drop", "significant", "tag", "value"}
+
+
+def _check_keys(kind: str, index: int, entry: Any, allowed: set[str]) -> dict[str, Any]:
+    where = f"{kind} rule {index + 1}"
+    if not isinstance(entry, dict):
+        raise GateFileError(f"{where}: expected a table of settings, got {entry!r}")
+    unknown = sorted(set(entry) - allowed)
+    if unknown:
+        raise GateFileError(f"{where}: unknown setting(s) {unknown}; allowed: {sorted(allowed)}")
+    if not isinstance(entry.get("metric"), str):
+        raise GateFileError(f'{where}: give the metric, e.g. metric = "faithfulness"')
+    if ("tag" in entry) != ("value" in entry):
+        raise GateFileError(f"{where}: give both tag and value (e.g. question_type, multi_hop)")
+    return entry
+
+
+def parse_rules(data: dict[str, Any]) -> GateRules:
+    """Rules from a parsed gate file (see :func:`load_rules` for the format)."""
+    settings = data.get("gate", {})
+    thresholds = []
+    for i, entry in enumerate(data.get("thresholds", data.get("threshold", []))):
+        entry = _check_keys("threshold", i, entry, _THRESHOLD_KEYS)
+        if entry.get("min") is None and entry.get("max") is None and "min_coverage" not in entry:
+            raise GateFileError(
+                f"threshold rule {i + 1} ({entry['metric']}): give min, max or min_coverage"
+            )
+        statistic = entry.get("statistic", "mean")
+        if statistic not in ("mean", "ci_low", "ci_high"):
+            raise GateFileError(
+                f"threshold rule {i + 1}: statistic must be mean, ci_low or ci_high"
+            )
+        thresholds.append(
+            Threshold(
+                entry["metric"],
+                _number(entry.get("min"), f"threshold rule {i + 1} min"),
+                _number(entry.get("max"), f"threshold rule {i + 1} max"),
+                statistic,
+                _number(entry.get("min_coverage"), f"threshold rule {i + 1} min_coverage"),
+                entry.get("tag"),
+                None if entry.get("value") is None else str(entry["value"]),
+            )
+        )
+    regressions = []
+    for i, entry in enumerate(data.get("regressions", data.get("regression", []))):
+        entry = _check_keys("regression", i, entry, _REGRESSION_KEYS)
+        regressions.append(
+            Regression(
+                entry["metric"],
+                _number(entry.get("max_drop", 0.0), f"regression rule {i + 1} max_drop") or 0.0,
+                bool(entry.get("significant", True)),
+                entry.get("tag"),
+                None if entry.get("value") is None else str(entry["value"]),
+            )
+        )
+    if not thresholds and not regressions:
+        raise GateFileError(
+            "the gate file has no rule: add [[thresholds]] and/or [[regressions]] entries"
+        )
+    return GateRules(
+        tuple(thresholds),
+        tuple(regressions),
+        alpha=float(settings.get("alpha", 0.05)),
+        level=float(settings.get("level", 0.95)),
+        seed=int(settings.get("seed", 0)),
+    )
+
+
+def _number(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise GateFileError(f"{where}: expected a number, got {value!r}")
+    return float(value)
+
+
+def load_rules(path: str | Path) -> GateRules:
+    """Read a gate file (``.toml``, ``.yaml`` / ``.yml``)::
+
+    [gate]
+    alpha = 0.05          # significance level of regression rules
+
+    [[thresholds]]
+    metric = "faithfulness"
+    min = 0.8             # the mean must be at least 0.8
+    statistic = "ci_low"  # ...or its confidence interval's lower end
+
+    [[thresholds]]
+    metric = "noise_sensitivity_relevant"
+    max = 0.2             # lower is better: a ceiling
+
+    [[regressions]]
+    metric = "faithfulness"
+    max_drop = 0.02       # fail if it drops by more than 0.02 and the drop is significant
+    tag = "question_type" # optional: only over this group
+    value = "multi_hop"
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no gate file at {str(path)!r}")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise ImportError(
+                "YAML gate files need PyYAML: pip install 'ragmeter[yaml]' (or use TOML)"
+            ) from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as error:
+            raise GateFileError(f"cannot read {path}: {error}") from None
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise GateFileError(f"cannot read {path}: {error}") from None
+    if not isinstance(data, dict):
+        raise GateFileError(f"{path}: expected a mapping of settings at the top level")
+    return parse_rules(data)
