@@ -77,3 +77,28 @@ def test_resume_of_a_finished_run_computes_nothing_and_prints_the_same(tmp_path)
     assert again.output.splitlines()[:8] == first.output.splitlines()[:8]
     reused = run_eval(tmp_path, "-q")
     assert reused.exit_code == 2 and "--resume" in reused.output
+
+
+def test_compare_prints_a_verdict_per_metric(tmp_path):
+    assert run_eval(tmp_path, "-q").exit_code == 0
+    better = [dict(r, reference_context_ids=["x"]) for r in ROWS]
+    data = write_jsonl(tmp_path / "better.jsonl", better)
+    args = ["eval", str(data), "-m", "recall@3,mrr,exact_match", "-o", str(tmp_path / "b"), "-q"]
+    assert runner.invoke(app, args, env=ENV).exit_code == 0
+    shown = runner.invoke(app, ["compare", str(tmp_path / "run"), str(tmp_path / "b")], env=ENV)
+    assert shown.exit_code == 0, shown.output
+    assert "recall@3 +0.50 (95% CI" in shown.output and "with 6 samples" in shown.output
+    assert "exact_match +0.00" in shown.output
+    wrong = runner.invoke(app, ["compare", str(tmp_path / "run"), str(tmp_path / "b"), "-m", "x"])
+    assert wrong.exit_code == 2
+
+
+def test_show_reports_judge_noise_for_a_run_with_repeats(tmp_path):
+    from ragmeter import evaluate
+    from tests.runner._fakes import samples
+    from tests.runner.test_repeats import noisy_judge
+
+    evaluate(samples(6), ["faithfulness"], judge=noisy_judge(), repeats=2, run_dir=tmp_path / "r")
+    shown = runner.invoke(app, ["show", str(tmp_path / "r")], env=ENV)
+    assert shown.exit_code == 0, shown.output
+    assert "judge noise" in shown.output and "faithfulness: the judge's scores" in shown.output

@@ -78,25 +78,47 @@ def _format(value: float | None) -> str:
 
 
 def summary_table(result: EvaluationResult) -> Table:
+    """Per metric: mean with its 95% bootstrap interval, coverage and counts (the median and
+    the rest are in summary.json and the report)."""
+    from ragmeter.stats import estimate_means
+
+    estimates = estimate_means(result, n_resamples=2_000)
     table = Table(title=f"{len(result)} samples", title_justify="left")
     table.add_column("metric", no_wrap=True)
     table.add_column("mean", justify="right")
-    table.add_column("median", justify="right")
-    table.add_column("coverage", justify="right")
+    table.add_column("95% CI", justify="right", no_wrap=True)
+    table.add_column("scored", justify="right")
     table.add_column("n/a", justify="right")
     table.add_column("failed", justify="right")
-    table.add_column("better", justify="center")
+    table.add_column("", justify="center")
     for name, agg in result.aggregates.items():
+        ci = estimates[name].ci
         table.add_row(
             name,
             _format(agg.mean),
-            _format(agg.median),
+            "—" if ci is None else f"{ci.low:.2f}–{ci.high:.2f}",
             f"{agg.n_ok}/{agg.n_total}",
             str(agg.n_not_applicable),
             f"[red]{agg.n_failed}[/red]" if agg.n_failed else "0",
             "↑" if agg.direction is Direction.HIGHER_IS_BETTER else "↓",
         )
     return table
+
+
+def print_judge_noise(result: EvaluationResult) -> None:
+    """For a run with repeats: how much of each judged metric's spread is the judge's."""
+    from ragmeter.stats import judge_noise
+
+    if int(result.config.get("repeats") or 1) < 2:
+        return
+    try:
+        noise = judge_noise(result)
+    except ValueError as error:
+        console.print(f"[yellow]judge noise:[/yellow] {escape(str(error))}", highlight=False)
+        return
+    console.print("[bold]judge noise[/bold]")
+    for estimate in noise.values():
+        console.print(f"  {escape(estimate.summary())}", highlight=False)
 
 
 def print_findings(findings: list[Finding]) -> None:
@@ -153,6 +175,7 @@ def print_run(result: EvaluationResult, *, breakdowns: bool = True) -> list[Find
     from ragmeter.diagnosis import diagnose
 
     console.print(summary_table(result))
+    print_judge_noise(result)
     if breakdowns:
         for table in breakdown_tables(result):
             console.print(table)
@@ -443,6 +466,44 @@ def report_command(
     other = _load_run(compare) if compare is not None else None
     path = write_report(result, output, compare=other, findings=diagnose(result), format=format)
     console.print(f"report: {path}", highlight=False)
+
+
+@app.command("compare")
+def compare_command(
+    baseline: Annotated[Path, typer.Argument(help="The earlier (baseline) run directory.")],
+    candidate: Annotated[Path, typer.Argument(help="The later (candidate) run directory.")],
+    metrics: Annotated[
+        str | None, typer.Option("--metrics", "-m", help="Only these metrics (comma-separated).")
+    ] = None,
+    tag: Annotated[
+        str | None, typer.Option("--tag", help="Only the samples with this metadata tag...")
+    ] = None,
+    value: Annotated[str | None, typer.Option("--value", help="...set to this value.")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    test: Annotated[
+        str, typer.Option("--test", help="permutation (default) or wilcoxon (paired only).")
+    ] = "permutation",
+) -> None:
+    """Real change or noise? Per metric: the difference, its confidence interval, a paired
+    test (Holm-corrected across metrics) and the change these samples can detect."""
+    from ragmeter.stats import compare
+
+    before, after = _load_run(baseline), _load_run(candidate)
+    try:
+        comparisons = compare(
+            before,
+            after,
+            metrics=None if metrics is None else [m.strip() for m in metrics.split(",")],
+            alpha=alpha,
+            test=test,
+            tag=tag,
+            value=value,
+        )
+    except (ValueError, KeyError, ImportError) as error:
+        _fail(str(error))
+    for c in comparisons:
+        colour = {"better": "green", "worse": "red"}.get(c.change, "white")
+        console.print(f"[{colour}]●[/{colour}] {escape(c.verdict())}", highlight=False)
 
 
 EXIT_GATE_FAILED = 1
