@@ -210,6 +210,7 @@ def test_compare_deltas_on_hand_checked_data():
     section = dom.find(id="compare").text()
     assert "Both runs have the same 2 samples" in section
     assert "q1" in section and "+0.5000" in section
+    assert "mrr +0.25 (95% CI" in dom.find("ul", class_="verdicts").text()
 
 
 def test_compare_colours_a_drop_as_worse_and_a_rise_of_a_lower_metric_too():

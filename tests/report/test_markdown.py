@@ -36,6 +36,8 @@ def test_deltas_against_a_baseline():
     assert "### Change from baseline" in text
     assert "| `mrr` | ↑ | 0.5000 | 0.7500 | +0.2500 better | 1 / 0 |" in text
     assert "Both runs have the same 2 samples" in text
+    # The verdict of the statistics: one sample of two moved, too few to tell.
+    assert "- mrr +0.25 (95% CI" in text and "not significant with 2 samples" in text
     worse = render_markdown(before, compare=after)
     assert "| `mrr` | ↑ | 0.7500 | 0.5000 | -0.2500 worse | 0 / 1 |" in worse
 

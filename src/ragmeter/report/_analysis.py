@@ -227,3 +227,12 @@ def _metric_delta(
         n_status_changed=status_changed,
         changes=moved[: max(0, top)],
     )
+
+
+def significance(baseline: EvaluationResult, result: EvaluationResult) -> list[str]:
+    """The plain-language verdict of each metric both runs have."""
+    from ragmeter.stats import compare
+
+    names = {m.name for m in baseline.metrics}
+    shared = [m.name for m in result.metrics if m.name in names]
+    return [c.verdict() for c in compare(baseline, result, metrics=shared)] if shared else []

@@ -15,6 +15,7 @@ from ragmeter.report._analysis import (
     failure_groups,
     judges,
     run_label,
+    significance,
 )
 from ragmeter.report._html_compare import compare_section
 from ragmeter.report._html_findings import findings_section
@@ -286,7 +287,13 @@ def render_html(
             (
                 "compare",
                 "Run vs baseline",
-                compare_section(comparison, run_label(compare), links, worst),
+                compare_section(
+                    comparison,
+                    run_label(compare),
+                    links,
+                    worst,
+                    significance(compare, result),
+                ),
             )
         )
     sections += [

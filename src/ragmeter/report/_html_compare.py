@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import Comparison, MetricDelta
 from ragmeter.report._html_samples import Links
@@ -107,15 +109,22 @@ def _changes_table(comparison: Comparison, links: Links) -> Markup | None:
     return el("table", el("thead", head), el("tbody", rows), id="changes-table")
 
 
-def compare_section(comparison: Comparison, baseline_label: str, links: Links, top: int) -> Markup:
-    """Baseline against this run; deltas are this run minus the baseline."""
+def compare_section(
+    comparison: Comparison,
+    baseline_label: str,
+    links: Links,
+    top: int,
+    verdicts: Sequence[str] = (),
+) -> Markup:
+    """Baseline against this run; deltas are this run minus the baseline. ``verdicts`` are
+    the statistics' plain-language verdicts (real change or noise), one per metric."""
     notes = [
         el(
             "p",
             "Baseline: ",
             el("b", baseline_label),
-            ". Δ = this run − baseline; "
-            "no significance test is applied, so treat small differences as possible noise.",
+            ". Δ = this run − baseline. Real change or noise: the bootstrap interval of the "
+            "difference and a permutation test, Holm-corrected across metrics (below the table).",
             class_="muted",
         ),
         el(
@@ -136,4 +145,5 @@ def compare_section(comparison: Comparison, baseline_label: str, links: Links, t
     heading = el(
         "h3", "Samples that changed most", el("span", f" — up to {top} per metric", class_="muted")
     )
-    return join([*notes, _means_table(comparison), heading, changes])
+    significance = el("ul", *(el("li", verdict) for verdict in verdicts), class_="verdicts")
+    return join([*notes, _means_table(comparison), significance, heading, changes])

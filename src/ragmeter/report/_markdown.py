@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ragmeter.diagnosis._finding import Finding
 from ragmeter.report import _format as fmt
-from ragmeter.report._analysis import compare_runs, default_title, run_label
+from ragmeter.report._analysis import compare_runs, default_title, run_label, significance
 from ragmeter.results import EvaluationResult
 
 _SPECIAL = str.maketrans({c: "\\" + c for c in "\\|<>*[]`"})
@@ -75,9 +75,12 @@ def _compare_table(result: EvaluationResult, baseline: EvaluationResult) -> str:
         ["---", ":-:", "--:", "--:", "--:", "--:"],
         rows,
     )
+    verdicts = "".join(f"- {md(text)}\n" for text in significance(baseline, result))
     return (
-        f"Baseline: {md(run_label(baseline))}. {comparison.sample_note()} "
-        "No significance test is applied.\n\n" + table
+        f"Baseline: {md(run_label(baseline))}. {comparison.sample_note()}\n\n"
+        + table
+        + "\nReal change or noise (bootstrap CI of the difference, permutation test, "
+        "Holm-corrected across metrics):\n\n" + verdicts
     )
 
 
