@@ -1,11 +1,36 @@
 """ragmeter: tells a RAG team whether their system is good, where it fails, and whether a
 change made it better or worse."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ragmeter._version import __version__
-from ragmeter.dataset import Dataset, DatasetError, Sample, load_dataset, save_dataset
-from ragmeter.metrics import Direction, Metric, MetricResult, Status, get_metric
-from ragmeter.results import EvaluationResult
-from ragmeter.runner import evaluate
+
+if TYPE_CHECKING:
+    from ragmeter.dataset import Dataset, DatasetError, Sample, load_dataset, save_dataset
+    from ragmeter.metrics import Direction, Metric, MetricResult, Status, get_metric
+    from ragmeter.results import EvaluationResult
+    from ragmeter.runner import aevaluate, evaluate
+
+# The public names load on first use, so that importing ragmeter (e.g. by its pytest plugin,
+# in every pytest session of an environment that has it) costs nothing until it is used.
+_PUBLIC = {
+    "Dataset": "ragmeter.dataset",
+    "DatasetError": "ragmeter.dataset",
+    "Sample": "ragmeter.dataset",
+    "load_dataset": "ragmeter.dataset",
+    "save_dataset": "ragmeter.dataset",
+    "Direction": "ragmeter.metrics",
+    "Metric": "ragmeter.metrics",
+    "MetricResult": "ragmeter.metrics",
+    "Status": "ragmeter.metrics",
+    "get_metric": "ragmeter.metrics",
+    "EvaluationResult": "ragmeter.results",
+    "aevaluate": "ragmeter.runner",
+    "evaluate": "ragmeter.runner",
+}
 
 __all__ = [
     "Dataset",
@@ -17,8 +42,21 @@ __all__ = [
     "Sample",
     "Status",
     "__version__",
+    "aevaluate",
     "evaluate",
     "get_metric",
     "load_dataset",
     "save_dataset",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
