@@ -288,3 +288,12 @@ def test_metric_selection_and_bad_arguments():
     flipped = run({"b": AFTER}, lower_is_better=["b"])
     with pytest.raises(ValueError, match="opposite directions"):
         compare(baseline, flipped)
+
+
+def test_samples_paired_by_row_ids_must_ask_the_same_question():
+    from ragmeter import evaluate
+
+    before = evaluate([{"user_input": "q1", "response": "a", "reference": "a"}], ["exact_match"])
+    after = evaluate([{"user_input": "other", "response": "a", "reference": "a"}], ["exact_match"])
+    with pytest.raises(ValueError, match=r"different question.*give every sample an id"):
+        compare(before, after)

@@ -17,7 +17,7 @@ from ragmeter.stats._format import about, decimals_for, p_text, percent, signed
 from ragmeter.stats._holm import holm
 from ragmeter.stats._permutation import label_permutation_test, sign_flip_test
 from ragmeter.stats._power import min_detectable_effect, samples_needed
-from ragmeter.stats._runs import RunScores, metric_names, read_scores, restrict
+from ragmeter.stats._runs import RunScores, check_pairing, metric_names, read_scores, restrict
 from ragmeter.stats._validate import check_level, check_resamples
 from ragmeter.stats._wilcoxon import wilcoxon_test
 
@@ -201,6 +201,7 @@ def compare(
         base = restrict(base, tag, str(value), "baseline")
         cand = restrict(cand, tag, str(value), "candidate")
     shared = set(base.ids) & set(cand.ids)
+    check_pairing(base, cand)
     if not shared and test == "wilcoxon":
         raise ValueError(
             "test='wilcoxon' needs paired runs (shared sample ids); these runs share none: "

@@ -29,6 +29,7 @@ class RunScores:
     """Per sample (in dataset order): its id, its tags, and each metric's ok score or None."""
 
     ids: list[str] = field(default_factory=list)
+    questions: list[str | None] = field(default_factory=list)
     tags: list[dict[str, list[str]]] = field(default_factory=list)
     scores: dict[str, list[float | None]] = field(default_factory=dict)
 
@@ -38,6 +39,7 @@ def read_scores(result: EvaluationResult, metrics: list[str]) -> RunScores:
     out = RunScores(scores={m: [] for m in metrics})
     for sample in result:
         out.ids.append(sample.sample_id)
+        out.questions.append(sample.sample.user_input)
         out.tags.append(tags_of(sample.sample.metadata))
         for m in metrics:
             r = sample.scores[m]
@@ -60,6 +62,21 @@ def restrict(run: RunScores, tag: str, value: str, which: str) -> RunScores:
         )
     return RunScores(
         [run.ids[i] for i in keep],
+        [run.questions[i] for i in keep],
         [run.tags[i] for i in keep],
         {m: [s[i] for i in keep] for m, s in run.scores.items()},
     )
+
+
+def check_pairing(base: RunScores, cand: RunScores) -> None:
+    """Samples paired by id must ask the same question: ids made from row numbers (no id
+    field) pair unrelated samples when the two datasets differ."""
+    questions = dict(zip(base.ids, base.questions))
+    for sample_id, question in zip(cand.ids, cand.questions):
+        before = questions.get(sample_id)
+        if before is not None and question is not None and before != question:
+            raise ValueError(
+                f"sample {sample_id!r} asks a different question in the two runs "
+                f"({before[:60]!r} vs {question[:60]!r}): pairing by id needs stable ids; "
+                "give every sample an id field in both datasets"
+            )
