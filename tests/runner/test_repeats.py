@@ -59,3 +59,30 @@ def test_combining_repeats_keeps_failures_visible():
     assert combine_repeats([failed, MetricResult.ok(0.5, "r")]).score == 0.5
     both = combine_repeats([failed, failed])
     assert both.status is Status.FAILED and both.details["repeats"] == [None, None]
+
+
+def test_probabilistic_verdicts_measure_less_judge_noise():
+    from ragmeter.judge import BinaryVerdict
+    from ragmeter.stats import judge_noise
+
+    flips = itertools.count()
+
+    def answer(messages, schema):
+        if schema is BinaryVerdict:  # a judge torn on every claim: its yes/no flips
+            return {"verdict": next(flips) % 2}
+        return scripts.answer(messages, schema)
+
+    def probability(output):
+        if not isinstance(output, BinaryVerdict):
+            return None
+        return [0.55 if output.verdict else 0.45]
+
+    judge = ScriptedJudge(answer, probabilities=probability)
+    judge.supports_batched_verdicts = False
+    result = evaluate(samples(8), ["faithfulness"], judge=judge, repeats=3)
+    details = result.samples[0].scores["faithfulness"].details
+    assert all(0.45 <= p <= 0.55 for p in details["soft_repeats"])
+    noise = judge_noise(result)["faithfulness"]
+    assert noise.probabilistic is not None
+    assert noise.probabilistic.within_variance < noise.within_variance / 10
+    assert "less judge variance" in noise.summary()

@@ -258,9 +258,13 @@ class EvaluationResult:
             score if status == Status.OK.value else None for status, score in self._pairs(metric)
         ]
 
-    def repeat_scores(self, metric: str) -> list[list[float | None]]:
+    def repeat_scores(self, metric: str, *, soft: bool = False) -> list[list[float | None]]:
         """Per sample, the score of each judge repeat (a run with ``repeats`` R > 1; None
-        where a repeat was not ok); a single score per sample for metrics not repeated."""
+        where a repeat was not ok); a single score per sample for metrics not repeated.
+
+        ``soft=True``: the scores computed from the judge's P(yes) instead of its yes/no
+        verdicts, where the metric and judge give them (else an empty list for the sample).
+        """
         if metric not in {m.name for m in self.metrics}:
             raise KeyError(
                 f"no metric {metric!r} in this run; it has {[m.name for m in self.metrics]}"
@@ -268,6 +272,10 @@ class EvaluationResult:
         out: list[list[float | None]] = []
         for sample in self:
             result = sample.scores[metric]
+            if soft:
+                found = result.details.get("soft_repeats")
+                out.append(list(found) if isinstance(found, list) else [])
+                continue
             repeats = result.details.get("repeats")
             out.append(list(repeats) if isinstance(repeats, list) else [result.score])
         return out

@@ -98,7 +98,14 @@ def combine_repeats(results: list[MetricResult]) -> MetricResult:
         first = results[0]
         return dataclasses.replace(first, details={**first.details, "repeats": scores})
     mean = statistics.fmean(r.score for r in ok)  # type: ignore[misc]
-    return MetricResult.ok(mean, ok[0].reason, **{**ok[0].details, "repeats": scores})
+    details = {**ok[0].details, "repeats": scores}
+    if all("soft_score" in r.details for r in ok):
+        # Probabilistic scores of the same repeats, to measure how much noise they remove.
+        details["soft_repeats"] = [
+            r.details["soft_score"] if r.status is Status.OK else None for r in results
+        ]
+        details["soft_score"] = statistics.fmean(r.details["soft_score"] for r in ok)
+    return MetricResult.ok(mean, ok[0].reason, **details)
 
 
 async def _judge_once(task: SampleTask, services: JudgedSetup, repeat: int) -> TaskOutcome:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -43,6 +44,9 @@ class JudgeNoise:
     share: float
     noise_sd_of_mean: float
     min_detectable_effect: float | None
+    #: The same figures for the metric's score from the judge's P(yes) (``soft_score``),
+    #: where the judge returns probabilities: how much of the noise they remove.
+    probabilistic: JudgeNoise | None = None
 
     def summary(self) -> str:
         """The figures in one plain sentence."""
@@ -55,14 +59,33 @@ class JudgeNoise:
             "noise"
         )
         if self.min_detectable_effect is None:
-            return text + "."
-        return (
-            f"{text}, so changes smaller than {self.min_detectable_effect:.{dec}f} cannot be "
-            "told from judge noise (80% power)."
-        )
+            text += "."
+        else:
+            text += (
+                f", so changes smaller than {self.min_detectable_effect:.{dec}f} cannot be "
+                "told from judge noise (80% power)."
+            )
+        soft = self.probabilistic
+        if soft is not None:
+            reduction = (
+                1 - soft.within_variance / self.within_variance if self.within_variance else 0.0
+            )
+            text += (
+                f" Scored from the judge's P(yes) instead, the same samples vary by "
+                f"{math.sqrt(soft.within_variance):.{dec}f} ({reduction:.0%} less judge variance)."
+            )
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _matrix(rows: list[list[float | None]]) -> np.ndarray:
+    width = max((len(r) for r in rows), default=0)
+    matrix = np.full((len(rows), max(width, 1)), np.nan)
+    for i, row in enumerate(rows):
+        matrix[i, : len(row)] = [np.nan if s is None else s for s in row]
+    return matrix
 
 
 def noise_from_matrix(metric: str, scores: np.ndarray, repeats: int | None = None) -> JudgeNoise:
@@ -135,13 +158,14 @@ def judge_noise(
     out: dict[str, JudgeNoise] = {}
     for name in metric_names(result, metrics):
         rows = repeat_scores(name)
-        width = max((len(r) for r in rows), default=0)
-        matrix = np.full((len(rows), max(width, 1)), np.nan)
-        for i, row in enumerate(rows):
-            matrix[i, : len(row)] = [np.nan if s is None else s for s in row]
-        if width < 2:
+        if max((len(r) for r in rows), default=0) < 2:
             if metrics is not None:
                 raise ValueError(f"{name!r} was not judged repeatedly (only judged metrics are)")
             continue
-        out[name] = noise_from_matrix(name, matrix, repeats)
+        noise = noise_from_matrix(name, _matrix(rows), repeats)
+        soft_rows = repeat_scores(name, soft=True)
+        if soft_rows and all(len(r) >= 2 for r in soft_rows):
+            soft = noise_from_matrix(name, _matrix(soft_rows), repeats)
+            noise = dataclasses.replace(noise, probabilistic=soft)
+        out[name] = noise
     return out

@@ -31,6 +31,7 @@ class Faithfulness(JudgedMetric):
         claims = facts.response_claims or []
         if not claims:
             return MetricResult.not_applicable("the response makes no factual claim")
+        probabilities: list[float | None] = [None] * len(claims)
         if not sample.retrieved_contexts:
             verdicts = [False] * len(claims)
             reasons = ["no context was retrieved"] * len(claims)
@@ -39,12 +40,21 @@ class Faithfulness(JudgedMetric):
             columns = set(context_columns(support))
             verdicts = [support.supported(i, columns) for i in range(len(claims))]
             reasons = list(support.reasons)
+            if len(support.probabilities) == len(claims):
+                probabilities = list(support.probabilities)
         supported = sum(verdicts)
+        entries = [
+            {"claim": c, "supported": v, "reason": r} for c, v, r in zip(claims, verdicts, reasons)
+        ]
+        details: dict[str, object] = {"claims": entries}
+        if all(p is not None for p in probabilities):
+            # The judge gave P(supported) per claim: their mean is a score with less judge
+            # noise than the count of yes verdicts (see ragmeter.stats.judge_noise).
+            for entry, p in zip(entries, probabilities):
+                entry["p_supported"] = p
+            details["soft_score"] = sum(probabilities) / len(claims)  # type: ignore[arg-type]
         return MetricResult.ok(
             supported / len(claims),
             reason=f"{supported} of {len(claims)} claims are supported by the contexts",
-            claims=[
-                {"claim": c, "supported": v, "reason": r}
-                for c, v, r in zip(claims, verdicts, reasons)
-            ],
+            **details,
         )
