@@ -1,26 +1,8 @@
-from typing import ClassVar
-
 import pytest
 
-from ragmeter import Metric, MetricResult, Sample, evaluate
+from ragmeter import evaluate
 from ragmeter.diagnosis import Condition, diagnose, load_rules
-from ragmeter.metrics import Direction, Requirements
-
-
-class Prepared(Metric):
-    """A metric whose score per sample id is given (None: not applicable)."""
-
-    requires: ClassVar[Requirements] = ()
-
-    def __init__(self, name: str, scores: dict[str, float | None], lower_is_better=False):
-        self.name = name
-        self.scores = scores
-        if lower_is_better:
-            self.direction = Direction.LOWER_IS_BETTER
-
-    def score(self, sample: Sample) -> MetricResult:
-        value = self.scores[sample.id]
-        return MetricResult.not_applicable("none") if value is None else MetricResult.ok(value)
+from tests._prepared import Prepared
 
 
 def run(columns: dict[str, list[float | None]], question="What is the warranty?"):

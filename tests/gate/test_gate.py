@@ -17,7 +17,7 @@ from ragmeter.gate import (
     to_junit,
     to_markdown,
 )
-from tests.diagnosis.test_rules import Prepared
+from tests._prepared import Prepared
 
 runner = CliRunner()
 N = 40

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
-from ragmeter import Metric, MetricResult, Sample, evaluate
-from ragmeter.metrics import Direction, Requirements
+from ragmeter import MetricResult, Sample, evaluate
+from ragmeter.metrics import Direction
 from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
+from tests._prepared import Prepared
 
 
 def score(value: float | None) -> MetricResult:
@@ -44,21 +45,6 @@ def run(
         for name in columns
     ]
     return EvaluationResult(samples=samples, metrics=metrics, config=config or {})
-
-
-class Prepared(Metric):
-    """A metric whose score per sample id is given (None: not applicable)."""
-
-    requires: ClassVar[Requirements] = ()
-
-    def __init__(self, name: str, scores: dict[str, float | None], lower_is_better=False):
-        self.name = name
-        self.scores = scores
-        if lower_is_better:
-            self.direction = Direction.LOWER_IS_BETTER
-
-    def score(self, sample: Sample) -> MetricResult:
-        return score(self.scores[sample.id])
 
 
 def evaluated(

@@ -8,7 +8,8 @@ import pytest
 from ragmeter import MetricResult, Sample, evaluate
 from ragmeter.stats import JudgeNoise, judge_noise, min_detectable_effect, sign_flip_test
 from ragmeter.stats._noise import noise_from_matrix
-from tests.stats._build import Prepared, evaluated, run
+from tests._prepared import Prepared
+from tests.stats._build import evaluated, run
 
 NAN = float("nan")
 
