@@ -19,7 +19,7 @@ from ragmeter.metrics import MetricResult, Status
 from ragmeter.metrics.llm import JudgedMetric
 from ragmeter.prompts import Language
 from ragmeter.runner._judged import JudgedSetup
-from ragmeter.steps import StepRunner
+from ragmeter.steps import Facts, StepRunner
 
 
 @dataclass(frozen=True)
@@ -126,11 +126,20 @@ async def _judge_once(task: SampleTask, services: JudgedSetup, repeat: int) -> T
         needs = [need for metric in group for need in metric.needs(sample)]
         # With no needs (e.g. semantic similarity only) this makes no call.
         runner = StepRunner(judge, language=group_language, sample_id=task.sample_id, repeat=repeat)
-        facts = await runner.gather(sample, needs)
+        # Metrics that need no verdict on claims (answer relevancy) finish while the
+        # verification runs, so their embedding calls do not wait for it.
+        early = [m for m in group if not any(n.fact == "support" for n in m.needs(sample))]
+
+        async def finish(metrics: list[JudgedMetric], facts: Facts) -> None:
+            for metric in metrics:
+                outcome.results[metric.name] = await metric.finish(
+                    sample, facts, services.embeddings[metric.name]
+                )
+
+        facts = await runner.gather(
+            sample, needs, while_verifying=lambda facts, early=early: finish(early, facts)
+        )
         outcome.usage = outcome.usage + facts.usage
         outcome.prompt_versions |= facts.prompt_versions
-        for metric in group:
-            outcome.results[metric.name] = await metric.finish(
-                sample, facts, services.embeddings[metric.name]
-            )
+        await finish([m for m in group if m not in early], facts)
     return outcome

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -103,7 +103,17 @@ class StepRunner:
         raise StepError(f"{problem} (also after a re-ask)")
 
     # -- planning and running ----------------------------------------------------------------
-    async def gather(self, sample: Sample, needs: Iterable[Need]) -> Facts:
+    async def gather(
+        self,
+        sample: Sample,
+        needs: Iterable[Need],
+        *,
+        while_verifying: Callable[[Facts], Awaitable[None]] | None = None,
+    ) -> Facts:
+        """The facts ``needs`` ask for: the first calls concurrently, then the verification
+        of claims against passages. ``while_verifying`` runs as soon as the first facts are
+        known, alongside the verification (e.g. the embedding calls of metrics that need no
+        verdict), so it adds nothing to the sample's chain of calls."""
         needs = set(needs)
         language = self.language or detect_language(
             sample.user_input, sample.response, sample.reference
@@ -139,7 +149,8 @@ class StepRunner:
         for need in support:
             groups.setdefault(need.claims_of or "response", []).append(need)
         await asyncio.gather(
-            *(self._support(sample, facts, source, group) for source, group in groups.items())
+            *(self._support(sample, facts, source, group) for source, group in groups.items()),
+            *([while_verifying(facts)] if while_verifying is not None else []),
         )
         return facts
 
