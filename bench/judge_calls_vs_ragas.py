@@ -471,15 +471,53 @@ def _worker_ragmeter(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def ragas_timed_evaluate(
+    rows: list[dict[str, Any]], metrics: list[Any], llm: Any, embeddings: Any
+) -> tuple[float, float, dict[str, dict[str, Any]]]:
+    """ragas 0.4.3's legacy ``evaluate()`` over ``rows`` (their made-up names dropped) at
+    ``max_workers=CONCURRENCY``: its start and end times, and per metric the mean of the
+    finite scores with the counts of finite and NaN ones."""
+    import math
+
+    from ragas import EvaluationDataset, evaluate
+    from ragas.run_config import RunConfig
+
+    dataset = EvaluationDataset.from_list(
+        [{k: v for k, v in r.items() if k != "name"} for r in rows]
+    )
+    start = time.monotonic()
+    result = evaluate(
+        dataset,
+        metrics=metrics,
+        llm=llm,
+        embeddings=embeddings,
+        run_config=RunConfig(max_workers=CONCURRENCY),
+        show_progress=False,
+        raise_exceptions=False,
+    )
+    end = time.monotonic()
+    frame = result.to_pandas()
+    scores = {}
+    inputs = {"user_input", "response", "reference", "retrieved_contexts"}
+    for column in [c for c in frame.columns if c not in inputs]:
+        values = [float(v) for v in frame[column]]
+        finite = [v for v in values if not math.isnan(v)]
+        scores[column] = {
+            "mean": statistics.fmean(finite) if finite else None,
+            "n_ok": len(finite),
+            "n_failed": len(values) - len(finite),
+            "n_not_applicable": 0,
+        }
+    return start, end, scores
+
+
 def _worker_ragas(spec: dict[str, Any]) -> list[dict[str, Any]]:
     import logging
-    import math
     import warnings
 
     warnings.filterwarnings("ignore")
     import httpx
     from langchain_openai import ChatOpenAI, OpenAIEmbeddings
-    from ragas import EvaluationDataset, evaluate
     from ragas.embeddings import LangchainEmbeddingsWrapper
     from ragas.llms import LangchainLLMWrapper
     from ragas.metrics._answer_relevance import AnswerRelevancy
@@ -487,7 +525,6 @@ def _worker_ragas(spec: dict[str, Any]) -> list[dict[str, Any]]:
     from ragas.metrics._context_recall import ContextRecall
     from ragas.metrics._faithfulness import Faithfulness
     from ragas.metrics._noise_sensitivity import NoiseSensitivity
-    from ragas.run_config import RunConfig
 
     warned: Counter[str] = Counter()
 
@@ -529,32 +566,7 @@ def _worker_ragas(spec: dict[str, Any]) -> list[dict[str, Any]]:
             )
         )
         metrics = [factories[m]() for m in job["metrics"]]
-        dataset = EvaluationDataset.from_list(
-            [{k: v for k, v in r.items() if k != "name"} for r in rows[: job["n"]]]
-        )
-        start = time.monotonic()
-        result = evaluate(
-            dataset,
-            metrics=metrics,
-            llm=llm,
-            embeddings=embeddings,
-            run_config=RunConfig(max_workers=CONCURRENCY),
-            show_progress=False,
-            raise_exceptions=False,
-        )
-        end = time.monotonic()
-        frame = result.to_pandas()
-        scores = {}
-        inputs = {"user_input", "response", "reference", "retrieved_contexts"}
-        for column in [c for c in frame.columns if c not in inputs]:
-            values = [float(v) for v in frame[column]]
-            finite = [v for v in values if not math.isnan(v)]
-            scores[column] = {
-                "mean": statistics.fmean(finite) if finite else None,
-                "n_ok": len(finite),
-                "n_failed": len(values) - len(finite),
-                "n_not_applicable": 0,
-            }
+        start, end, scores = ragas_timed_evaluate(rows[: job["n"]], metrics, llm, embeddings)
         out.append(
             {
                 **job,

@@ -72,6 +72,7 @@ from judge_calls_vs_ragas import (  # noqa: E402
     bow_embedding,
     make_dataset,
     ragas_reply,
+    ragas_timed_evaluate,
     ragmeter_reply,
     sentences,
     supports,
@@ -148,19 +149,16 @@ def _cpu_s() -> float:
 
 def _worker_ragas(spec: dict[str, Any]) -> dict[str, Any]:
     import logging
-    import math
     import re
     import warnings
 
     warnings.filterwarnings("ignore")
     import openai
-    from ragas import EvaluationDataset, evaluate
     from ragas.llms import llm_factory
     from ragas.metrics._answer_relevance import AnswerRelevancy
     from ragas.metrics._context_precision import ContextPrecision
     from ragas.metrics._context_recall import ContextRecall
     from ragas.metrics._faithfulness import Faithfulness
-    from ragas.run_config import RunConfig
 
     warned: Counter[str] = Counter()
 
@@ -194,31 +192,8 @@ def _worker_ragas(spec: dict[str, Any]) -> dict[str, Any]:
         )
     metrics = [Faithfulness(), AnswerRelevancy(), ContextPrecision(), ContextRecall()]
     rows = json.loads(Path(spec["dataset"]).read_text())[: spec["n"]]
-    dataset = EvaluationDataset.from_list(
-        [{k: v for k, v in r.items() if k != "name"} for r in rows]
-    )
     cpu = _cpu_s()
-    start = time.monotonic()
-    result = evaluate(
-        dataset,
-        metrics=metrics,
-        llm=llm,
-        embeddings=embeddings,
-        run_config=RunConfig(max_workers=CONCURRENCY),
-        show_progress=False,
-        raise_exceptions=False,
-    )
-    end = time.monotonic()
-    frame = result.to_pandas()
-    scores = {}
-    for column in [c for c in frame.columns if c in SUITE]:
-        values = [float(v) for v in frame[column]]
-        finite = [v for v in values if not math.isnan(v)]
-        scores[column] = {
-            "mean": statistics.fmean(finite) if finite else None,
-            "n_ok": len(finite),
-            "n_failed": len(values) - len(finite),
-        }
+    start, end, scores = ragas_timed_evaluate(rows, metrics, llm, embeddings)
     return {
         "start": start,
         "end": end,
