@@ -58,6 +58,8 @@ def data_block(name: str, value: DataValue) -> str:
 class Example:
     inputs: dict[str, DataValue]
     outputs: dict[str, Any]
+    #: The tasks this example illustrates; empty: every task whose outputs it holds.
+    tasks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,9 @@ class PromptTemplate:
     system: str
     tasks: dict[str, str]
     examples: tuple[Example, ...] = field(default=())
+    #: Named pieces of instruction the caller chooses between and passes as ``params``
+    #: (e.g. a question style), kept here so that every word sent to the judge is data.
+    fragments: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -94,6 +99,8 @@ class PromptTemplate:
         keys = {key for t in tasks for key in _output_keys(t)}
         messages = [Message("system", f"{self.system.strip()}\n\n{instructions}")]
         for example in self.examples:
+            if example.tasks and not set(tasks) <= set(example.tasks):
+                continue
             if not all(any(k in example.outputs for k in _output_keys(t)) for t in tasks):
                 continue
             messages.append(Message("user", _data_message(example.inputs)))
@@ -106,6 +113,9 @@ class PromptTemplate:
 #: Which output keys belong to a task (a task's answer may span several keys).
 TASK_OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
     "questions": ("questions", "noncommittal"),
+    "single_hop": ("question", "answer"),
+    "multi_hop": ("question", "answer"),
+    "comparison": ("question", "answer"),
 }
 
 
@@ -131,7 +141,11 @@ def load_prompt(name: str, language: Language) -> PromptTemplate:
         language=language,
         system=body["system"],
         tasks=dict(body["tasks"]),
-        examples=tuple(Example(e["inputs"], e["outputs"]) for e in body.get("examples", [])),
+        examples=tuple(
+            Example(e["inputs"], e["outputs"], tuple(e.get("tasks", ())))
+            for e in body.get("examples", [])
+        ),
+        fragments=dict(body.get("fragments", {})),
     )
 
 

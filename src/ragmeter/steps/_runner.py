@@ -24,9 +24,9 @@ from typing import Any
 from pydantic import BaseModel
 from rapidfuzz import fuzz
 
+from ragmeter._text import normalize
 from ragmeter.dataset import Sample
 from ragmeter.judge import BinaryVerdict, Judge, JudgeConfigError, JudgeError
-from ragmeter.metrics.text._tokenize import normalize
 from ragmeter.prompts import Language, PromptTemplate, detect_language, load_prompt
 from ragmeter.steps._facts import (
     ClaimSource,

@@ -48,3 +48,24 @@ def schema_for(template: str, tasks: tuple[str, ...]) -> type[BaseModel]:
         fields.update(TASK_FIELDS[task])
     name = "".join(part.title() for part in (template, *tasks) for part in part.split("_"))
     return create_model(name, **fields)  # type: ignore[call-overload, no-any-return]
+
+
+# -- test-set generation ---------------------------------------------------------------------
+class ChunkAnalysisOutput(BaseModel):
+    summary: str
+    keyphrases: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+
+
+class PersonaItem(BaseModel):
+    name: str
+    description: str = ""
+
+
+class PersonasOutput(BaseModel):
+    personas: list[PersonaItem]
+
+
+class QuestionOutput(BaseModel):
+    question: str
+    answer: str

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         ScriptedReply,
     )
     from ragmeter.testing._scripted import ScriptedCall, ScriptedJudge
+    from ragmeter.testing._testset import generation_responder, scripted_testset_judge
 
 _WHERE = {
     "FakeOpenAIServer": "_fake_server",
@@ -31,6 +32,8 @@ _WHERE = {
     "ScriptedReply": "_fake_server",
     "assert_metric": "_assertions",
     "findings": "_assertions",
+    "scripted_testset_judge": "_testset",
+    "generation_responder": "_testset",
     "unit_vector_with_cosine": "_embeddings",
 }
 
@@ -44,6 +47,8 @@ __all__ = [
     "ScriptedReply",
     "assert_metric",
     "findings",
+    "generation_responder",
+    "scripted_testset_judge",
     "unit_vector_with_cosine",
 ]
 

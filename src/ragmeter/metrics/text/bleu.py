@@ -3,9 +3,9 @@ from typing import Any
 
 from sacrebleu.metrics import BLEU as SacreBLEU
 
+from ragmeter._text import contains_cjk
 from ragmeter.metrics._base import MetricResult
 from ragmeter.metrics.text._base import TextMetric
-from ragmeter.metrics.text._tokenize import contains_cjk
 
 
 @lru_cache(maxsize=8)

@@ -1,8 +1,8 @@
 from typing import Any
 
+from ragmeter._text import normalize
 from ragmeter.metrics._base import MetricResult
 from ragmeter.metrics.text._base import TextMetric
-from ragmeter.metrics.text._tokenize import normalize
 
 
 class ExactMatch(TextMetric):

@@ -3,9 +3,9 @@ from typing import Any, Literal
 
 from rapidfuzz.distance import LCSseq
 
+from ragmeter._text import Tokenizer, tokenize
 from ragmeter.metrics._base import MetricResult
 from ragmeter.metrics.text._base import TextMetric
-from ragmeter.metrics.text._tokenize import Tokenizer, tokenize
 
 RougeVariant = Literal["rouge_l", "rouge_1", "rouge_2"]
 RougeMode = Literal["fmeasure", "precision", "recall"]

@@ -1,0 +1,248 @@
+"""``ragmeter generate``: a test set from the user's documents."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ragmeter.cli._app import (
+    JudgeBaseUrlOption,
+    JudgeConfigOption,
+    JudgeModelOption,
+    JudgeProviderOption,
+    _fail,
+    _judge_from_options,
+    app,
+    console,
+    errors,
+)
+from ragmeter.dataset import DatasetError
+from ragmeter.judge import JudgeError
+
+
+def read_chunk_file(path: Path) -> list[dict[str, object]]:
+    """Chunk records (``id``, ``text``, optional ``document_id``, ``title``) from JSONL,
+    JSON (a list) or CSV."""
+    suffix = path.suffix.lower()
+    text = path.read_text(encoding="utf-8-sig")
+    if suffix == ".csv":
+        return list(csv.DictReader(text.splitlines()))
+    if suffix == ".json":
+        data = json.loads(text)
+        if not isinstance(data, list):
+            raise ValueError(f"{path}: expected a JSON list of chunk objects")
+        return data
+    if suffix == ".jsonl":
+        records = []
+        for line_number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as error:
+                    raise ValueError(
+                        f"{path}, line {line_number}: not valid JSON ({error.msg}); each line "
+                        'must be one chunk like {"id": "c1", "text": "..."}'
+                    ) from None
+        return records
+    raise ValueError(f"{path}: chunk files must be .jsonl, .json or .csv")
+
+
+@app.command("generate")
+def generate_command(
+    docs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="DOCS_PATH...", help="Documents: files or folders (.txt .md .html .pdf .docx)."
+        ),
+    ],
+    n: Annotated[int, typer.Option("-n", "--size", min=1, help="Questions to generate.")] = 50,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Test set file to write (JSONL).")
+    ] = Path("testset.jsonl"),
+    mix: Annotated[
+        str,
+        typer.Option("--mix", help="Synthesizer weights: single, multi (bridge entity), compare."),
+    ] = "single=0.5,multi=0.3,compare=0.2",
+    personas: Annotated[
+        int, typer.Option("--personas", min=0, help="Personas to write from the corpus.")
+    ] = 3,
+    persona: Annotated[
+        list[str] | None,
+        typer.Option("--persona", help='Your own persona, "Name: who they are" (repeatable).'),
+    ] = None,
+    styles: Annotated[
+        str, typer.Option("--styles", help="Query styles to rotate through.")
+    ] = "plain,colloquial,typos,web",
+    lengths: Annotated[
+        str, typer.Option("--lengths", help="Question lengths to rotate through.")
+    ] = "short,medium,long",
+    seed: Annotated[int, typer.Option("--seed", help="Seed for every random choice.")] = 0,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", help="en or zh for every question (default: each chunk's)."),
+    ] = None,
+    chunks: Annotated[
+        bool,
+        typer.Option(
+            "--chunks",
+            help="DOCS is a .jsonl/.json/.csv of your own chunks (id, text[, document_id]): "
+            "they are used as they are and keep their ids.",
+        ),
+    ] = False,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Tokens per chunk.")] = 400,
+    chunk_overlap: Annotated[
+        int, typer.Option("--chunk-overlap", min=0, help="Tokens of overlap.")
+    ] = 50,
+    graph: Annotated[
+        Path | None,
+        typer.Option("--graph", help="Reuse a saved knowledge graph (e.g. WORK/graph.json)."),
+    ] = None,
+    similarity: Annotated[
+        float | None,
+        typer.Option("--similarity", help="Least cosine for a similarity edge (default 0.8)."),
+    ] = None,
+    dedup: Annotated[
+        float, typer.Option("--dedup", help="Drop questions at least this similar (cosine).")
+    ] = 0.92,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the stopped generation of this output.")
+    ] = False,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    judge_provider: JudgeProviderOption = None,
+    judge_config: JudgeConfigOption = None,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="Judge cache file (default .ragmeter/cache.db).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not use the judge cache.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+) -> None:
+    """Write test questions with reference answers from your documents, in their language.
+
+    Single-hop questions come from one chunk, multi-hop ones from chunks that share an
+    entity, comparison ones from similar chunks. Each is kept only if the judge finds its
+    reference answer supported by its reference contexts and it is not a near-duplicate.
+    Progress is saved in OUTPUT's work folder (testset.work/ for testset.jsonl); run again
+    with --resume to continue a stopped generation.
+    """
+    from ragmeter.runner._progress import make_progress
+    from ragmeter.testset import (
+        DocumentLoadError,
+        KnowledgeGraph,
+        LinkSettings,
+        chunks_from_documents,
+        documents_from_chunks,
+        generate_testset,
+    )
+
+    work_dir = output.with_name(output.stem + ".work")
+    try:
+        if language not in (None, "en", "zh"):
+            raise ValueError(f"--language must be en or zh, got {language!r}")
+        sources: object = docs
+        if chunks:
+            if len(docs) != 1:
+                raise ValueError("--chunks takes one chunk file")
+            sources = chunks_from_documents(documents_from_chunks(read_chunk_file(docs[0])))
+        link = None
+        loaded_graph = KnowledgeGraph.load(graph) if graph is not None else None
+        if similarity is not None:
+            base = loaded_graph.settings if loaded_graph is not None else LinkSettings()
+            link = LinkSettings(
+                similarity_threshold=similarity,
+                max_similar=base.max_similar,
+                entity_match=base.entity_match,
+                max_entity_chunks=base.max_entity_chunks,
+            )
+        judge = _judge_from_options(
+            judge_model,
+            judge_base_url,
+            judge_provider,
+            judge_config,
+            False,
+            cache=cache,
+            no_cache=no_cache,
+        )
+        result = generate_testset(
+            sources,  # type: ignore[arg-type]
+            n=n,
+            mix=mix,
+            personas=list(persona) if persona else personas,
+            styles=[s.strip() for s in styles.split(",") if s.strip()],
+            lengths=[s.strip() for s in lengths.split(",") if s.strip()],
+            seed=seed,
+            judge=judge,
+            language=language,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            link=link,
+            graph=loaded_graph,
+            dedup_threshold=dedup,
+            work_dir=work_dir,
+            resume=resume,
+            progress=make_progress(None if not quiet else False),
+        )
+    except KeyboardInterrupt:
+        errors.print(
+            f"[yellow]interrupted:[/yellow] progress is saved in {work_dir}; continue with "
+            f"the same command and --resume",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
+    except (
+        DatasetError,
+        DocumentLoadError,
+        FileNotFoundError,
+        FileExistsError,
+        ValueError,
+        ImportError,
+        JudgeError,
+    ) as error:
+        _fail(str(error))
+
+    result.save(output)
+    table = Table(title=f"{len(result)} of {n} questions → {escape(str(output))}")
+    for column in ("synthesizer", "asked", "kept", "tried", "candidates", "rejected"):
+        table.add_column(
+            column, justify="left" if column in ("synthesizer", "rejected") else "right"
+        )
+    for name, account in result.accounting.synthesizers.items():
+        rejected = ", ".join(f"{c} {r}" for r, c in account.rejected.items()) or "—"
+        table.add_row(
+            name,
+            str(account.requested),
+            str(account.produced),
+            str(account.attempted),
+            str(account.available),
+            escape(rejected),
+        )
+    console.print(table)
+    for note in result.accounting.notes:
+        console.print(f"• {escape(note)}", highlight=False)
+    usage = result.total_usage
+    per_sample = result.judge_calls_per_sample
+    line = (
+        f"judge: {usage.calls} calls (+{usage.cached_calls} cached), {usage.total_tokens:,} tokens"
+    )
+    if usage.cost:
+        line += f", cost {usage.cost:.4f}"
+    if per_sample is not None:
+        line += f", {per_sample:.2f} calls per question"
+    console.print(line, highlight=False)
+    summary = result.graph.summary()
+    console.print(
+        f"graph: {summary['chunks']} chunks ({summary['analysed']} read), "
+        f"{summary['entity_edges']} entity and {summary['similarity_edges']} similarity edges; "
+        f"saved in {work_dir / 'graph.json'}",
+        highlight=False,
+    )
+    if len(result) < n:
+        raise typer.Exit(1)

@@ -1,0 +1,200 @@
+"""The judge work of test-set generation: reading chunks, writing personas, writing questions,
+and checking that each reference answer is supported by its passages.
+
+Like the metric steps these are the only code that talks to the judge for a test set; the
+answerability check is the same attributed-statements step that context recall uses, so a
+generated sample is accepted by exactly the verification its evaluation will rely on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ragmeter.dataset import Sample
+from ragmeter.judge import Judge, JudgeError
+from ragmeter.prompts import Language, load_prompt
+from ragmeter.steps._facts import Facts, Need, Statement
+from ragmeter.steps._runner import StepRunner
+from ragmeter.steps._schemas import ChunkAnalysisOutput, PersonasOutput, QuestionOutput
+
+QuestionKind = Literal["single_hop", "multi_hop", "comparison"]
+Style = Literal["plain", "colloquial", "typos", "web"]
+Length = Literal["short", "medium", "long"]
+STYLES: tuple[Style, ...] = ("plain", "colloquial", "typos", "web")
+LENGTHS: tuple[Length, ...] = ("short", "medium", "long")
+ATTRIBUTED_STATEMENTS = Need("statements", against=("contexts",))
+#: Keyphrases and entities kept per chunk (the prompt asks for at most 5 and 8).
+MAX_KEYPHRASES = 5
+MAX_ENTITIES = 8
+
+
+@dataclass(frozen=True)
+class ChunkAnalysis:
+    summary: str
+    keyphrases: tuple[str, ...]
+    entities: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    description: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.description}" if self.description else self.name
+
+
+@dataclass(frozen=True)
+class WrittenQuestion:
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Answerability:
+    """Whether the reference answer is supported by its passages, every passage needed."""
+
+    answerable: bool
+    statements: tuple[Statement, ...]
+    reason: str = ""
+
+
+class GenerationSteps(StepRunner):
+    """Judge calls for test-set generation, in one language (the documents')."""
+
+    def __init__(self, judge: Judge, *, language: Language) -> None:
+        super().__init__(judge, language=language)
+        self._language: Language = language
+
+    def _facts(self) -> Facts:
+        return Facts(language=self._language)
+
+    async def analyse_chunk(self, text: str) -> tuple[ChunkAnalysis, Facts]:
+        """A chunk's summary, keyphrases and entities (one call)."""
+        facts = self._facts()
+        template = load_prompt("chunk_analysis", self._language)
+        judgment = await self._ask(
+            template,
+            ["summary", "keyphrases", "entities"],
+            {"passage": text},
+            facts,
+            schema=ChunkAnalysisOutput,
+        )
+        output = judgment.output
+        analysis = ChunkAnalysis(
+            summary=output.summary.strip(),
+            keyphrases=_distinct(output.keyphrases)[:MAX_KEYPHRASES],
+            entities=_distinct(output.entities)[:MAX_ENTITIES],
+        )
+        return analysis, facts
+
+    async def personas(self, summaries: Sequence[str], n: int) -> tuple[list[Persona], Facts]:
+        """``n`` personas who would ask about a corpus, from summaries of its chunks."""
+        facts = self._facts()
+        template = load_prompt("personas", self._language)
+
+        def check(output: PersonasOutput) -> str | None:
+            named = {p.name.strip() for p in output.personas if p.name.strip()}
+            return None if len(named) >= n else f"the judge wrote {len(named)} of {n} personas"
+
+        judgment = await self._ask(
+            template,
+            ["personas"],
+            {"summaries": list(summaries)},
+            facts,
+            params={"n": n},
+            schema=PersonasOutput,
+            check=check,  # type: ignore[arg-type]
+        )
+        seen: set[str] = set()
+        personas = []
+        for item in judgment.output.personas:
+            name = item.name.strip()
+            if name and name not in seen:
+                seen.add(name)
+                personas.append(Persona(name, item.description.strip()))
+        return personas[:n], facts
+
+    async def write_question(
+        self,
+        kind: QuestionKind,
+        contexts: Sequence[str],
+        *,
+        focus: str,
+        persona: Persona,
+        style: Style,
+        length: Length,
+    ) -> tuple[WrittenQuestion, Facts]:
+        """One question of ``kind`` and its reference answer, from ``contexts``."""
+        facts = self._facts()
+        template = load_prompt("question", self._language)
+        params = {
+            "style": template.fragments[f"style_{style}"],
+            "length": template.fragments[f"length_{length}"],
+        }
+        inputs = {"persona": str(persona), "focus": focus, "contexts": list(contexts)}
+
+        def check(output: QuestionOutput) -> str | None:
+            if not output.question.strip() or not output.answer.strip():
+                return "the judge wrote an empty question or answer"
+            return None
+
+        judgment = await self._ask(
+            template,
+            [kind],
+            inputs,
+            facts,
+            params=params,
+            schema=QuestionOutput,
+            check=check,  # type: ignore[arg-type]
+        )
+        output = judgment.output
+        return WrittenQuestion(output.question.strip(), output.answer.strip()), facts
+
+    async def check_answerable(
+        self, question: str, answer: str, contexts: Sequence[str]
+    ) -> tuple[Answerability, Facts]:
+        """Split the answer into statements and attribute each to the contexts (the step
+        context recall uses). Answerable when every statement is supported and, with several
+        contexts, every context supports some statement."""
+        sample = Sample(user_input=question, reference=answer, retrieved_contexts=list(contexts))
+        facts = await self.gather(sample, [ATTRIBUTED_STATEMENTS])
+        error = facts.error_for([ATTRIBUTED_STATEMENTS])
+        if error is not None:
+            raise JudgeError(error)
+        statements = tuple(facts.statements or ())
+        return _answerability(statements, len(contexts)), facts
+
+
+def _answerability(statements: tuple[Statement, ...], n_contexts: int) -> Answerability:
+    if not statements:
+        return Answerability(False, statements, "the answer states nothing checkable")
+    unsupported = [s.text for s in statements if not s.contexts]
+    if unsupported:
+        return Answerability(
+            False,
+            statements,
+            f"{len(unsupported)} of {len(statements)} statements of the answer are not "
+            f"supported by the passages: {unsupported[0]!r}",
+        )
+    used = {i for s in statements for i in s.contexts}
+    unused = [i + 1 for i in range(n_contexts) if i not in used]
+    if n_contexts > 1 and unused:
+        return Answerability(
+            False,
+            statements,
+            f"passage(s) {unused} support no statement of the answer: the question does not "
+            "need them",
+        )
+    return Answerability(True, statements)
+
+
+def _distinct(items: Sequence[str]) -> tuple[str, ...]:
+    seen: dict[str, str] = {}
+    for item in items:
+        text = item.strip()
+        if text and text.casefold() not in seen:
+            seen[text.casefold()] = text
+    return tuple(seen.values())

@@ -1,0 +1,391 @@
+"""Generating a test set: documents -> chunks -> knowledge graph -> questions, checked.
+
+Every question is written by a synthesizer from graph candidates, in the chunks' language,
+for a persona, in a query style and length; kept only when the judge finds its reference
+answer supported by its reference contexts (every context needed), when it is in the
+documents' language and when it is not a near-duplicate of a question already kept. The
+accounting says, per synthesizer, how many were asked for, written, kept and rejected and
+why, so a test set smaller than requested always says why.
+
+With a work directory the build and every attempt are saved as they finish, and
+``resume=True`` continues an interrupted run without asking the judge again for anything
+recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmeter.embed import Embeddings
+from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
+from ragmeter.prompts import Language
+from ragmeter.runner._progress import ProgressReporter, QuietProgress
+from ragmeter.steps import LENGTHS, STYLES, GenerationSteps, Length, Persona, Style
+from ragmeter.testset._chunking import Chunk, chunk_documents
+from ragmeter.testset._documents import Document, load_documents
+from ragmeter.testset._graph import BuildStats, KnowledgeGraph, LinkSettings, abuild_graph
+from ragmeter.testset._result import GeneratedTestset, SizeAccounting
+from ragmeter.testset._synthesizers import (
+    ALIASES,
+    SYNTHESIZERS,
+    SynthesizerName,
+)
+from ragmeter.testset._workdir import WORK_FORMAT, WorkDir
+from ragmeter.testset._writer import Writer
+
+DEFAULT_MIX: dict[SynthesizerName, float] = {"single": 0.5, "multi": 0.3, "compare": 0.2}
+#: Questions at least this similar (cosine of their embeddings) to a kept one are dropped.
+DEFAULT_DEDUP_THRESHOLD = 0.92
+#: Summaries shown to the judge when it writes personas.
+PERSONA_SUMMARIES = 20
+NEUTRAL_PERSONA = {
+    "en": Persona("Reader", "someone looking for facts in these documents"),
+    "zh": Persona("读者", "想在这些文档中查找事实的人"),
+}
+
+
+# -- settings ------------------------------------------------------------------------------------
+def parse_mix(mix: str | Mapping[str, float] | None) -> dict[SynthesizerName, float]:
+    """Synthesizer weights from ``"single=0.5,multi=0.3,compare=0.2"`` or a mapping,
+    normalised to sum to 1.
+
+    >>> parse_mix("single=2,compare=2")
+    {'single': 0.5, 'compare': 0.5}
+    """
+    if mix is None:
+        return dict(DEFAULT_MIX)
+    if isinstance(mix, str):
+        pairs: dict[str, float] = {}
+        for part in filter(None, (p.strip() for p in mix.split(","))):
+            name, sep, weight = part.partition("=")
+            if not sep:
+                raise ValueError(f"mix part {part!r} needs NAME=WEIGHT, e.g. single=0.5")
+            try:
+                pairs[name.strip()] = float(weight)
+            except ValueError:
+                raise ValueError(f"mix weight {weight!r} of {name!r} is not a number") from None
+        mix = pairs
+    weights: dict[SynthesizerName, float] = {}
+    for name, weight in mix.items():
+        canonical = ALIASES.get(str(name).strip().lower())
+        if canonical is None:
+            raise ValueError(
+                f"unknown synthesizer {name!r} in the mix; use {', '.join(SYNTHESIZERS)}"
+            )
+        if not weight >= 0:
+            raise ValueError(f"mix weight of {name!r} must be >= 0, got {weight}")
+        weights[canonical] = weights.get(canonical, 0.0) + float(weight)
+    total = sum(weights.values())
+    if total <= 0:
+        raise ValueError("the mix needs at least one synthesizer with a weight above 0")
+    return {name: weight / total for name, weight in weights.items() if weight > 0}
+
+
+# -- the generator ---------------------------------------------------------------------------------
+DocumentsInput = (
+    str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Sequence[Document] | Sequence[Chunk]
+)
+
+
+def as_chunks(
+    documents: DocumentsInput, *, chunk_size: int = 400, chunk_overlap: int = 50
+) -> list[Chunk]:
+    """Chunks from paths (loaded and chunked), :class:`Document` objects (chunked) or
+    :class:`Chunk` objects (used as they are, keeping their ids)."""
+    if isinstance(documents, (str, os.PathLike)):
+        documents = [documents]
+    items = list(documents)
+    if items and all(isinstance(item, Chunk) for item in items):
+        return items  # type: ignore[return-value]
+    if items and all(isinstance(item, Document) for item in items):
+        return chunk_documents(items, size=chunk_size, overlap=chunk_overlap)  # type: ignore[arg-type]
+    if all(isinstance(item, (str, os.PathLike)) for item in items):
+        loaded = load_documents(items)  # type: ignore[arg-type]
+        return chunk_documents(loaded, size=chunk_size, overlap=chunk_overlap)
+    raise TypeError("documents must be paths, Document objects or Chunk objects (not a mix)")
+
+
+def chunks_from_documents(documents: Iterable[Document]) -> list[Chunk]:
+    """The user's own chunks (e.g. from :func:`documents_from_chunks`) as chunks that keep
+    their ids, so generated ``reference_context_ids`` match the user's retriever."""
+    return [
+        Chunk(
+            id=d.id,
+            document_id=str(d.metadata.get("document_id", d.id)),
+            text=d.text,
+            index=int(d.metadata.get("index", 0)) if "index" in d.metadata else 0,
+            start=0,
+            end=len(d.text),
+        )
+        for d in documents
+    ]
+
+
+async def agenerate_testset(
+    documents: DocumentsInput,
+    *,
+    n: int = 50,
+    mix: str | Mapping[str, float] | None = None,
+    personas: int | Sequence[str | Persona] = 3,
+    styles: Sequence[Style] = STYLES,
+    lengths: Sequence[Length] = LENGTHS,
+    seed: int = 0,
+    judge: Judge | None = None,
+    embeddings: Embeddings | None = None,
+    language: Language | None = None,
+    chunk_size: int = 400,
+    chunk_overlap: int = 50,
+    link: LinkSettings | None = None,
+    graph: KnowledgeGraph | str | os.PathLike[str] | None = None,
+    dedup_threshold: float = DEFAULT_DEDUP_THRESHOLD,
+    work_dir: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    concurrency: int = 16,
+    progress: ProgressReporter | None = None,
+) -> GeneratedTestset:
+    """Generate ``n`` test questions from ``documents``; see :func:`generate_testset`."""
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    weights = parse_mix(mix)
+    styles = _validated(styles, STYLES, "style")
+    lengths = _validated(lengths, LENGTHS, "length")
+    if not 0 < dedup_threshold <= 1:
+        raise ValueError(f"dedup_threshold must be in (0, 1], got {dedup_threshold}")
+    if judge is None:
+        from ragmeter.judge import default_judge
+
+        judge = default_judge()
+    if embeddings is None:
+        from ragmeter.embed import default_embeddings
+
+        embeddings = default_embeddings()
+    progress = progress or QuietProgress()
+    work = WorkDir(Path(work_dir) if work_dir is not None else None)
+    usage: dict[str, Usage] = {}
+    versions: set[str] = set()
+
+    # 1. the graph
+    if isinstance(graph, (str, os.PathLike)):
+        graph = KnowledgeGraph.load(graph)
+    if graph is not None and link is not None:
+        graph.link(link)
+    if graph is None:
+        chunks = as_chunks(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        if not chunks:
+            raise ValueError("no text to generate questions from: the documents are empty")
+    else:
+        chunks = []
+    texts = (
+        [(c.id, c.text) for c in chunks]
+        if graph is None
+        else [(node.id, node.text) for node in graph.nodes.values()]
+    )
+    corpus = hashlib.sha256("\n".join(f"{i}\t{t}" for i, t in texts).encode("utf-8")).hexdigest()
+    work.prepare(
+        {
+            "format": WORK_FORMAT,
+            "corpus": corpus,
+            "judge": judge.identity,
+            "embeddings": embeddings.identity,
+            "language": language,
+        },
+        resume,
+    )
+    if graph is None:
+        stats = BuildStats()
+        progress.start("reading chunks", len(chunks))
+        try:
+            graph = await abuild_graph(
+                chunks,
+                judge=judge,
+                embeddings=embeddings,
+                language=language,
+                settings=link,
+                checkpoint=work.file("nodes.jsonl"),
+                on_progress=lambda done, used: progress.advance(done, usage=used),
+                stats=stats,
+            )
+        finally:
+            progress.stop()
+        usage["graph"] = stats.usage
+        versions |= stats.prompt_versions
+        graph_file = work.file("graph.json")
+        if graph_file is not None:
+            graph.save(graph_file)
+    if not graph.analysed:
+        errors = Counter(node.error for node in graph.nodes.values())
+        raise JudgeError(
+            f"the judge could not read any of the {len(graph.nodes)} chunks; most common "
+            f"error: {errors.most_common(1)[0][0]}"
+        )
+
+    # 2. personas
+    languages = {language} if language else {node.language for node in graph.analysed}
+    corpus_language: Language = (
+        language or Counter(node.language for node in graph.analysed).most_common(1)[0][0]
+    )
+    rng = random.Random(seed)
+    chosen_personas, persona_usage, persona_note = await _personas(
+        personas, graph, judge, corpus_language, rng, work
+    )
+    usage["personas"] = persona_usage.usage
+    versions |= persona_usage.prompt_versions
+
+    # 3. questions
+    writer = Writer(
+        graph=graph,
+        judge=judge,
+        embeddings=embeddings,
+        personas=chosen_personas,
+        styles=list(styles),
+        lengths=list(lengths),
+        rng=rng,
+        dedup_threshold=dedup_threshold,
+        concurrency=concurrency,
+        work=work,
+    )
+    accounting = SizeAccounting(requested=n)
+    if persona_note:
+        accounting.notes.append(persona_note)
+    progress.start("writing questions", n)
+    try:
+        samples = await writer.run(n, weights, languages, accounting, progress)
+    finally:
+        progress.stop()
+    usage["questions"] = writer.usage_writing
+    usage["answerability"] = writer.usage_checking
+    versions |= writer.prompt_versions
+    result = GeneratedTestset(
+        samples=samples,
+        accounting=accounting,
+        graph=graph,
+        personas=chosen_personas,
+        usage=usage,
+        prompt_versions=sorted(versions),
+        settings={
+            "n": n,
+            "mix": weights,
+            "styles": list(styles),
+            "lengths": list(lengths),
+            "seed": seed,
+            "language": language,
+            "dedup_threshold": dedup_threshold,
+            "link": asdict(graph.settings),
+            "judge": judge.describe(),
+            "embeddings": embeddings.describe(),
+        },
+    )
+    report_file = work.file("report.json")
+    if report_file is not None:
+        report_file.write_text(
+            json.dumps(result.report(), ensure_ascii=False, indent=1, default=str),
+            encoding="utf-8",
+        )
+    return result
+
+
+def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTestset:
+    """Generate a test set from your own documents, in their language.
+
+    ``documents`` are paths (files or folders: .txt, .md, .html, .pdf, .docx),
+    :class:`Document` objects, or your own :class:`Chunk` objects (their ids are kept, so
+    ``reference_context_ids`` match your retriever's ids). ``n`` questions are split over the
+    synthesizers by ``mix`` (``"single=0.5,multi=0.3,compare=0.2"``): single-hop (one chunk,
+    one fact), multi-hop (chunks bridged by a shared entity) and comparison (facts of similar
+    chunks combined). ``personas`` is a number to write from the corpus, or your own list.
+    Each question gets a persona, a style (plain, colloquial, typos, web) and a length
+    (short, medium, long) in a seeded rotation.
+
+    A question is kept when the judge finds its reference answer supported by its reference
+    contexts (each needed), it is in the documents' language and it is not a near-duplicate
+    (embedding cosine >= ``dedup_threshold``) of one kept. ``result.accounting`` says how
+    many were asked for, kept and rejected per synthesizer and why; a synthesizer short of
+    candidates hands its shortfall to the others, and the notes say so.
+
+    ``work_dir`` keeps the graph (``graph.json``) and every attempt; ``resume=True``
+    continues an interrupted run. ``graph=`` reuses a saved graph (no judge call to read
+    chunks), ``link=`` re-links it with other :class:`LinkSettings`.
+    """
+    from ragmeter.embed._base import run_sync
+
+    async def run() -> GeneratedTestset:
+        judge = options.get("judge")
+        embeddings = options.get("embeddings")
+        try:
+            return await agenerate_testset(documents, **options)
+        finally:
+            if judge is not None:
+                await judge.release_loop_resources()
+            if embeddings is not None:
+                await embeddings.release_loop_resources()
+
+    return run_sync(run)
+
+
+def _validated(values: Sequence[Any], allowed: Sequence[Any], what: str) -> list[Any]:
+    values = list(dict.fromkeys(values))
+    unknown = [v for v in values if v not in allowed]
+    if unknown or not values:
+        raise ValueError(f"unknown {what}(s) {unknown or '(none given)'}; use {list(allowed)}")
+    return values
+
+
+@dataclass
+class _Spent:
+    usage: Usage = field(default_factory=Usage)
+    prompt_versions: set[str] = field(default_factory=set)
+
+
+async def _personas(
+    personas: int | Sequence[str | Persona],
+    graph: KnowledgeGraph,
+    judge: Judge,
+    language: Language,
+    rng: random.Random,
+    work: WorkDir,
+) -> tuple[list[Persona], _Spent, str]:
+    spent = _Spent()
+    if not isinstance(personas, int):
+        given = [p if isinstance(p, Persona) else _parse_persona(str(p)) for p in personas]
+        return (given or [NEUTRAL_PERSONA[language]]), spent, ""
+    if personas < 1:
+        return [NEUTRAL_PERSONA[language]], spent, ""
+    saved = work.file("personas.json")
+    if saved is not None and saved.exists():
+        records = json.loads(saved.read_text(encoding="utf-8"))
+        return [Persona(**r) for r in records], spent, ""
+    nodes = [node for node in graph.analysed if node.language == language and node.summary]
+    step = max(1, len(nodes) // PERSONA_SUMMARIES)
+    summaries = [node.summary for node in nodes[::step]][:PERSONA_SUMMARIES]
+    note = ""
+    try:
+        written, facts = await GenerationSteps(judge, language=language).personas(
+            summaries, personas
+        )
+        spent.usage, spent.prompt_versions = facts.usage, facts.prompt_versions
+    except JudgeConfigError:
+        raise
+    except JudgeError as error:
+        written = []
+        note = f"personas could not be written ({error}); a neutral reader asks every question"
+    if written and len(written) < personas:
+        note = f"the judge wrote {len(written)} of {personas} personas"
+    chosen = written or [NEUTRAL_PERSONA[language]]
+    if saved is not None:
+        saved.write_text(
+            json.dumps([asdict(p) for p in chosen], ensure_ascii=False), encoding="utf-8"
+        )
+    return chosen, spent, note
+
+
+def _parse_persona(text: str) -> Persona:
+    name, sep, description = text.partition(":")
+    return Persona(name.strip(), description.strip()) if sep else Persona(text.strip())

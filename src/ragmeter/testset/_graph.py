@@ -1,0 +1,440 @@
+"""The knowledge graph behind multi-hop questions: one node per chunk (summary, keyphrases,
+entities, embedding) and edges between chunks that share an entity or say similar things.
+
+Building it costs one judge call per chunk and one embedding per chunk, nothing more: edges
+come from an inverted index of normalised entities (fuzzy-merged within blocks of names that
+start alike) and from each chunk's nearest neighbours by cosine similarity, computed in
+blocks. No step enumerates clusters or paths, so build time grows linearly with the number of
+chunks (bench/testset_bench.py). Edges are recomputed from the nodes in seconds, so a saved
+graph can be re-linked with other settings without asking the judge again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from ragmeter.embed import Embeddings
+from ragmeter.embed._base import decode_vector, encode_vector
+from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
+from ragmeter.prompts import Language, detect_language
+from ragmeter.steps import Facts, GenerationSteps
+from ragmeter.testset._chunking import Chunk
+
+GRAPH_FORMAT = "ragmeter-knowledge-graph"
+GRAPH_VERSION = 1
+EdgeKind = Literal["entity", "similarity"]
+
+
+@dataclass
+class Node:
+    """A chunk and what the judge read in it. ``error`` says why it could not be analysed."""
+
+    id: str
+    document_id: str
+    text: str
+    language: Language
+    index: int = 0
+    heading_path: tuple[str, ...] = ()
+    summary: str = ""
+    keyphrases: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    embedding: np.ndarray | None = field(default=None, repr=False)
+    error: str | None = None
+
+    @property
+    def analysed(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(replace(self, embedding=None))
+        data["embedding"] = None if self.embedding is None else encode_vector(self.embedding)
+        data["text_sha256"] = text_hash(self.text)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Node:
+        embedding = data.get("embedding")
+        return cls(
+            id=data["id"],
+            document_id=data["document_id"],
+            text=data["text"],
+            language=data["language"],
+            index=int(data.get("index", 0)),
+            heading_path=tuple(data.get("heading_path", ())),
+            summary=data.get("summary", ""),
+            keyphrases=tuple(data.get("keyphrases", ())),
+            entities=tuple(data.get("entities", ())),
+            embedding=decode_vector(embedding) if embedding else None,
+            error=data.get("error"),
+        )
+
+
+@dataclass(frozen=True)
+class Edge:
+    """Two chunks linked by the entities they share or by the similarity of their texts."""
+
+    source: str
+    target: str
+    kind: EdgeKind
+    shared: tuple[str, ...] = ()
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class LinkSettings:
+    """How edges are drawn; changing these re-links a graph without judge calls.
+
+    ``similarity_threshold`` is the least cosine similarity for a similarity edge and
+    ``max_similar`` the most such edges per chunk. ``entity_match`` is the least rapidfuzz
+    ratio (0-100) at which two entity names are taken as the same entity. An entity found
+    in more than ``max_entity_chunks`` chunks (a product name on every page) links too much
+    to make a useful bridge and is left out.
+    """
+
+    similarity_threshold: float = 0.8
+    max_similar: int = 5
+    entity_match: float = 90.0
+    max_entity_chunks: int = 50
+
+
+@dataclass
+class KnowledgeGraph:
+    nodes: dict[str, Node]
+    edges: list[Edge] = field(default_factory=list)
+    settings: LinkSettings = field(default_factory=LinkSettings)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # -- reading ---------------------------------------------------------------------------
+    @property
+    def analysed(self) -> list[Node]:
+        return [node for node in self.nodes.values() if node.analysed]
+
+    def edges_of(self, kind: EdgeKind) -> list[Edge]:
+        return [edge for edge in self.edges if edge.kind == kind]
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "chunks": len(self.nodes),
+            "analysed": len(self.analysed),
+            "entity_edges": len(self.edges_of("entity")),
+            "similarity_edges": len(self.edges_of("similarity")),
+        }
+
+    # -- linking ---------------------------------------------------------------------------
+    def link(self, settings: LinkSettings | None = None) -> KnowledgeGraph:
+        """(Re)compute the edges from the nodes; returns ``self``."""
+        self.settings = settings or self.settings
+        nodes = self.analysed
+        entity_edges, skipped = _entity_edges(nodes, self.settings)
+        self.edges = entity_edges + _similarity_edges(nodes, self.settings)
+        self.meta["entities_too_common"] = skipped
+        return self
+
+    # -- files -----------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write the graph as one JSON file (embeddings as base64 float32)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "format": GRAPH_FORMAT,
+            "version": GRAPH_VERSION,
+            "settings": asdict(self.settings),
+            "meta": self.meta,
+            "nodes": [node.to_dict() for node in self.nodes.values()],
+            "edges": [asdict(edge) for edge in self.edges],
+        }
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        temporary.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> KnowledgeGraph:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path}: not a readable knowledge graph ({error})") from error
+        if not isinstance(data, dict) or data.get("format") != GRAPH_FORMAT:
+            raise ValueError(f"{path}: not a ragmeter knowledge graph file")
+        if data.get("version") != GRAPH_VERSION:
+            raise ValueError(
+                f"{path}: graph format version {data.get('version')}, this ragmeter reads "
+                f"{GRAPH_VERSION}; build it again"
+            )
+        nodes = [Node.from_dict(item) for item in data["nodes"]]
+        return cls(
+            nodes={node.id: node for node in nodes},
+            edges=[
+                Edge(e["source"], e["target"], e["kind"], tuple(e["shared"]), e["score"])
+                for e in data["edges"]
+            ],
+            settings=LinkSettings(**data.get("settings", {})),
+            meta=data.get("meta", {}),
+        )
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# -- building ----------------------------------------------------------------------------------
+#: Chunks analysed and embedded per window; a window is checkpointed as a whole.
+WINDOW = 256
+
+
+@dataclass
+class BuildStats:
+    usage: Usage = field(default_factory=Usage)
+    prompt_versions: set[str] = field(default_factory=set)
+    reused: int = 0
+
+
+async def abuild_graph(
+    chunks: Sequence[Chunk],
+    *,
+    judge: Judge,
+    embeddings: Embeddings,
+    language: Language | None = None,
+    settings: LinkSettings | None = None,
+    checkpoint: str | Path | None = None,
+    on_progress: Callable[[int, Usage], None] | None = None,  # (chunks done, their usage)
+    stats: BuildStats | None = None,
+) -> KnowledgeGraph:
+    """Analyse every chunk (one judge call each), embed it, and link the graph.
+
+    With ``checkpoint`` (a JSONL file), analysed nodes are appended window by window and
+    nodes already there (same chunk id and text) are reused, so an interrupted build resumes
+    where it stopped. A chunk the judge cannot read is kept with its ``error`` and left out
+    of question writing; a judge that refuses its configuration stops the build.
+    """
+    stats = stats if stats is not None else BuildStats()
+    done = _read_checkpoint(checkpoint) if checkpoint is not None else {}
+    seen: set[str] = set()
+    for chunk in chunks:
+        if chunk.id in seen:
+            raise ValueError(f"two chunks share the id {chunk.id!r}; chunk ids must be unique")
+        seen.add(chunk.id)
+    nodes: dict[str, Node] = {}
+    pending: list[Chunk] = []
+    for chunk in chunks:
+        previous = done.get(chunk.id)
+        if previous is not None and previous[0] == text_hash(chunk.text):
+            nodes[chunk.id] = previous[1]
+            stats.reused += 1
+        else:
+            pending.append(chunk)
+    if on_progress is not None and stats.reused:
+        on_progress(stats.reused, Usage())
+    for start in range(0, len(pending), WINDOW):
+        window = pending[start : start + WINDOW]
+        results = await asyncio.gather(*(_analyse(chunk, judge, language) for chunk in window))
+        analysed = [node for node, _ in results]
+        window_usage = Usage()
+        for _, facts in results:
+            if facts is not None:
+                window_usage = window_usage + facts.usage
+                stats.prompt_versions |= facts.prompt_versions
+        stats.usage = stats.usage + window_usage
+        readable = [node for node in analysed if node.analysed]
+        if readable:
+            vectors = await embeddings.embed(
+                [node.text for node in readable], kind="passage", scope="testset_graph"
+            )
+            for node, vector in zip(readable, vectors, strict=True):
+                node.embedding = vector
+        if checkpoint is not None:
+            _append_checkpoint(checkpoint, analysed)
+        for node in analysed:
+            nodes[node.id] = node
+        if on_progress is not None:
+            on_progress(len(window), window_usage)
+    ordered = {chunk.id: nodes[chunk.id] for chunk in chunks}
+    graph = KnowledgeGraph(ordered, settings=settings or LinkSettings())
+    graph.meta.update(
+        {
+            "judge": judge.describe(),
+            "embeddings": embeddings.describe(),
+            "prompt_versions": sorted(stats.prompt_versions),
+        }
+    )
+    return graph.link()
+
+
+async def _analyse(
+    chunk: Chunk, judge: Judge, language: Language | None
+) -> tuple[Node, Facts | None]:
+    node_language = language or detect_language(chunk.text)
+    node = Node(
+        id=chunk.id,
+        document_id=chunk.document_id,
+        text=chunk.text,
+        language=node_language,
+        index=chunk.index,
+        heading_path=chunk.heading_path,
+    )
+    steps = GenerationSteps(judge, language=node_language)
+    try:
+        analysis, facts = await steps.analyse_chunk(chunk.text)
+    except JudgeConfigError:
+        raise
+    except JudgeError as error:
+        node.error = f"{type(error).__name__}: {error}"
+        return node, None
+    node.summary = analysis.summary
+    node.keyphrases = analysis.keyphrases
+    node.entities = analysis.entities
+    return node, facts
+
+
+def _read_checkpoint(path: str | Path) -> dict[str, tuple[str, Node]]:
+    path = Path(path)
+    if not path.exists():
+        return {}
+    done: dict[str, tuple[str, Node]] = {}
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                data = json.loads(line)
+                node = Node.from_dict(data)
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue  # a line cut short by a kill: that chunk is analysed again
+            if node.analysed:
+                done[node.id] = (data.get("text_sha256", ""), node)
+    return done
+
+
+def _append_checkpoint(path: str | Path, nodes: Iterable[Node]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as out:
+        for node in nodes:
+            out.write(json.dumps(node.to_dict(), ensure_ascii=False) + "\n")
+
+
+# -- edges -------------------------------------------------------------------------------------
+def entity_key(name: str) -> str:
+    """The form entity names are matched in: width, case, spacing, punctuation and a leading
+    English article aside.
+
+    >>> entity_key("The Pixel-8 "), entity_key("ＰＩＸＥＬ ８"), entity_key("《民法典》")
+    ('pixel8', 'pixel8', '民法典')
+    """
+    text = unicodedata.normalize("NFKC", name).casefold().strip()
+    if text.startswith("the "):
+        text = text[4:]
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+#: Names compared pairwise only within a block of names sharing their first characters;
+#: a block larger than this is matched exactly (keeps fuzzy matching linear).
+MAX_FUZZY_BLOCK = 200
+
+
+def _canonical_keys(keys: Iterable[str], threshold: float) -> dict[str, str]:
+    """Map each entity key to a representative, merging keys within ``threshold`` of each
+    other (rapidfuzz ratio) among keys that start with the same two characters."""
+    blocks: dict[str, list[str]] = defaultdict(list)
+    for key in sorted(set(keys)):
+        blocks[key[:2]].append(key)
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        while parent.get(key, key) != key:
+            key = parent[key]
+        return key
+
+    for block in blocks.values():
+        if len(block) > MAX_FUZZY_BLOCK:
+            continue
+        for i, a in enumerate(block):
+            for b in block[i + 1 :]:
+                if min(len(a), len(b)) >= 4 and fuzz.ratio(a, b) >= threshold:
+                    root_a, root_b = find(a), find(b)
+                    if root_a != root_b:
+                        parent[max(root_a, root_b)] = min(root_a, root_b)
+    return {key: find(key) for block in blocks.values() for key in block}
+
+
+def overlapping(a: Node, b: Node) -> bool:
+    """Neighbouring chunks of one document share their overlap text: not two hops."""
+    return a.document_id == b.document_id and abs(a.index - b.index) <= 1
+
+
+def _entity_edges(nodes: Sequence[Node], settings: LinkSettings) -> tuple[list[Edge], int]:
+    surface: dict[str, str] = {}
+    keyed: list[list[str]] = []
+    for node in nodes:
+        keys = []
+        for name in node.entities:
+            key = entity_key(name)
+            if len(key) >= 2:
+                surface.setdefault(key, name)
+                keys.append(key)
+        keyed.append(keys)
+    canonical = _canonical_keys(surface, settings.entity_match)
+    postings: dict[str, list[int]] = defaultdict(list)
+    for position, keys in enumerate(keyed):
+        for root in dict.fromkeys(canonical[key] for key in keys):
+            postings[root].append(position)
+    shared: dict[tuple[int, int], list[str]] = defaultdict(list)
+    too_common = 0
+    for root, positions in postings.items():
+        if len(positions) > settings.max_entity_chunks:
+            too_common += 1
+            continue
+        for i, a in enumerate(positions):
+            for b in positions[i + 1 :]:
+                if not overlapping(nodes[a], nodes[b]):
+                    shared[(a, b)].append(surface[root])
+    edges = [
+        Edge(nodes[a].id, nodes[b].id, "entity", tuple(names), float(len(names)))
+        for (a, b), names in sorted(shared.items())
+    ]
+    return edges, too_common
+
+
+#: Rows of the similarity matrix computed at once.
+SIMILARITY_BLOCK = 1024
+
+
+def _similarity_edges(nodes: Sequence[Node], settings: LinkSettings) -> list[Edge]:
+    usable = [node for node in nodes if node.embedding is not None]
+    if len(usable) < 2 or settings.max_similar < 1:
+        return []
+    matrix = np.stack([node.embedding for node in usable]).astype(np.float32)  # type: ignore[misc]
+    k = min(settings.max_similar + 3, len(usable) - 1)  # a few spare for excluded neighbours
+    pairs: dict[tuple[int, int], float] = {}
+    for start in range(0, len(usable), SIMILARITY_BLOCK):
+        block = matrix[start : start + SIMILARITY_BLOCK] @ matrix.T
+        rows = np.arange(block.shape[0])
+        block[rows, start + rows] = -np.inf
+        top = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < len(usable) else None
+        for row in range(block.shape[0]):
+            i = start + row
+            candidates = top[row] if top is not None else np.arange(len(usable))
+            ranked = sorted(candidates, key=lambda j: -block[row, j])
+            kept = 0
+            for j in ranked:
+                score = float(block[row, j])
+                if kept >= settings.max_similar or score < settings.similarity_threshold:
+                    break
+                if overlapping(usable[i], usable[j]):
+                    continue
+                kept += 1
+                pairs[(min(i, int(j)), max(i, int(j)))] = score
+    return [
+        Edge(usable[a].id, usable[b].id, "similarity", (), round(score, 6))
+        for (a, b), score in sorted(pairs.items())
+    ]

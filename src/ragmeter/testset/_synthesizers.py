@@ -1,0 +1,186 @@
+"""What each synthesizer can write about: candidates drawn from the knowledge graph.
+
+A candidate is the chunks a question is written from and its focus (a keyphrase, or the
+entity that bridges two chunks). Each synthesizer lists all of its candidates in a seeded,
+document-interleaved order, and says in words why there are few when there are; the
+generator then takes them in order until its quota is met.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Literal
+
+from ragmeter.prompts import Language
+from ragmeter.steps import QuestionKind
+from ragmeter.testset._graph import KnowledgeGraph, Node, entity_key, overlapping
+
+SynthesizerName = Literal["single", "multi", "compare"]
+SYNTHESIZERS: tuple[SynthesizerName, ...] = ("single", "multi", "compare")
+KIND: dict[SynthesizerName, QuestionKind] = {
+    "single": "single_hop",
+    "multi": "multi_hop",
+    "compare": "comparison",
+}
+ALIASES: dict[str, SynthesizerName] = {
+    "single": "single",
+    "single_hop": "single",
+    "multi": "multi",
+    "multi_hop": "multi",
+    "compare": "compare",
+    "comparison": "compare",
+    "abstract": "compare",
+}
+#: Different focuses (keyphrases, then entities) one chunk may get single-hop questions on.
+FOCUSES_PER_CHUNK = 3
+
+
+@dataclass(frozen=True)
+class Candidate:
+    synthesizer: SynthesizerName
+    chunk_ids: tuple[str, ...]
+    focus: str
+    language: Language
+
+    @property
+    def key(self) -> str:
+        return f"{self.synthesizer}|{'+'.join(self.chunk_ids)}|{self.focus}"
+
+    @property
+    def sample_id(self) -> str:
+        """A stable id for the sample written from this candidate."""
+        return "gen-" + hashlib.sha256(self.key.encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Supply:
+    """A synthesizer's candidates and, for the accounting, why they are as many as they are."""
+
+    candidates: list[Candidate]
+    why: str
+
+
+def candidates_for(
+    name: SynthesizerName, graph: KnowledgeGraph, rng: random.Random, languages: set[Language]
+) -> Supply:
+    """All candidates of synthesizer ``name`` in chunks of ``languages``."""
+    nodes = [node for node in graph.analysed if node.language in languages]
+    if name == "single":
+        return _single_hop(nodes, rng)
+    if name == "multi":
+        return _multi_hop(graph, nodes, rng)
+    return _comparison(graph, nodes, rng)
+
+
+def _interleave(groups: Sequence[Sequence[Candidate]]) -> list[Candidate]:
+    """Round robin over groups, so the first candidates come from different groups."""
+    out: list[Candidate] = []
+    longest = max((len(group) for group in groups), default=0)
+    for i in range(longest):
+        out.extend(group[i] for group in groups if i < len(group))
+    return out
+
+
+def _single_hop(nodes: Sequence[Node], rng: random.Random) -> Supply:
+    by_document: dict[str, list[Node]] = defaultdict(list)
+    for node in nodes:
+        by_document[node.document_id].append(node)
+    documents = list(by_document)
+    rng.shuffle(documents)
+    levels: list[list[Candidate]] = []
+    for level in range(FOCUSES_PER_CHUNK):
+        groups = []
+        for document in documents:
+            group = []
+            for node in by_document[document]:
+                focuses = _focuses(node)
+                if level < len(focuses):
+                    group.append(Candidate("single", (node.id,), focuses[level], node.language))
+            rng.shuffle(group)
+            groups.append(group)
+        levels.append(_interleave(groups))
+    candidates = [c for level in levels for c in level]
+    why = f"{len(nodes)} analysed chunk(s), up to {FOCUSES_PER_CHUNK} focuses each"
+    return Supply(candidates, why)
+
+
+def _focuses(node: Node) -> list[str]:
+    seen: dict[str, str] = {}
+    for item in (*node.keyphrases, *node.entities):
+        key = entity_key(item)
+        if key and key not in seen:
+            seen[key] = item
+    focuses = list(seen.values())[:FOCUSES_PER_CHUNK]
+    return focuses or ([node.summary] if node.summary else [])
+
+
+def _multi_hop(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Random) -> Supply:
+    usable = {node.id: node for node in nodes}
+    cross, within = [], []
+    members: dict[str, set[str]] = defaultdict(set)
+    for edge in graph.edges_of("entity"):
+        a, b = usable.get(edge.source), usable.get(edge.target)
+        if a is None or b is None or a.language != b.language:
+            continue
+        candidate = Candidate("multi", (a.id, b.id), edge.shared[0], a.language)
+        (cross if a.document_id != b.document_id else within).append(candidate)
+        for name in edge.shared:
+            members[name] |= {a.id, b.id}
+    triples = []
+    for name, ids in sorted(members.items()):
+        ordered = sorted(ids)
+        rng.shuffle(ordered)
+        for trio in combinations(ordered[:8], 3):
+            chosen = [usable[i] for i in trio]
+            if len({n.language for n in chosen}) == 1 and not any(
+                overlapping(x, y) for x, y in combinations(chosen, 2)
+            ):
+                triples.append(Candidate("multi", trio, name, chosen[0].language))
+                break
+    for group in (cross, within, triples):
+        rng.shuffle(group)
+    candidates = _interleave([cross, triples]) + within
+    pairs = len(cross) + len(within)
+    if not pairs:
+        with_entities = sum(1 for node in nodes if node.entities)
+        why = f"no two chunks share an entity ({with_entities} chunk(s) have entities)"
+    else:
+        why = f"only {pairs} chunk pair(s) share an entity"
+        if triples:
+            why += f" and {len(triples)} entity(ies) link three chunks"
+    return Supply(candidates, why)
+
+
+def _comparison(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Random) -> Supply:
+    usable = {node.id: node for node in nodes}
+    cross, within = [], []
+    for edge in graph.edges_of("similarity"):
+        a, b = usable.get(edge.source), usable.get(edge.target)
+        if a is None or b is None or a.language != b.language:
+            continue
+        candidate = Candidate("compare", (a.id, b.id), _shared_topic(a, b), a.language)
+        (cross if a.document_id != b.document_id else within).append(candidate)
+    rng.shuffle(cross)
+    rng.shuffle(within)
+    pairs = len(cross) + len(within)
+    threshold = graph.settings.similarity_threshold
+    why = (
+        f"{'only ' + str(pairs) if pairs else 'no'} chunk pair(s) similar enough to compare "
+        f"(cosine >= {threshold:g}; a lower LinkSettings.similarity_threshold finds more)"
+    )
+    return Supply(cross + within, why)
+
+
+def _shared_topic(a: Node, b: Node) -> str:
+    keys_b = {entity_key(k): k for k in (*b.keyphrases, *b.entities)}
+    for item in (*a.keyphrases, *a.entities):
+        if entity_key(item) in keys_b:
+            return item
+    first_a = (a.keyphrases or a.entities or (a.summary,))[0]
+    first_b = (b.keyphrases or b.entities or (b.summary,))[0]
+    return f"{first_a} / {first_b}"

@@ -1,0 +1,323 @@
+"""Writing and checking questions: synthesizer candidates in, kept samples out.
+
+Candidates are attempted in rounds, concurrently, until each synthesizer's plan is met or
+its candidates run out; a shortfall moves to synthesizers with candidates to spare. Each
+attempt writes a question (one call), checks its language, then has the judge attribute the
+reference answer's statements to the passages (one call). Duplicates are removed in
+candidate order after each round, so the result does not depend on timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import product
+
+import numpy as np
+
+from ragmeter._text import normalize
+from ragmeter.embed import Embeddings
+from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
+from ragmeter.prompts import Language, detect_language
+from ragmeter.runner._progress import ProgressReporter
+from ragmeter.steps import GenerationSteps, Length, Persona, Style, WrittenQuestion
+from ragmeter.testset._graph import KnowledgeGraph
+from ragmeter.testset._result import GeneratedSample, SizeAccounting, SynthesizerAccount
+from ragmeter.testset._synthesizers import (
+    KIND,
+    SYNTHESIZERS,
+    Candidate,
+    SynthesizerName,
+    candidates_for,
+)
+from ragmeter.testset._workdir import WorkDir
+
+
+def allocate(n: int, weights: Mapping[SynthesizerName, float]) -> dict[SynthesizerName, int]:
+    """Split ``n`` by ``weights`` with the largest-remainder method (exact total).
+
+    >>> allocate(10, {"single": 0.5, "multi": 0.3, "compare": 0.2})
+    {'single': 5, 'multi': 3, 'compare': 2}
+    >>> allocate(2, {"single": 0.5, "multi": 0.3, "compare": 0.2})
+    {'single': 1, 'multi': 1, 'compare': 0}
+    """
+    exact = {name: n * weight for name, weight in weights.items()}
+    counts = {name: int(value) for name, value in exact.items()}
+    order = sorted(exact, key=lambda name: (-(exact[name] - counts[name]), -weights[name]))
+    for name in order[: n - sum(counts.values())]:
+        counts[name] += 1
+    return counts
+
+
+@dataclass
+class _Outcome:
+    candidate: Candidate
+    key: str
+    sample: GeneratedSample | None = None
+    reason: str = ""  # the rejection category
+    detail: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+class Writer:
+    """Attempts candidates in rounds until each synthesizer's plan is met or its candidates
+    run out; shortfalls move to synthesizers that still have candidates."""
+
+    def __init__(
+        self,
+        *,
+        graph: KnowledgeGraph,
+        judge: Judge,
+        embeddings: Embeddings,
+        personas: list[Persona],
+        styles: list[Style],
+        lengths: list[Length],
+        rng: random.Random,
+        dedup_threshold: float,
+        concurrency: int,
+        work: WorkDir,
+    ) -> None:
+        self.graph = graph
+        self.judge = judge
+        self.embeddings = embeddings
+        self.rng = rng
+        self.dedup_threshold = dedup_threshold
+        self.work = work
+        self.recorded = work.read_attempts()
+        self.combos = list(product(range(len(personas)), styles, lengths))
+        rng.shuffle(self.combos)
+        self.personas = personas
+        self.semaphore = asyncio.Semaphore(max(1, concurrency))
+        self.usage_writing = Usage()
+        self.usage_checking = Usage()
+        self.prompt_versions: set[str] = set()
+        self.kept_vectors: list[np.ndarray] = []
+        self.kept_texts: dict[str, str] = {}
+
+    async def run(
+        self,
+        n: int,
+        weights: Mapping[SynthesizerName, float],
+        languages: set[Language],
+        accounting: SizeAccounting,
+        progress: ProgressReporter,
+    ) -> list[GeneratedSample]:
+        requested = allocate(n, weights)
+        queues: dict[SynthesizerName, list[Candidate]] = {}
+        for name in SYNTHESIZERS:
+            if name not in weights:
+                continue
+            supply = candidates_for(name, self.graph, self.rng, languages)
+            queues[name] = list(supply.candidates)
+            accounting.synthesizers[name] = SynthesizerAccount(
+                requested=requested[name],
+                planned=requested[name],
+                available=len(supply.candidates),
+                why_few=supply.why,
+            )
+        accounts = accounting.synthesizers
+        kept: dict[SynthesizerName, list[GeneratedSample]] = {name: [] for name in queues}
+        turn = dict.fromkeys(queues, 0)
+        while True:
+            self._move_shortfalls(queues, accounts, kept)
+            batch = [
+                (name, queues[name].pop(0))
+                for name in queues
+                for _ in range(min(accounts[name].planned - len(kept[name]), len(queues[name])))
+            ]
+            if not batch:
+                break
+            jobs = []
+            for name, candidate in batch:
+                persona, style, length = self._combo(turn[name] + _offset(name))
+                turn[name] += 1
+                jobs.append(self._attempt(candidate, persona, style, length))
+            outcomes = await asyncio.gather(*jobs)
+            await self._deduplicate(outcomes)
+            for (name, _), outcome in zip(batch, outcomes, strict=True):
+                account = accounts[name]
+                account.attempted += 1
+                if outcome.sample is not None:
+                    kept[name].append(outcome.sample)
+                    account.produced += 1
+                else:
+                    account.rejected[outcome.reason] += 1
+                progress.advance(1 if outcome.sample else 0, usage=outcome.usage)
+        samples = [s for name in queues for s in kept[name]]
+        accounting.produced = len(samples)
+        accounting.notes += filter(None, (a.explain(name) for name, a in accounts.items()))
+        if accounting.produced < n:
+            accounting.notes.append(
+                f"{accounting.produced} of {n} questions: the synthesizers ran out of candidates"
+            )
+        return samples
+
+    def _move_shortfalls(
+        self,
+        queues: dict[SynthesizerName, list[Candidate]],
+        accounts: dict[str, SynthesizerAccount],
+        kept: dict[SynthesizerName, list[GeneratedSample]],
+    ) -> None:
+        """A synthesizer that cannot meet its plan with the candidates left hands the rest
+        to synthesizers with candidates to spare, largest spare first."""
+        for name in queues:
+            account = accounts[name]
+            short = account.planned - len(kept[name]) - len(queues[name])
+            if short <= 0:
+                continue
+            account.planned -= short
+            spare = {
+                other: len(queues[other]) - (accounts[other].planned - len(kept[other]))
+                for other in queues
+                if other != name
+            }
+            for other in sorted(spare, key=lambda o: -spare[o]):
+                give = min(short, max(spare[other], 0))
+                if give:
+                    accounts[other].planned += give
+                    accounts[other].took[name] += give
+                    account.gave[other] += give
+                    short -= give
+
+    def _combo(self, turn: int) -> tuple[Persona, Style, Length]:
+        persona, style, length = self.combos[turn % len(self.combos)]
+        return self.personas[persona], style, length
+
+    async def _attempt(
+        self, candidate: Candidate, persona: Persona, style: Style, length: Length
+    ) -> _Outcome:
+        key = f"{candidate.key}|{persona}|{style}|{length}"
+        recorded = self.recorded.get(key)
+        if recorded is not None and "written" not in recorded:
+            sample = recorded.get("sample")
+            return _Outcome(
+                candidate,
+                key,
+                GeneratedSample.from_record(sample) if sample else None,
+                recorded.get("reason", ""),
+                recorded.get("detail", ""),
+            )
+        written = None
+        if recorded is not None:
+            written = WrittenQuestion(**recorded["written"])
+        async with self.semaphore:
+            outcome = await self._write_and_check(candidate, key, persona, style, length, written)
+        self.work.append_attempt(
+            {
+                "key": key,
+                "sample": outcome.sample.to_record() if outcome.sample else None,
+                "reason": outcome.reason,
+                "detail": outcome.detail,
+            }
+        )
+        return outcome
+
+    async def _write_and_check(
+        self,
+        candidate: Candidate,
+        key: str,
+        persona: Persona,
+        style: Style,
+        length: Length,
+        written: WrittenQuestion | None,
+    ) -> _Outcome:
+        nodes = [self.graph.nodes[i] for i in candidate.chunk_ids]
+        contexts = [node.text for node in nodes]
+        steps = GenerationSteps(self.judge, language=candidate.language)
+        spent = Usage()
+        if written is None:  # else written before an interruption, and recorded
+            try:
+                written, facts = await steps.write_question(
+                    KIND[candidate.synthesizer],
+                    contexts,
+                    focus=candidate.focus,
+                    persona=persona,
+                    style=style,
+                    length=length,
+                )
+            except JudgeConfigError:
+                raise
+            except JudgeError as error:
+                return _Outcome(candidate, key, reason="judge error", detail=str(error))
+            self.usage_writing = self.usage_writing + facts.usage
+            self.prompt_versions |= facts.prompt_versions
+            spent = facts.usage
+            self.work.append_attempt({"key": key, "written": asdict(written)})
+        written_language = detect_language(written.question)
+        if written_language != candidate.language:
+            return _Outcome(
+                candidate,
+                key,
+                reason="wrong language",
+                detail=f"question in {written_language}, documents in {candidate.language}: "
+                f"{written.question!r}",
+                usage=spent,
+            )
+        try:
+            verdict, facts = await steps.check_answerable(
+                written.question, written.answer, contexts
+            )
+        except JudgeConfigError:
+            raise
+        except JudgeError as error:
+            return _Outcome(candidate, key, reason="judge error", detail=str(error), usage=spent)
+        self.usage_checking = self.usage_checking + facts.usage
+        self.prompt_versions |= facts.prompt_versions
+        spent = spent + facts.usage
+        if not verdict.answerable:
+            return _Outcome(
+                candidate, key, reason="not answerable", detail=verdict.reason, usage=spent
+            )
+        sample = GeneratedSample(
+            id=candidate.sample_id,
+            user_input=written.question,
+            reference=written.answer,
+            reference_contexts=tuple(contexts),
+            reference_context_ids=candidate.chunk_ids,
+            synthesizer=KIND[candidate.synthesizer],
+            persona=persona.name,
+            style=style,
+            length=length,
+            focus=candidate.focus,
+            source_document_ids=tuple(dict.fromkeys(node.document_id for node in nodes)),
+            language=candidate.language,
+        )
+        return _Outcome(candidate, key, sample, usage=spent)
+
+    async def _deduplicate(self, outcomes: Sequence[_Outcome]) -> None:
+        """Drop, in candidate order, questions that repeat one already kept: the same text
+        once normalised, or an embedding at least ``dedup_threshold`` similar."""
+        fresh = [o for o in outcomes if o.sample is not None]
+        if not fresh:
+            return
+        vectors = await self.embeddings.embed(
+            [o.sample.user_input for o in fresh],  # type: ignore[union-attr]
+            kind="query",
+            scope="testset_dedup",
+        )
+        for outcome, vector in zip(fresh, vectors, strict=True):
+            sample = outcome.sample
+            assert sample is not None
+            text = normalize(sample.user_input)
+            duplicate_of = self.kept_texts.get(text)
+            similarity = 1.0
+            if duplicate_of is None and self.kept_vectors:
+                scores = np.stack(self.kept_vectors) @ vector
+                best = int(np.argmax(scores))
+                if scores[best] >= self.dedup_threshold:
+                    duplicate_of = list(self.kept_texts.values())[best]
+                    similarity = float(scores[best])
+            if duplicate_of is not None:
+                outcome.sample = None
+                outcome.reason = "near-duplicate"
+                outcome.detail = f"cosine {similarity:.3f} with {duplicate_of}"
+                continue
+            self.kept_texts[text] = sample.id
+            self.kept_vectors.append(vector)
+
+
+def _offset(name: SynthesizerName) -> int:
+    # Synthesizers start the persona/style/length rotation at different points.
+    return SYNTHESIZERS.index(name) * 7
