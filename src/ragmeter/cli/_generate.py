@@ -97,8 +97,11 @@ def generate_command(
     ] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Tokens per chunk.")] = 400,
     chunk_overlap: Annotated[
-        int, typer.Option("--chunk-overlap", min=0, help="Tokens of overlap.")
-    ] = 50,
+        int | None,
+        typer.Option(
+            "--chunk-overlap", min=0, help="Tokens of overlap (default: 50, at most size / 8)."
+        ),
+    ] = None,
     graph: Annotated[
         Path | None,
         typer.Option("--graph", help="Reuse a saved knowledge graph (e.g. WORK/graph.json)."),
@@ -182,7 +185,7 @@ def generate_command(
             judge=judge,
             language=language,
             chunk_size=chunk_size,
-            chunk_overlap=chunk_overlap,
+            chunk_overlap=min(50, chunk_size // 8) if chunk_overlap is None else chunk_overlap,
             link=link,
             graph=loaded_graph,
             dedup_threshold=dedup,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import product
@@ -245,6 +246,9 @@ class Writer:
             self.prompt_versions |= facts.prompt_versions
             spent = facts.usage
             self.work.append_attempt({"key": key, "written": asdict(written)})
+        problem = _not_a_question(written.question, style, contexts)
+        if problem is not None:
+            return _Outcome(candidate, key, reason="not a question", detail=problem, usage=spent)
         written_language = detect_language(written.question)
         if written_language != candidate.language:
             return _Outcome(
@@ -316,6 +320,20 @@ class Writer:
                 continue
             self.kept_texts[text] = sample.id
             self.kept_vectors.append(vector)
+
+
+_QUESTION_END = re.compile(r"[?？][\"'”’」』）)]*$")
+
+
+def _not_a_question(question: str, style: Style, contexts: Sequence[str]) -> str | None:
+    """Why ``question`` is not a usable question (small judges sometimes copy a sentence or
+    write a summary instead), or ``None``. Web-search queries need no question mark."""
+    if style != "web" and not _QUESTION_END.search(question.strip()):
+        return f"no question mark: {question!r}"
+    text = normalize(question)
+    if any(text in normalize(context) for context in contexts):
+        return f"copied from the passage: {question!r}"
+    return None
 
 
 def _offset(name: SynthesizerName) -> int:

@@ -1,0 +1,146 @@
+"""``ragmeter generate`` against the fake OpenAI-compatible server (judge and embeddings)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from ragmeter.cli import app
+from ragmeter.testing import FakeOpenAIServer
+from ragmeter.testing._testset import generation_responder
+
+runner = CliRunner()
+KEY = "sk-generate-secret-123"
+_respond = generation_responder()
+
+
+def server_responder(body: dict[str, Any]) -> str:
+    schema = body["response_format"]["json_schema"]
+    shim = SimpleNamespace(__name__=schema["name"], model_fields=schema["schema"]["properties"])
+    messages = [SimpleNamespace(content=m["content"]) for m in body["messages"]]
+    return json.dumps(_respond(messages, shim), ensure_ascii=False)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "phones.md").write_text(
+        "# Orion\n\nOrion X2 was released by Vega Labs in March 2021.\n\n"
+        "## Price\n\nOrion X2 costs 399 dollars at launch.\n",
+        encoding="utf-8",
+    )
+    (folder / "company.md").write_text(
+        "# Vega Labs\n\nVega Labs is based in Oslo.\n\n## Warranty\n\nVega Labs gives two years.\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch):
+    with FakeOpenAIServer(responder=server_responder, api_key=KEY) as fake:
+        monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", KEY)
+        monkeypatch.setenv("RAGMETER_EMBEDDINGS_MODEL", "fake-embed")
+        monkeypatch.setenv("RAGMETER_EMBEDDINGS_BASE_URL", fake.base_url)
+        monkeypatch.setenv("RAGMETER_EMBEDDINGS_API_KEY", KEY)
+        yield fake
+
+
+def generate(server: FakeOpenAIServer, tmp_path: Path, *args: str):
+    return runner.invoke(
+        app,
+        [
+            "generate",
+            *args,
+            "--judge-model",
+            "m",
+            "--judge-base-url",
+            server.base_url,
+            "--cache",
+            str(tmp_path / "cache.db"),
+            "-q",
+        ],
+        env={"COLUMNS": "200"},
+    )
+
+
+def test_generate_writes_a_test_set_with_accounting_and_usage(tmp_path, docs, server):
+    out = tmp_path / "testset.jsonl"
+    result = generate(
+        server, tmp_path, str(docs), "-n", "4", "--mix", "single=0.5,multi=0.5", "-o", str(out),
+        "--chunk-size", "20", "--chunk-overlap", "0",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 4
+    assert {r["synthesizer"] for r in rows} == {"single_hop", "multi_hop"}
+    for row in rows:
+        assert row["reference_context_ids"] and row["language"] == "en"
+        assert set(row) >= {"user_input", "reference", "reference_contexts", "persona", "style"}
+    assert "4 of 4 questions" in result.output
+    assert "calls per question" in result.output
+    work = tmp_path / "testset.work"
+    assert (work / "graph.json").exists() and (work / "attempts.jsonl").exists()
+    for path in [out, *work.iterdir(), tmp_path / "cache.db"]:
+        assert KEY not in path.read_bytes().decode("utf-8", "replace")
+    assert KEY not in result.output
+
+
+def test_resume_of_a_finished_generation_asks_nothing_and_an_existing_folder_needs_it(
+    tmp_path, docs, server
+):
+    out = tmp_path / "t.jsonl"
+    args = [str(docs), "-n", "2", "-o", str(out), "--chunk-size", "20", "--no-cache"]
+    done = generate(server, tmp_path, *args)
+    assert done.exit_code == 0, done.output
+    first = out.read_text(encoding="utf-8")
+    refused = generate(server, tmp_path, *args)
+    assert refused.exit_code == 2
+    assert "--resume" in refused.output
+    before = len(server.requests)
+    again = generate(server, tmp_path, *args, "--resume")
+    assert again.exit_code == 0, again.output
+    chats = [r for r in server.requests[before:] if r.path.endswith("/chat/completions")]
+    assert chats == []
+    assert out.read_text(encoding="utf-8") == first
+
+
+def test_fewer_questions_than_asked_exits_1_and_says_why(tmp_path, docs, server):
+    out = tmp_path / "t.jsonl"
+    result = generate(server, tmp_path, str(docs), "-n", "40", "-o", str(out), "--no-cache")
+    assert result.exit_code == 1, result.output
+    assert "ran out of candidates" in result.output
+    assert "of 40 questions" in result.output
+
+
+def test_own_chunks_keep_their_ids_and_bad_rows_are_named(tmp_path, server):
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text(
+        '{"id": "kb-1", "text": "Orion X2 was released by Vega Labs.", "document_id": "a"}\n'
+        '{"id": "kb-2", "text": "Vega Labs is based in Oslo.", "document_id": "b"}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "t.jsonl"
+    result = generate(server, tmp_path, str(chunks), "--chunks", "-n", "1", "--mix", "multi=1",
+                      "-o", str(out), "--no-cache")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text(encoding="utf-8"))
+    assert row["reference_context_ids"] == ["kb-1", "kb-2"]
+
+    chunks.write_text('{"id": "kb-1", "text": "x"}\n{"text": "no id"}\n', encoding="utf-8")
+    bad = generate(server, tmp_path, str(chunks), "--chunks", "-o", str(tmp_path / "u.jsonl"))
+    assert bad.exit_code == 2
+    assert "row 2" in bad.output and "id" in bad.output
+
+
+def test_unknown_mix_and_language_are_usage_errors(tmp_path, docs, server):
+    result = generate(server, tmp_path, str(docs), "--mix", "triple=1", "-o", str(tmp_path / "a"))
+    assert result.exit_code == 2 and "unknown synthesizer" in result.output
+    result = generate(server, tmp_path, str(docs), "--language", "fr", "-o", str(tmp_path / "b"))
+    assert result.exit_code == 2 and "--language must be en or zh" in result.output
