@@ -196,7 +196,7 @@ def test_a_question_in_the_wrong_language_is_rejected():
 
 def test_near_duplicate_questions_are_dropped_in_candidate_order():
     # every question says the same thing in other words: their embeddings nearly coincide
-    judge = scripted_testset_judge(question_text=lambda focus, _, c: f"Tell me about {focus}")
+    judge = scripted_testset_judge(question_text=lambda focus, _, c: f"Tell me about {focus}?")
     duplicates = ScriptedEmbeddings(
         lambda text: (
             [1.0, 0.01 * len(text)] + [0.0] * 14
@@ -374,3 +374,23 @@ def test_mix_and_allocation_are_validated_and_exact():
         parse_mix({"single": 0})
     for n in range(1, 40):
         assert sum(allocate(n, {"single": 0.5, "multi": 0.3, "compare": 0.2}).values()) == n
+
+
+def test_statements_and_copied_sentences_are_not_questions():
+    copied = "Vega Labs is based in Oslo."
+    judge = scripted_testset_judge(
+        question_text=lambda focus, _, contexts: (
+            copied if "Oslo" in contexts[0] else f"The facts about {focus}."
+        )
+    )
+    result = run(n=2, mix="single=1", judge=judge, styles=["plain"])
+    assert len(result) == 0
+    account = result.accounting.synthesizers["single"]
+    assert account.rejected == {"not a question": account.available}
+
+
+def test_web_search_queries_need_no_question_mark():
+    judge = scripted_testset_judge(question_text=lambda focus, _, c: f"{focus} details specs")
+    result = run(n=2, mix="single=1", judge=judge, styles=["web"])
+    assert len(result) == 2
+    assert all(s.style == "web" and not s.user_input.endswith("?") for s in result.samples)

@@ -220,6 +220,7 @@ async def agenerate_testset(
         graph_file = work.file("graph.json")
         if graph_file is not None:
             graph.save(graph_file)
+    versions |= set(graph.meta.get("prompt_versions", []))
     if not graph.analysed:
         errors = Counter(node.error for node in graph.nodes.values())
         raise JudgeError(
@@ -360,8 +361,9 @@ async def _personas(
         return [NEUTRAL_PERSONA[language]], spent, ""
     saved = work.file("personas.json")
     if saved is not None and saved.exists():
-        records = json.loads(saved.read_text(encoding="utf-8"))
-        return [Persona(**r) for r in records], spent, ""
+        recorded = json.loads(saved.read_text(encoding="utf-8"))
+        if recorded.get("asked") == personas:
+            return [Persona(**r) for r in recorded["personas"]], spent, ""
     nodes = [node for node in graph.analysed if node.language == language and node.summary]
     step = max(1, len(nodes) // PERSONA_SUMMARIES)
     summaries = [node.summary for node in nodes[::step]][:PERSONA_SUMMARIES]
@@ -380,9 +382,8 @@ async def _personas(
         note = f"the judge wrote {len(written)} of {personas} personas"
     chosen = written or [NEUTRAL_PERSONA[language]]
     if saved is not None:
-        saved.write_text(
-            json.dumps([asdict(p) for p in chosen], ensure_ascii=False), encoding="utf-8"
-        )
+        record = {"asked": personas, "personas": [asdict(p) for p in chosen]}
+        saved.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
     return chosen, spent, note
 
 
