@@ -197,3 +197,29 @@ def test_a_judge_that_refuses_its_configuration_stops_the_build():
 def test_duplicate_chunk_ids_are_refused():
     with pytest.raises(ValueError, match="share the id 'a#0'"):
         build([ENGLISH[0], ENGLISH[0]])
+
+
+class Killed(Exception):
+    """Not a judge error: it stops the build, like a kill."""
+
+
+def test_a_build_killed_midway_keeps_every_chunk_the_judge_already_read(tmp_path: Path):
+    from ragmeter.testing import ScriptedJudge
+
+    respond = generation_responder()
+    answered = []
+
+    def dies_on_the_fourth(messages, schema):
+        if len(answered) == 3:
+            return Killed()
+        answered.append(1)
+        return respond(messages, schema)
+
+    checkpoint = tmp_path / "nodes.jsonl"
+    with pytest.raises(Killed):
+        build(ENGLISH, ScriptedJudge(dies_on_the_fourth), checkpoint=checkpoint)
+    judge = scripted_testset_judge()
+    graph = build(ENGLISH, judge, checkpoint=checkpoint)
+    assert len(judge.calls) == len(ENGLISH) - 3
+    assert all(node.embedding is not None for node in graph.nodes.values())
+    assert graph.edges == build(ENGLISH).edges

@@ -214,10 +214,11 @@ async def abuild_graph(
 ) -> KnowledgeGraph:
     """Analyse every chunk (one judge call each), embed it, and link the graph.
 
-    With ``checkpoint`` (a JSONL file), analysed nodes are appended window by window and
-    nodes already there (same chunk id and text) are reused, so an interrupted build resumes
-    where it stopped. A chunk the judge cannot read is kept with its ``error`` and left out
-    of question writing; a judge that refuses its configuration stops the build.
+    With ``checkpoint`` (a JSONL file), each analysis is appended as soon as the judge
+    answers and the embeddings window by window; nodes already there (same chunk id and
+    text) are reused, so an interrupted build resumes where it stopped. A chunk the judge
+    cannot read is kept with its ``error`` and left out of question writing; a judge that
+    refuses its configuration stops the build.
     """
     stats = stats if stats is not None else BuildStats()
     done = _read_checkpoint(checkpoint) if checkpoint is not None else {}
@@ -237,29 +238,36 @@ async def abuild_graph(
             pending.append(chunk)
     if on_progress is not None and stats.reused:
         on_progress(stats.reused, Usage())
-    for start in range(0, len(pending), WINDOW):
-        window = pending[start : start + WINDOW]
-        results = await asyncio.gather(*(_analyse(chunk, judge, language) for chunk in window))
-        analysed = [node for node, _ in results]
-        window_usage = Usage()
-        for _, facts in results:
-            if facts is not None:
-                window_usage = window_usage + facts.usage
-                stats.prompt_versions |= facts.prompt_versions
-        stats.usage = stats.usage + window_usage
-        readable = [node for node in analysed if node.analysed]
-        if readable:
-            vectors = await embeddings.embed(
-                [node.text for node in readable], kind="passage", scope="testset_graph"
-            )
-            for node, vector in zip(readable, vectors, strict=True):
-                node.embedding = vector
+
+    async def analyse(chunk: Chunk) -> Node:
+        node, facts = await _analyse(chunk, judge, language)
+        if facts is not None:
+            stats.usage = stats.usage + facts.usage
+            stats.prompt_versions |= facts.prompt_versions
         if checkpoint is not None:
-            _append_checkpoint(checkpoint, analysed)
-        for node in analysed:
-            nodes[node.id] = node
+            _append_checkpoint(checkpoint, node.to_dict())
         if on_progress is not None:
-            on_progress(len(window), window_usage)
+            on_progress(1, facts.usage if facts is not None else Usage())
+        return node
+
+    for start in range(0, len(pending), WINDOW):
+        for node in await asyncio.gather(
+            *(analyse(chunk) for chunk in pending[start : start + WINDOW])
+        ):
+            nodes[node.id] = node
+    unembedded = [node for node in nodes.values() if node.analysed and node.embedding is None]
+    for start in range(0, len(unembedded), WINDOW):
+        window = unembedded[start : start + WINDOW]
+        vectors = await embeddings.embed(
+            [node.text for node in window], kind="passage", scope="testset_graph"
+        )
+        for node, vector in zip(window, vectors, strict=True):
+            node.embedding = vector
+        if checkpoint is not None:
+            _append_checkpoint(
+                checkpoint,
+                {"embeddings": {node.id: encode_vector(node.embedding) for node in window}},  # type: ignore[arg-type]
+            )
     ordered = {chunk.id: nodes[chunk.id] for chunk in chunks}
     graph = KnowledgeGraph(ordered, settings=settings or LinkSettings())
     graph.meta.update(
@@ -299,28 +307,36 @@ async def _analyse(
 
 
 def _read_checkpoint(path: str | Path) -> dict[str, tuple[str, Node]]:
+    """Analysed nodes by chunk id (with the hash of the text they were read from), with the
+    embeddings recorded after them."""
     path = Path(path)
     if not path.exists():
         return {}
     done: dict[str, tuple[str, Node]] = {}
+    vectors: dict[str, Any] = {}
     with path.open(encoding="utf-8") as lines:
         for line in lines:
             try:
                 data = json.loads(line)
+                if "embeddings" in data:
+                    vectors.update(data["embeddings"])
+                    continue
                 node = Node.from_dict(data)
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 continue  # a line cut short by a kill: that chunk is analysed again
             if node.analysed:
                 done[node.id] = (data.get("text_sha256", ""), node)
+    for node_id, value in vectors.items():
+        if node_id in done:
+            done[node_id][1].embedding = decode_vector(value)
     return done
 
 
-def _append_checkpoint(path: str | Path, nodes: Iterable[Node]) -> None:
+def _append_checkpoint(path: str | Path, record: dict[str, Any]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as out:
-        for node in nodes:
-            out.write(json.dumps(node.to_dict(), ensure_ascii=False) + "\n")
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 # -- edges -------------------------------------------------------------------------------------
