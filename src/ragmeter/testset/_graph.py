@@ -3,10 +3,11 @@ entities, embedding) and edges between chunks that share an entity or say simila
 
 Building it costs one judge call per chunk and one embedding per chunk, nothing more: edges
 come from an inverted index of normalised entities (fuzzy-merged within blocks of names that
-start alike) and from each chunk's nearest neighbours by cosine similarity, computed in
-blocks. No step enumerates clusters or paths, so build time grows linearly with the number of
-chunks (bench/testset_bench.py). Edges are recomputed from the nodes in seconds, so a saved
-graph can be re-linked with other settings without asking the judge again.
+start alike) and from each chunk's nearest neighbours by cosine similarity (every pair
+scored up to a few thousand chunks, hashed candidates above: ``_neighbours.py``). No step
+enumerates clusters or paths, so build time grows linearly with the number of chunks
+(bench/testset_bench.py). Edges are recomputed from the nodes in seconds, so a saved graph
+can be re-linked with other settings without asking the judge again.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
 from ragmeter.prompts import Language, detect_language
 from ragmeter.steps import Facts, GenerationSteps
 from ragmeter.testset._chunking import Chunk
+from ragmeter.testset._neighbours import nearest_pairs
 
 GRAPH_FORMAT = "ragmeter-knowledge-graph"
 GRAPH_VERSION = 1
@@ -421,36 +423,21 @@ def _entity_edges(nodes: Sequence[Node], settings: LinkSettings) -> tuple[list[E
     return edges, too_common
 
 
-#: Rows of the similarity matrix computed at once.
-SIMILARITY_BLOCK = 1024
-
-
 def _similarity_edges(nodes: Sequence[Node], settings: LinkSettings) -> list[Edge]:
     usable = [node for node in nodes if node.embedding is not None]
-    if len(usable) < 2 or settings.max_similar < 1:
+    if len(usable) < 2:
         return []
-    matrix = np.stack([node.embedding for node in usable]).astype(np.float32)  # type: ignore[misc]
-    k = min(settings.max_similar + 3, len(usable) - 1)  # a few spare for excluded neighbours
-    pairs: dict[tuple[int, int], float] = {}
-    for start in range(0, len(usable), SIMILARITY_BLOCK):
-        block = matrix[start : start + SIMILARITY_BLOCK] @ matrix.T
-        rows = np.arange(block.shape[0])
-        block[rows, start + rows] = -np.inf
-        top = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < len(usable) else None
-        for row in range(block.shape[0]):
-            i = start + row
-            candidates = top[row] if top is not None else np.arange(len(usable))
-            ranked = sorted(candidates, key=lambda j: -block[row, j])
-            kept = 0
-            for j in ranked:
-                score = float(block[row, j])
-                if kept >= settings.max_similar or score < settings.similarity_threshold:
-                    break
-                if overlapping(usable[i], usable[j]):
-                    continue
-                kept += 1
-                pairs[(min(i, int(j)), max(i, int(j)))] = score
+    _, groups = np.unique([node.document_id for node in usable], return_inverse=True)
+    pairs = nearest_pairs(
+        np.stack([node.embedding for node in usable]),  # type: ignore[misc]
+        threshold=settings.similarity_threshold,
+        k=settings.max_similar,
+        groups=groups,
+        positions=np.array([node.index for node in usable]),
+    )
     return [
-        Edge(usable[a].id, usable[b].id, "similarity", (), round(score, 6))
-        for (a, b), score in sorted(pairs.items())
+        Edge(usable[a].id, usable[b].id, "similarity", (), round(float(score), 6))
+        for a, b, score in zip(
+            pairs.first.tolist(), pairs.second.tolist(), pairs.score.tolist(), strict=True
+        )
     ]
