@@ -164,7 +164,7 @@ def test_a_multi_hop_answer_that_needs_only_one_passage_is_rejected():
             answer["answer"] = answer["answer"].split(". ")[0] + "."
         return answer
 
-    result = run(n=2, mix="multi=1", judge=ScriptedJudge(one_sided))
+    result = run(n=2, mix="multi=1", judge=ScriptedJudge(one_sided), attempts_per_question=10)
     assert len(result) == 0
     assert result.accounting.synthesizers["multi"].rejected["not answerable"] >= 4
     attempts = result.accounting.synthesizers["multi"].attempted
@@ -204,7 +204,7 @@ def test_near_duplicate_questions_are_dropped_in_candidate_order():
             else alpha_vectors(text)[:16]
         )
     )
-    result = run(n=3, mix="single=1", judge=judge, embeddings=duplicates)
+    result = run(n=3, mix="single=1", judge=judge, embeddings=duplicates, attempts_per_question=10)
     assert len(result) == 1
     account = result.accounting.synthesizers["single"]
     assert account.rejected["near-duplicate"] == account.available - 1
@@ -383,7 +383,7 @@ def test_statements_and_copied_sentences_are_not_questions():
             copied if "Oslo" in contexts[0] else f"The facts about {focus}."
         )
     )
-    result = run(n=2, mix="single=1", judge=judge, styles=["plain"])
+    result = run(n=2, mix="single=1", judge=judge, styles=["plain"], attempts_per_question=10)
     assert len(result) == 0
     account = result.accounting.synthesizers["single"]
     assert account.rejected == {"not a question": account.available}
@@ -394,3 +394,57 @@ def test_web_search_queries_need_no_question_mark():
     result = run(n=2, mix="single=1", judge=judge, styles=["web"])
     assert len(result) == 2
     assert all(s.style == "web" and not s.user_input.endswith("?") for s in result.samples)
+
+
+def test_a_synthesizer_stops_at_the_attempt_limit_and_hands_over_its_share():
+    judge = scripted_testset_judge(unanswerable=lambda q: "relate through" in q)
+    result = run(n=4, mix="single=0.5,multi=0.5", judge=judge, attempts_per_question=2)
+    multi = result.accounting.synthesizers["multi"]
+    assert len(result) == 4
+    assert multi.produced == 0 and multi.stopped
+    assert multi.attempted == 2 * 2 < multi.available
+    assert multi.gave == {"single": 2}
+    assert any(
+        note.startswith("multi: 0 of 2: stopped after 4 attempts")
+        for note in result.accounting.notes
+    )
+
+
+@pytest.mark.parametrize("reject_share", [0.0, 0.4, 0.8, 1.0])
+@pytest.mark.parametrize(
+    ("n", "mix"), [(1, "single=1"), (5, None), (12, "multi=0.5,compare=0.5"), (30, None)]
+)
+def test_the_accounting_always_adds_up(n, mix, reject_share):
+    def unanswerable(question: str) -> bool:
+        return zlib.crc32(question.encode()) % 100 < reject_share * 100
+
+    chunks = [
+        *ENGLISH,
+        chunk("x#0", "Plan Alpha Basic costs 10 dollars a month."),
+        chunk("y#0", "Plan Alpha Pro costs 25 dollars a month."),
+    ]
+    result = run(
+        chunks,
+        n=n,
+        mix=mix,
+        judge=scripted_testset_judge(unanswerable=unanswerable),
+        embeddings=ScriptedEmbeddings(alpha_vectors),
+        link=SIMILAR,
+    )
+    accounting = result.accounting
+    accounts = accounting.synthesizers.values()
+    assert accounting.produced == len(result) == sum(a.produced for a in accounts) <= n
+    assert sum(a.requested for a in accounts) == n
+    for name, account in accounting.synthesizers.items():
+        assert account.attempted == account.produced + sum(account.rejected.values())
+        assert account.attempted <= account.available
+        assert account.produced <= account.planned
+        if account.produced != account.requested:
+            assert account.explain(name) in accounting.notes
+    assert sum(sum(a.gave.values()) for a in accounts) == sum(
+        sum(a.took.values()) for a in accounts
+    )
+    if len(result) < n:
+        assert accounting.notes[-1].startswith(f"{len(result)} of {n} questions")
+    else:
+        assert not any("questions:" in note for note in accounting.notes)

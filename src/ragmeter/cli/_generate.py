@@ -113,6 +113,10 @@ def generate_command(
     dedup: Annotated[
         float, typer.Option("--dedup", help="Drop questions at least this similar (cosine).")
     ] = 0.92,
+    attempts: Annotated[
+        int,
+        typer.Option("--attempts", min=1, help="Most attempts per question a synthesizer makes."),
+    ] = 4,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the stopped generation of this output.")
     ] = False,
@@ -189,6 +193,7 @@ def generate_command(
             link=link,
             graph=loaded_graph,
             dedup_threshold=dedup,
+            attempts_per_question=attempts,
             work_dir=work_dir,
             resume=resume,
             progress=make_progress(None if not quiet else False),

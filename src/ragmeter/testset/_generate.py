@@ -146,6 +146,7 @@ async def agenerate_testset(
     link: LinkSettings | None = None,
     graph: KnowledgeGraph | str | os.PathLike[str] | None = None,
     dedup_threshold: float = DEFAULT_DEDUP_THRESHOLD,
+    attempts_per_question: int = 4,
     work_dir: str | os.PathLike[str] | None = None,
     resume: bool = False,
     concurrency: int = 16,
@@ -157,6 +158,8 @@ async def agenerate_testset(
     weights = parse_mix(mix)
     styles = _validated(styles, STYLES, "style")
     lengths = _validated(lengths, LENGTHS, "length")
+    if attempts_per_question < 1:
+        raise ValueError(f"attempts_per_question must be >= 1, got {attempts_per_question}")
     if not 0 < dedup_threshold <= 1:
         raise ValueError(f"dedup_threshold must be in (0, 1], got {dedup_threshold}")
     if judge is None:
@@ -252,6 +255,7 @@ async def agenerate_testset(
         dedup_threshold=dedup_threshold,
         concurrency=concurrency,
         work=work,
+        attempts_per_question=attempts_per_question,
     )
     accounting = SizeAccounting(requested=n)
     if persona_note:
@@ -279,6 +283,7 @@ async def agenerate_testset(
             "seed": seed,
             "language": language,
             "dedup_threshold": dedup_threshold,
+            "attempts_per_question": attempts_per_question,
             "link": asdict(graph.settings),
             "judge": judge.describe(),
             "embeddings": embeddings.describe(),
@@ -309,7 +314,9 @@ def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTest
     contexts (each needed), it is in the documents' language and it is not a near-duplicate
     (embedding cosine >= ``dedup_threshold``) of one kept. ``result.accounting`` says how
     many were asked for, kept and rejected per synthesizer and why; a synthesizer short of
-    candidates hands its shortfall to the others, and the notes say so.
+    candidates hands its shortfall to the others, and the notes say so. A synthesizer stops
+    after ``attempts_per_question`` attempts per question it owes (a weak judge whose
+    multi-hop answers keep failing the check does not burn through every candidate).
 
     ``work_dir`` keeps the graph (``graph.json``) and every attempt; ``resume=True``
     continues an interrupted run. ``graph=`` reuses a saved graph (no judge call to read

@@ -61,12 +61,19 @@ class SynthesizerAccount:
     #: Planned questions handed to other synthesizers (by name) and taken from them.
     gave: Counter[str] = field(default_factory=Counter)
     took: Counter[str] = field(default_factory=Counter)
+    #: Whether it stopped with candidates left, at the limit of attempts per question.
+    stopped: bool = False
 
     def explain(self, name: str) -> str | None:
         """Why this synthesizer produced other than its share of the mix, in words."""
         rejected = ", ".join(f"{count} {reason}" for reason, count in self.rejected.items())
         if self.produced < self.requested:
-            text = f"{name}: {self.produced} of {self.requested}: {self.why_few}"
+            why = (
+                f"stopped after {self.attempted} attempts (the limit per question was reached)"
+                if self.stopped
+                else self.why_few
+            )
+            text = f"{name}: {self.produced} of {self.requested}: {why}"
             text += f"; rejected {rejected}" if rejected else ""
             if self.gave:
                 text += "; " + ", ".join(f"{c} moved to {o}" for o, c in self.gave.items())

@@ -79,12 +79,14 @@ class Writer:
         dedup_threshold: float,
         concurrency: int,
         work: WorkDir,
+        attempts_per_question: int = 4,
     ) -> None:
         self.graph = graph
         self.judge = judge
         self.embeddings = embeddings
         self.rng = rng
         self.dedup_threshold = dedup_threshold
+        self.attempts_per_question = attempts_per_question
         self.work = work
         self.recorded = work.read_attempts()
         self.combos = list(product(range(len(personas)), styles, lengths))
@@ -126,7 +128,12 @@ class Writer:
             batch = [
                 (name, queues[name].pop(0))
                 for name in queues
-                for _ in range(min(accounts[name].planned - len(kept[name]), len(queues[name])))
+                for _ in range(
+                    min(
+                        accounts[name].planned - len(kept[name]),
+                        self._tries_left(name, queues, accounts),
+                    )
+                )
             ]
             if not batch:
                 break
@@ -152,6 +159,11 @@ class Writer:
         if accounting.produced < n:
             accounting.notes.append(
                 f"{accounting.produced} of {n} questions: the synthesizers ran out of candidates"
+                + (
+                    " or reached the limit of attempts per question"
+                    if any(a.stopped for a in accounts.values())
+                    else ""
+                )
             )
         return samples
 
@@ -161,26 +173,43 @@ class Writer:
         accounts: dict[str, SynthesizerAccount],
         kept: dict[SynthesizerName, list[GeneratedSample]],
     ) -> None:
-        """A synthesizer that cannot meet its plan with the candidates left hands the rest
-        to synthesizers with candidates to spare, largest spare first."""
+        """A synthesizer that cannot meet its plan with the candidates and attempts it has
+        left hands the rest to synthesizers with candidates to spare, largest spare first."""
         for name in queues:
             account = accounts[name]
-            short = account.planned - len(kept[name]) - len(queues[name])
+            short = account.planned - len(kept[name]) - self._tries_left(name, queues, accounts)
             if short <= 0:
                 continue
+            budget = self.attempts_per_question * account.planned - account.attempted
+            if budget < len(queues[name]):
+                account.stopped = True  # candidates left, but too many attempts failed
             account.planned -= short
+            # Receiving a question raises a synthesizer's attempt budget too, so what it can
+            # take is its candidates left; synthesizers that stopped early come last.
             spare = {
                 other: len(queues[other]) - (accounts[other].planned - len(kept[other]))
                 for other in queues
                 if other != name
             }
-            for other in sorted(spare, key=lambda o: -spare[o]):
+            for other in sorted(spare, key=lambda o: (accounts[o].stopped, -spare[o])):
                 give = min(short, max(spare[other], 0))
                 if give:
                     accounts[other].planned += give
                     accounts[other].took[name] += give
                     account.gave[other] += give
                     short -= give
+
+    def _tries_left(
+        self,
+        name: SynthesizerName,
+        queues: dict[SynthesizerName, list[Candidate]],
+        accounts: dict[str, SynthesizerAccount],
+    ) -> int:
+        """Candidates this synthesizer may still attempt: those left, up to
+        ``attempts_per_question`` attempts per planned question in all."""
+        account = accounts[name]
+        budget = self.attempts_per_question * account.planned - account.attempted
+        return max(0, min(len(queues[name]), budget))
 
     def _combo(self, turn: int) -> tuple[Persona, Style, Length]:
         persona, style, length = self.combos[turn % len(self.combos)]
