@@ -291,6 +291,11 @@ def test_an_interrupted_generation_resumes_without_repeating_any_judge_call(tmp_
     # every call the first session completed was recorded, but for the few in flight
     assert 10 + len(judge.calls) <= len(reference_judge.calls) + 4
     assert len(judge.calls) < len(reference_judge.calls)
+    # usage adds up every session's recorded calls: the work of one uninterrupted run
+    assert resumed.total_usage.calls == uninterrupted.total_usage.calls
+    assert {k: u.calls for k, u in resumed.usage.items()} == {
+        k: u.calls for k, u in uninterrupted.usage.items()
+    }
     assert (work / "graph.json").exists() and (work / "report.json").exists()
     report = json.loads((work / "report.json").read_text())
     assert report["accounting"]["produced"] == 6

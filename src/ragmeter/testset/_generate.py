@@ -369,7 +369,8 @@ async def _personas(
     saved = work.file("personas.json")
     if saved is not None and saved.exists():
         recorded = json.loads(saved.read_text(encoding="utf-8"))
-        if recorded.get("asked") == personas:
+        if isinstance(recorded, dict) and recorded.get("asked") == personas:
+            spent.usage = Usage(**recorded.get("usage", {}))
             return [Persona(**r) for r in recorded["personas"]], spent, ""
     nodes = [node for node in graph.analysed if node.language == language and node.summary]
     step = max(1, len(nodes) // PERSONA_SUMMARIES)
@@ -389,7 +390,11 @@ async def _personas(
         note = f"the judge wrote {len(written)} of {personas} personas"
     chosen = written or [NEUTRAL_PERSONA[language]]
     if saved is not None:
-        record = {"asked": personas, "personas": [asdict(p) for p in chosen]}
+        record = {
+            "asked": personas,
+            "personas": [asdict(p) for p in chosen],
+            "usage": spent.usage.to_dict(),
+        }
         saved.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
     return chosen, spent, note
 

@@ -235,6 +235,7 @@ async def abuild_graph(
         previous = done.get(chunk.id)
         if previous is not None and previous[0] == text_hash(chunk.text):
             nodes[chunk.id] = previous[1]
+            stats.usage = stats.usage + previous[2]  # paid in an earlier run
             stats.reused += 1
         else:
             pending.append(chunk)
@@ -247,7 +248,8 @@ async def abuild_graph(
             stats.usage = stats.usage + facts.usage
             stats.prompt_versions |= facts.prompt_versions
         if checkpoint is not None:
-            _append_checkpoint(checkpoint, node.to_dict())
+            spent = facts.usage.to_dict() if facts is not None else {}
+            _append_checkpoint(checkpoint, {**node.to_dict(), "usage": spent})
         if on_progress is not None:
             on_progress(1, facts.usage if facts is not None else Usage())
         return node
@@ -308,13 +310,13 @@ async def _analyse(
     return node, facts
 
 
-def _read_checkpoint(path: str | Path) -> dict[str, tuple[str, Node]]:
-    """Analysed nodes by chunk id (with the hash of the text they were read from), with the
-    embeddings recorded after them."""
+def _read_checkpoint(path: str | Path) -> dict[str, tuple[str, Node, Usage]]:
+    """Analysed nodes by chunk id, with the hash of the text they were read from and what
+    reading it cost, and with the embeddings recorded after them."""
     path = Path(path)
     if not path.exists():
         return {}
-    done: dict[str, tuple[str, Node]] = {}
+    done: dict[str, tuple[str, Node, Usage]] = {}
     vectors: dict[str, Any] = {}
     with path.open(encoding="utf-8") as lines:
         for line in lines:
@@ -327,7 +329,8 @@ def _read_checkpoint(path: str | Path) -> dict[str, tuple[str, Node]]:
             except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 continue  # a line cut short by a kill: that chunk is analysed again
             if node.analysed:
-                done[node.id] = (data.get("text_sha256", ""), node)
+                usage = Usage(**data["usage"]) if data.get("usage") else Usage()
+                done[node.id] = (data.get("text_sha256", ""), node, usage)
     for node_id, value in vectors.items():
         if node_id in done:
             done[node_id][1].embedding = decode_vector(value)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import product
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,24 @@ class _Outcome:
     sample: GeneratedSample | None = None
     reason: str = ""  # the rejection category
     detail: str = ""
-    usage: Usage = field(default_factory=Usage)
+    usage_writing: Usage = field(default_factory=Usage)
+    usage_checking: Usage = field(default_factory=Usage)
+
+    @property
+    def usage(self) -> Usage:
+        return self.usage_writing + self.usage_checking
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "sample": self.sample.to_record() if self.sample else None,
+            "reason": self.reason,
+            "detail": self.detail,
+            "usage": {
+                "writing": self.usage_writing.to_dict(),
+                "checking": self.usage_checking.to_dict(),
+            },
+        }
 
 
 class Writer:
@@ -220,28 +238,29 @@ class Writer:
     ) -> _Outcome:
         key = f"{candidate.key}|{persona}|{style}|{length}"
         recorded = self.recorded.get(key)
-        if recorded is not None and "written" not in recorded:
+        if recorded is not None and "written" not in recorded:  # finished in an earlier run
             sample = recorded.get("sample")
-            return _Outcome(
+            outcome = _Outcome(
                 candidate,
                 key,
                 GeneratedSample.from_record(sample) if sample else None,
                 recorded.get("reason", ""),
                 recorded.get("detail", ""),
+                *_recorded_usage(recorded, "writing", "checking"),
             )
-        written = None
-        if recorded is not None:
-            written = WrittenQuestion(**recorded["written"])
-        async with self.semaphore:
-            outcome = await self._write_and_check(candidate, key, persona, style, length, written)
-        self.work.append_attempt(
-            {
-                "key": key,
-                "sample": outcome.sample.to_record() if outcome.sample else None,
-                "reason": outcome.reason,
-                "detail": outcome.detail,
-            }
-        )
+        else:
+            written = None
+            written_usage = Usage()
+            if recorded is not None:  # written in an earlier run, not yet checked
+                written = WrittenQuestion(**recorded["written"])
+                written_usage = _recorded_usage(recorded, "writing")[0]
+            async with self.semaphore:
+                outcome = await self._write_and_check(
+                    candidate, key, persona, style, length, written, written_usage
+                )
+            self.work.append_attempt(outcome.record())
+        self.usage_writing = self.usage_writing + outcome.usage_writing
+        self.usage_checking = self.usage_checking + outcome.usage_checking
         return outcome
 
     async def _write_and_check(
@@ -252,11 +271,11 @@ class Writer:
         style: Style,
         length: Length,
         written: WrittenQuestion | None,
+        writing: Usage,
     ) -> _Outcome:
         nodes = [self.graph.nodes[i] for i in candidate.chunk_ids]
         contexts = [node.text for node in nodes]
         steps = GenerationSteps(self.judge, language=candidate.language)
-        spent = Usage()
         if written is None:  # else written before an interruption, and recorded
             try:
                 written, facts = await steps.write_question(
@@ -271,13 +290,14 @@ class Writer:
                 raise
             except JudgeError as error:
                 return _Outcome(candidate, key, reason="judge error", detail=str(error))
-            self.usage_writing = self.usage_writing + facts.usage
             self.prompt_versions |= facts.prompt_versions
-            spent = facts.usage
-            self.work.append_attempt({"key": key, "written": asdict(written)})
+            writing = facts.usage
+            self.work.append_attempt(
+                {"key": key, "written": asdict(written), "usage": {"writing": writing.to_dict()}}
+            )
         problem = _not_a_question(written.question, style, contexts)
         if problem is not None:
-            return _Outcome(candidate, key, reason="not a question", detail=problem, usage=spent)
+            return _Outcome(candidate, key, None, "not a question", problem, writing)
         written_language = detect_language(written.question)
         if written_language != candidate.language:
             return _Outcome(
@@ -286,7 +306,7 @@ class Writer:
                 reason="wrong language",
                 detail=f"question in {written_language}, documents in {candidate.language}: "
                 f"{written.question!r}",
-                usage=spent,
+                usage_writing=writing,
             )
         try:
             verdict, facts = await steps.check_answerable(
@@ -295,13 +315,12 @@ class Writer:
         except JudgeConfigError:
             raise
         except JudgeError as error:
-            return _Outcome(candidate, key, reason="judge error", detail=str(error), usage=spent)
-        self.usage_checking = self.usage_checking + facts.usage
+            return _Outcome(candidate, key, None, "judge error", str(error), writing)
         self.prompt_versions |= facts.prompt_versions
-        spent = spent + facts.usage
+        checking = facts.usage
         if not verdict.answerable:
             return _Outcome(
-                candidate, key, reason="not answerable", detail=verdict.reason, usage=spent
+                candidate, key, None, "not answerable", verdict.reason, writing, checking
             )
         sample = GeneratedSample(
             id=candidate.sample_id,
@@ -317,7 +336,7 @@ class Writer:
             source_document_ids=tuple(dict.fromkeys(node.document_id for node in nodes)),
             language=candidate.language,
         )
-        return _Outcome(candidate, key, sample, usage=spent)
+        return _Outcome(candidate, key, sample, usage_writing=writing, usage_checking=checking)
 
     async def _deduplicate(self, outcomes: Sequence[_Outcome]) -> None:
         """Drop, in candidate order, questions that repeat one already kept: the same text
@@ -363,6 +382,12 @@ def _not_a_question(question: str, style: Style, contexts: Sequence[str]) -> str
     if any(text in normalize(context) for context in contexts):
         return f"copied from the passage: {question!r}"
     return None
+
+
+def _recorded_usage(record: dict[str, Any], *phases: str) -> list[Usage]:
+    """The usage an earlier run recorded with an attempt (nothing for older records)."""
+    usage = record.get("usage") or {}
+    return [Usage(**usage[phase]) if phase in usage else Usage() for phase in phases]
 
 
 def _offset(name: SynthesizerName) -> int:
