@@ -238,7 +238,8 @@ def generate_command(
     usage = result.total_usage
     per_sample = result.judge_calls_per_sample
     line = (
-        f"judge: {usage.calls} calls (+{usage.cached_calls} cached), {usage.total_tokens:,} tokens"
+        f"judge, all sessions: {usage.calls} calls (+{usage.cached_calls} cached), "
+        f"{usage.total_tokens:,} tokens"
     )
     if usage.cost:
         line += f", cost {usage.cost:.4f}"
