@@ -155,6 +155,15 @@ def test_an_answer_the_passages_do_not_support_is_rejected_and_counted():
     assert account.attempted == account.produced + sum(account.rejected.values())
 
 
+def test_an_answer_that_does_not_answer_its_question_is_rejected():
+    judge = scripted_testset_judge(off_topic=lambda q: "Vega Labs" in q)
+    result = run(n=3, mix="single=1", judge=judge)
+    account = result.accounting.synthesizers["single"]
+    assert account.rejected["not answerable"] >= 1
+    assert all("Vega Labs" not in s.user_input for s in result.samples)
+    assert len(result) == 3
+
+
 def test_a_multi_hop_answer_that_needs_only_one_passage_is_rejected():
     respond = generation_responder()
 
@@ -254,11 +263,12 @@ def test_the_same_seed_gives_the_same_test_set_and_another_seed_another_order():
     ] != [(s.persona, s.style) for s in other.samples]
 
 
-def test_judge_calls_are_one_per_chunk_one_for_personas_and_two_per_attempt():
+def test_judge_calls_are_one_per_chunk_one_for_personas_and_three_per_attempt():
     judge = scripted_testset_judge()
     result = run(n=4, mix="single=1", judge=judge, personas=2)
     attempted = result.accounting.synthesizers["single"].attempted
-    assert len(judge.calls) == len(ENGLISH) + 1 + 2 * attempted
+    # per attempt: write; then, at once, attribute the answer and check it answers
+    assert len(judge.calls) == len(ENGLISH) + 1 + 3 * attempted
     assert result.total_usage.calls == len(judge.calls)
     assert result.judge_calls_per_sample == pytest.approx(len(judge.calls) / 4)
     assert set(result.usage) == {"graph", "personas", "questions", "answerability"}
@@ -382,7 +392,7 @@ def test_mix_and_allocation_are_validated_and_exact():
 
 
 def test_statements_and_copied_sentences_are_not_questions():
-    copied = "Vega Labs is based in Oslo."
+    copied = "Vega Labs is based in Oslo?"  # a sentence of b#0 with a question mark
     judge = scripted_testset_judge(
         question_text=lambda focus, _, contexts: (
             copied if "Oslo" in contexts[0] else f"The facts about {focus}."

@@ -8,6 +8,7 @@ generated sample is accepted by exactly the verification its evaluation will rel
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -25,6 +26,7 @@ Length = Literal["short", "medium", "long"]
 STYLES: tuple[Style, ...] = ("plain", "colloquial", "typos", "web")
 LENGTHS: tuple[Length, ...] = ("short", "medium", "long")
 ATTRIBUTED_STATEMENTS = Need("statements", against=("contexts",))
+ANSWERS_THE_QUESTION = Need("usefulness_question")
 #: Keyphrases and entities kept per chunk (the prompt asks for at most 5 and 8).
 MAX_KEYPHRASES = 5
 MAX_ENTITIES = 8
@@ -156,16 +158,32 @@ class GenerationSteps(StepRunner):
     async def check_answerable(
         self, question: str, answer: str, contexts: Sequence[str]
     ) -> tuple[Answerability, Facts]:
-        """Split the answer into statements and attribute each to the contexts (the step
-        context recall uses). Answerable when every statement is supported and, with several
-        contexts, every context supports some statement."""
-        sample = Sample(user_input=question, reference=answer, retrieved_contexts=list(contexts))
-        facts = await self.gather(sample, [ATTRIBUTED_STATEMENTS])
-        error = facts.error_for([ATTRIBUTED_STATEMENTS])
+        """Whether the reference answer is grounded and answers the question. Two checks run
+        at once: the answer's statements attributed to the contexts (the step context recall
+        uses), and whether the answer holds what the question asks (the step context
+        relevance uses, with the answer as the passage). Answerable when every statement is
+        supported, with several contexts every context supports some statement, and the
+        answer answers the question."""
+        grounded = Sample(user_input=question, reference=answer, retrieved_contexts=list(contexts))
+        answering = Sample(user_input=question, retrieved_contexts=[answer])
+        facts, relevance = await asyncio.gather(
+            self.gather(grounded, [ATTRIBUTED_STATEMENTS]),
+            self.gather(answering, [ANSWERS_THE_QUESTION]),
+        )
+        facts.usage = facts.usage + relevance.usage
+        facts.prompt_versions |= relevance.prompt_versions
+        error = facts.error_for([ATTRIBUTED_STATEMENTS]) or relevance.error_for(
+            [ANSWERS_THE_QUESTION]
+        )
         if error is not None:
             raise JudgeError(error)
         statements = tuple(facts.statements or ())
-        return _answerability(statements, len(contexts)), facts
+        verdict = _answerability(statements, len(contexts))
+        answers = bool(relevance.usefulness_question and relevance.usefulness_question[0].useful)
+        if verdict.answerable and not answers:
+            reason = "the answer does not hold what the question asks"
+            verdict = Answerability(False, statements, reason)
+        return verdict, facts
 
 
 def _answerability(statements: tuple[Statement, ...], n_contexts: int) -> Answerability:

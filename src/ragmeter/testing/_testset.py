@@ -9,8 +9,11 @@ every generation step deterministically, like a careful (if unimaginative) model
 * answerability (reference statements attributed to contexts): one statement per sentence
   of the answer, supported by the contexts that contain it.
 
-``unanswerable`` (a predicate on the question) makes the answer invent a fact instead, and
-``question_text`` overrides the question, to test the filters.
+* answer relevance (the answer as the passage): relevant.
+
+``unanswerable`` (a predicate on the question) makes the answer invent a fact instead,
+``off_topic`` makes the answer not answer its question, and ``question_text`` overrides the
+question, to test the filters.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ def generation_responder(
     *,
     unanswerable: Callable[[str], bool] | None = None,
     question_text: Callable[[str, str, list[str]], str] | None = None,
+    off_topic: Callable[[str], bool] | None = None,
 ) -> Callable[[Sequence[Message], type[BaseModel]], dict[str, Any]]:
     """The responder of :func:`scripted_testset_judge` (see the module docstring)."""
 
@@ -112,6 +116,10 @@ def generation_responder(
             if unanswerable is not None and unanswerable(question):
                 answer = "这是编造的事实。" if zh else "This fact is made up."
             return {"question": question, "answer": answer}
+        if fields == {"usefulness"}:  # does the text (the answer) answer the question?
+            question = blocks["question"]
+            useful = 0 if off_topic is not None and off_topic(question) else 1
+            return {"usefulness": [{"index": 1, "useful": useful, "reason": ""}]}
         if "statements" in fields:
             contexts = blocks.get("contexts", [])
             reference = blocks["reference"]

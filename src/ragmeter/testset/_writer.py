@@ -370,6 +370,13 @@ class Writer:
             self.kept_vectors.append(vector)
 
 
+_NOT_WORDS = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def _words_only(text: str) -> str:
+    return _NOT_WORDS.sub("", normalize(text))
+
+
 _QUESTION_END = re.compile(r"[?？][\"'”’」』）)]*$")
 
 
@@ -378,8 +385,8 @@ def _not_a_question(question: str, style: Style, contexts: Sequence[str]) -> str
     write a summary instead), or ``None``. Web-search queries need no question mark."""
     if style != "web" and not _QUESTION_END.search(question.strip()):
         return f"no question mark: {question!r}"
-    text = normalize(question)
-    if any(text in normalize(context) for context in contexts):
+    text = _words_only(question)
+    if any(text in _words_only(context) for context in contexts):
         return f"copied from the passage: {question!r}"
     return None
 
