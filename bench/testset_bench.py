@@ -23,17 +23,25 @@ in-memory caches) per run, after one untimed warm-up build of 200 chunks. Timed:
 build; the ``graph.link()`` it ends with (``KnowledgeGraph.link`` wrapped with a timer); and
 the built graph re-linked (``graph.link()`` again), with its two halves, entity edges
 (``_entity_edges``, also once more with the cyclic GC off) and similarity edges
-(``_similarity_edges``), timed apart (median of 3 each). Median of ``--repeats`` runs per
+(``_similarity_edges``), timed apart (median of 5 each). Median of ``--repeats`` runs per
 size of ``--sizes`` (all runs listed); ``--scaling-sizes`` (2k, 5k, 20k) get one build each,
 to show how each step grows. Peak Python memory comes from a separate, untimed build under
 ``tracemalloc`` at each of ``--sizes`` (``--no-memory`` skips it).
+
+**Similarity-edge recall.** Above ``ragmeter.testset._neighbours.EXACT_LIMIT`` (4,096) chunks
+the similarity edges come from an inverted file, not from scoring every pair. At every size
+built above it (``--no-recall`` skips this), the first build's graph is re-linked once more
+with ``EXACT_LIMIT`` raised above the corpus size (module attribute patched, restored in a
+``finally``): recall = share of the exact search's similarity edges (chunk pairs) that the
+graph also has. ``_similarity_edges`` is timed both ways (5 runs each: median and fastest);
+the inverted file's edges are checked to be those of the build.
 
 **Judge calls per sample.** ``generate_testset(chunks, n=50, judge=..., embeddings=...,
 personas=3, seed=0, link=LinkSettings(similarity_threshold=0.7))`` on the 1,000-chunk
 corpus, then the same call again with ``graph=`` the saved graph file (the first run's graph,
 ``graph.save()``d) and a fresh judge, to show what a test set costs once the graph exists.
 
-    .venv/bin/python bench/testset_bench.py --write              # ~4 min on 2 cores
+    .venv/bin/python bench/testset_bench.py --write              # ~3 min on 2 cores
     .venv/bin/python bench/testset_bench.py --sizes 1000 --scaling-sizes 2000 --repeats 1  # smoke
     .venv/bin/python bench/testset_bench.py --render-only --write  # the md from the saved json
 """
@@ -73,6 +81,8 @@ THRESHOLD = 0.7
 DOCS_PER_TOPIC = 5
 TOPIC_WEIGHTS = (1.0, 0.3, 0.45)  # topic, document, noise
 LINEAR_UP_TO = 1.15  # growth exponent still read as "about linear"
+STEP_REPEATS = 5  # re-runs of link() and of its two steps on each built graph
+RECALL_REPEATS = 5  # timed runs of each similarity search in the recall check
 
 
 # -- corpus -------------------------------------------------------------------------------------
@@ -249,7 +259,52 @@ def _timed_link() -> list[float]:
     return durations
 
 
-def build_once(chunks: list[Any], matrix: np.ndarray, *, trace: bool = False) -> dict[str, Any]:
+def similarity_recall(graph: Any) -> dict[str, Any]:
+    """The graph's similarity edges against those of the exact search (every pair scored)."""
+    from ragmeter.testset import _neighbours
+    from ragmeter.testset._graph import _similarity_edges
+
+    nodes, settings = graph.analysed, graph.settings
+    built = {(e.source, e.target): e.score for e in graph.edges_of("similarity")}
+    approximate_s, exact_s = [], []
+    for _ in range(RECALL_REPEATS):
+        t = time.perf_counter()
+        approximate = _similarity_edges(nodes, settings)
+        approximate_s.append(time.perf_counter() - t)
+    found = {(e.source, e.target): e.score for e in approximate}
+    if found != built:
+        raise SystemExit("the inverted file gave other edges on re-linking than in the build")
+    limit = _neighbours.EXACT_LIMIT
+    _neighbours.EXACT_LIMIT = len(nodes) + 1
+    try:
+        for _ in range(RECALL_REPEATS):
+            t = time.perf_counter()
+            exact_edges = _similarity_edges(nodes, settings)
+            exact_s.append(time.perf_counter() - t)
+    finally:
+        _neighbours.EXACT_LIMIT = limit
+    exact = {(e.source, e.target): e.score for e in exact_edges}
+    both = exact.keys() & found.keys()
+    return {
+        "exact_limit": limit,
+        "list_size": _neighbours.LIST_SIZE,
+        "probes": _neighbours.PROBES,
+        "exact_edges": len(exact),
+        "approximate_edges": len(found),
+        "found": len(both),
+        "recall": len(both) / len(exact) if exact else None,
+        "approximate_only": len(found) - len(both),
+        "max_score_difference": max((abs(exact[p] - found[p]) for p in both), default=0.0),
+        "exact_s": statistics.median(exact_s),
+        "approximate_s": statistics.median(approximate_s),
+        "exact_runs_s": exact_s,
+        "approximate_runs_s": approximate_s,
+    }
+
+
+def build_once(
+    chunks: list[Any], matrix: np.ndarray, *, trace: bool = False, recall: bool = False
+) -> dict[str, Any]:
     from ragmeter.testing import scripted_testset_judge
     from ragmeter.testset import LinkSettings, abuild_graph
     from ragmeter.testset._graph import _entity_edges, _similarity_edges
@@ -277,7 +332,7 @@ def build_once(chunks: list[Any], matrix: np.ndarray, *, trace: bool = False) ->
     build_link = links[-1]
     summary = graph.summary()
     relink, entity_s, entity_nogc_s, similarity_s = [], [], [], []
-    for _ in range(3):
+    for _ in range(STEP_REPEATS):
         t = time.perf_counter()
         graph.link()
         relink.append(time.perf_counter() - t)
@@ -314,6 +369,8 @@ def build_once(chunks: list[Any], matrix: np.ndarray, *, trace: bool = False) ->
         load_after=os.getloadavg()[0],
         **summary,
     )
+    if recall:
+        out["recall"] = similarity_recall(graph)
     return out
 
 
@@ -323,6 +380,8 @@ def run_builds(args: argparse.Namespace) -> dict[str, Any]:
         "vocab_per_chunk": args.vocab_per_chunk,
         "seed": args.seed,
     }
+    from ragmeter.testset._neighbours import EXACT_LIMIT
+
     warm_chunks, warm_matrix, _ = make_corpus(200, **corpus_args)
     build_once(warm_chunks, warm_matrix)  # imports, schemas, first calls: not counted
     sizes: dict[str, Any] = {}
@@ -332,7 +391,8 @@ def run_builds(args: argparse.Namespace) -> dict[str, Any]:
         runs = []
         for r in range(args.repeats if main else 1):
             load = os.getloadavg()[0]
-            result = build_once(chunks, matrix)
+            recall = r == 0 and n > EXACT_LIMIT and not args.no_recall
+            result = build_once(chunks, matrix, recall=recall)
             result["load_before"] = load
             runs.append(result)
             print(
@@ -341,6 +401,15 @@ def run_builds(args: argparse.Namespace) -> dict[str, Any]:
                 f"{result['entity_edges']} entity / {result['similarity_edges']} similarity edges",
                 flush=True,
             )
+            if recall:
+                rc = result["recall"]
+                print(
+                    f"  {n:,} chunks, similarity recall {rc['recall']:.4f} "
+                    f"({rc['found']:,} of {rc['exact_edges']:,} exact edges; "
+                    f"{rc['approximate_edges']:,} approximate), "
+                    f"exact {rc['exact_s']:.3f} s, inverted file {rc['approximate_s']:.3f} s",
+                    flush=True,
+                )
         memory = None
         if main and not args.no_memory:
             memory = build_once(chunks, matrix, trace=True)
@@ -413,10 +482,10 @@ def run_generation(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # -- report -------------------------------------------------------------------------------------
-def _git(*argv: str) -> str:
+def _git(*argv: str, cwd: Path = ROOT) -> str:
     try:
         return subprocess.run(
-            ["git", *argv], cwd=ROOT, capture_output=True, text=True, check=True
+            ["git", *argv], cwd=cwd, capture_output=True, text=True, check=True
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "?"
@@ -433,6 +502,10 @@ def machine() -> dict[str, Any]:
         pass
     from importlib import metadata
 
+    import ragmeter
+
+    # the checkout ragmeter is imported from (this one's src/, or another through PYTHONPATH)
+    source = Path(ragmeter.__file__).resolve().parents[1]
     versions = {}
     for dist in ("ragmeter", "numpy", "rapidfuzz", "pydantic"):
         try:
@@ -445,8 +518,12 @@ def machine() -> dict[str, Any]:
         "os": platform.platform(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "versions": versions,
-        "commit": _git("rev-parse", "--short", "HEAD"),
-        "dirty": bool(_git("status", "--porcelain", "--", "src")),
+        "commit": _git("rev-parse", "--short", "HEAD", cwd=source),
+        "dirty": bool(_git("status", "--porcelain", "--", ".", cwd=source)),
+        "source": str(source),
+        "blas_threads_env": {
+            k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+        },
     }
 
 
@@ -493,9 +570,15 @@ def render(data: dict[str, Any]) -> str:
     )
     versions = ", ".join(f"{k} {v}" for k, v in meta["machine"]["versions"].items())
     dirty = " (with uncommitted changes in src/)" if meta["machine"]["dirty"] else ""
+    source = meta["machine"].get("source")
+    where = (
+        f", imported from a clean checkout of it (`PYTHONPATH={source}`)"
+        if source and Path(source) != ROOT / "src" and not meta["machine"]["dirty"]
+        else ""
+    )
     add(
         f"- Python: {meta['machine']['python']}; {versions}; ragmeter commit "
-        f"`{meta['machine']['commit']}`{dirty}"
+        f"`{meta['machine']['commit']}`{dirty}{where}"
     )
     add("")
     builds = data.get("builds")
@@ -518,7 +601,9 @@ def render_builds(builds: dict[str, Any], meta: dict[str, Any]) -> list[str]:
         f"`abuild_graph` on the synthetic corpus, `LinkSettings(similarity_threshold={THRESHOLD})`"
         f" (other settings default: `max_similar=5`, `entity_match=90`, "
         f"`max_entity_chunks=50`); median of {meta['repeats']} run(s) per size after a "
-        "200-chunk warm-up build; every run's wall time in the last column."
+        "200-chunk warm-up build; every run's wall time in the last column. The similarity "
+        "edges are searched exactly up to `_neighbours.EXACT_LIMIT` chunks and through an "
+        "inverted file above (next to last section)."
     )
     add("")
     add("Corpus (every size the script built):")
@@ -567,8 +652,9 @@ def render_builds(builds: dict[str, Any], meta: dict[str, Any]) -> list[str]:
     add(
         "*Analyse + embed* = build minus the `link()` the build ends with (one judge call and "
         "one embedded text per chunk); *re-link* = `graph.link()` on the built graph again, "
-        "median of 3, and its two steps timed apart (`_entity_edges`, `_similarity_edges`, "
-        "median of 3 each). CPU s = user + system time of the process during the build. Peak "
+        f"median of {meta.get('step_repeats', 3)}, and its two steps timed apart "
+        f"(`_entity_edges`, `_similarity_edges`, median of {meta.get('step_repeats', 3)} "
+        "each). CPU s = user + system time of the process during the build. Peak "
         "memory: a separate build under `tracemalloc` (Python allocations, numpy arrays "
         "included), the peak during the build and what the graph still holds afterwards, both "
         "above the memory in use before it; the judge's and the embeddings' in-memory caches "
@@ -599,7 +685,8 @@ def render_builds(builds: dict[str, Any], meta: dict[str, Any]) -> list[str]:
     if len(every) >= 2:
         add(
             "Growth of each step over every size built (sizes outside the main table: one "
-            "build each; steps: median of 3 re-runs on that build):"
+            f"build each; steps: median of {meta.get('step_repeats', 3)} re-runs on that "
+            "build):"
         )
         add("")
         add(
@@ -657,6 +744,74 @@ def render_builds(builds: dict[str, Any], meta: dict[str, Any]) -> list[str]:
             )
         )
         add("")
+        above = [n for n in every if "recall" in builds[n]["runs"][0]]
+        if above and len(above) >= 2:
+            limit = builds[above[0]]["runs"][0]["recall"]["exact_limit"]
+            a, b = builds[above[0]], builds[above[-1]]
+            m0, m1 = int(above[0]), int(above[-1])
+            key = "similarity_edges_s"
+            k_above = _exponent(m0, _step(a, key), m1, _step(b, key))
+            add(
+                f"The similarity-edge step changes method between the sizes: every pair is "
+                f"scored up to {limit:,} chunks, an inverted file is searched above. From "
+                f"{m0:,} to {m1:,} chunks (inverted file at both) its exponent is {k_above:.2f}."
+            )
+            add("")
+    lines += render_recall(builds)
+    return lines
+
+
+def render_recall(builds: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    add = lines.append
+    every = sorted(builds, key=int)
+    measured = [n for n in every if "recall" in builds[n]["runs"][0]]
+    if not measured:
+        return lines
+    first = builds[measured[0]]["runs"][0]["recall"]
+    limit = first["exact_limit"]
+    add("## Similarity edges: inverted file against the exact search")
+    add("")
+    add(
+        f"Up to {limit:,} chunks `_similarity_edges` scores every pair (exact); above, it "
+        f"searches an inverted file (k-means lists of about {first['list_size']} vectors, "
+        f"{first['probes']} lists probed per vector). At each size built above {limit:,}, the "
+        "first build's graph was re-linked with `_neighbours.EXACT_LIMIT` raised above the "
+        "corpus size to get the exact edges. *Recall* = share of the exact similarity edges "
+        "(chunk pairs) that the built graph also has; *inverted file only* = its edges the "
+        "exact search does not draw (a chunk whose true neighbour was missed takes its next "
+        f"best instead). Step times: `_similarity_edges`, {RECALL_REPEATS} runs each, median "
+        "(fastest in brackets; the fastest is the least disturbed by other jobs on the machine)."
+    )
+    add("")
+    add(
+        "| chunks | exact edges | inverted-file edges | in both | **recall** | inverted file "
+        "only | largest score difference (pairs in both) | exact step s | inverted-file step s "
+        "| exact / inverted file (medians) |"
+    )
+    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n in measured:
+        r = builds[n]["runs"][0]["recall"]
+        recall = "—" if r["recall"] is None else f"{r['recall']:.4f}"
+        add(
+            f"| {int(n):,} | {r['exact_edges']:,} | {r['approximate_edges']:,} | "
+            f"{r['found']:,} | **{recall}** | {r['approximate_only']:,} | "
+            f"{r['max_score_difference']:.1e} | {r['exact_s']:.3f} "
+            f"({min(r.get('exact_runs_s', [r['exact_s']])):.3f}) | {r['approximate_s']:.3f} "
+            f"({min(r.get('approximate_runs_s', [r['approximate_s']])):.3f}) | "
+            f"x{r['exact_s'] / r['approximate_s']:.1f} |"
+        )
+    add("")
+    if len(measured) >= 2:
+        n0, n1 = int(measured[0]), int(measured[-1])
+        lo = builds[measured[0]]["runs"][0]["recall"]
+        hi = builds[measured[-1]]["runs"][0]["recall"]
+        add(
+            f"Exponent k in time ~ chunks^k from {n0:,} to {n1:,} chunks (medians): "
+            f"inverted-file step {_exponent(n0, lo['approximate_s'], n1, hi['approximate_s']):.2f}"
+            f", exact step {_exponent(n0, lo['exact_s'], n1, hi['exact_s']):.2f}."
+        )
+        add("")
     return lines
 
 
@@ -709,6 +864,16 @@ def render_generation(gen: dict[str, Any]) -> list[str]:
     )
     add("")
     fresh = gen.get("fresh")
+    if fresh and "answerability" in fresh["usage"] and "questions" in fresh["usage"]:
+        attempted = sum(a["attempted"] for a in fresh["accounting"]["synthesizers"].values())
+        if attempted:
+            add(
+                f"Per attempted question ({attempted} attempts, fresh run): "
+                f"{fresh['usage']['questions']['calls'] / attempted:.2f} questions call(s) and "
+                f"{fresh['usage']['answerability']['calls'] / attempted:.2f} answerability "
+                "call(s)."
+            )
+            add("")
     if fresh:
         acc = fresh["accounting"]
         add(
@@ -769,6 +934,9 @@ def main() -> None:
     parser.add_argument("--gen-chunks", type=int, default=1000, help="corpus for generate_testset")
     parser.add_argument("--gen-n", type=int, default=50, help="questions asked for")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc builds")
+    parser.add_argument(
+        "--no-recall", action="store_true", help="skip the exact search above EXACT_LIMIT"
+    )
     parser.add_argument("--no-build", action="store_true")
     parser.add_argument("--no-generate", action="store_true")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
@@ -792,6 +960,7 @@ def main() -> None:
             "command": "python " + " ".join(["bench/testset_bench.py", *sys.argv[1:]]),
             "machine": machine(),
             "repeats": args.repeats,
+            "step_repeats": STEP_REPEATS,
             "load_before": load_before,
             "load_after": os.getloadavg()[0],
         }
