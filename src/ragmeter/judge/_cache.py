@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import sqlite3
 import threading
+import time
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ragmeter.judge._types import Message
+
+T = TypeVar("T")
 
 CACHE_FORMAT = 1
 
@@ -107,11 +111,15 @@ class SQLiteCache(Cache):
         self._broken: str | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connection() as connection:
-                connection.execute(
-                    "CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, "
-                    "value TEXT NOT NULL, created REAL DEFAULT (julianday('now')))"
-                )
+
+            def create() -> None:
+                with self._connection() as connection:
+                    connection.execute(
+                        "CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, "
+                        "value TEXT NOT NULL, created REAL DEFAULT (julianday('now')))"
+                    )
+
+            self._while_locked(create)
         except (sqlite3.Error, OSError) as error:
             self._degrade(error)
 
@@ -123,6 +131,21 @@ class SQLiteCache(Cache):
             connection.execute("PRAGMA synchronous=NORMAL")
             self._local.connection = connection
         return connection
+
+    def _while_locked(self, work: Callable[[], T]) -> T:
+        """Run ``work``, retrying while another connection holds a lock SQLite does not wait
+        for by itself (switching to WAL, recovering a WAL), up to ``timeout_s``."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                return work()
+            except sqlite3.OperationalError as error:
+                message = str(error).lower()
+                if ("locked" not in message and "busy" not in message) or (
+                    time.monotonic() > deadline
+                ):
+                    raise
+                time.sleep(0.01 + random.random() * 0.04)
 
     def _degrade(self, error: Exception) -> None:
         if self._broken is None:
@@ -138,10 +161,12 @@ class SQLiteCache(Cache):
         if self._broken or self.refresh:
             return None
         try:
-            row = (
-                self._connection()
-                .execute("SELECT value FROM judge_cache WHERE key = ?", (key,))
-                .fetchone()
+            row = self._while_locked(
+                lambda: (
+                    self._connection()
+                    .execute("SELECT value FROM judge_cache WHERE key = ?", (key,))
+                    .fetchone()
+                )
             )
             return json.loads(row[0]) if row else None
         except (sqlite3.Error, json.JSONDecodeError) as error:
@@ -151,12 +176,16 @@ class SQLiteCache(Cache):
     def put(self, key: str, value: dict[str, Any]) -> None:
         if self._broken:
             return
-        try:
+        text = json.dumps(value, ensure_ascii=False)
+
+        def insert() -> None:
             with self._connection() as connection:
                 connection.execute(
-                    "INSERT OR REPLACE INTO judge_cache (key, value) VALUES (?, ?)",
-                    (key, json.dumps(value, ensure_ascii=False)),
+                    "INSERT OR REPLACE INTO judge_cache (key, value) VALUES (?, ?)", (key, text)
                 )
+
+        try:
+            self._while_locked(insert)
         except sqlite3.Error as error:
             self._degrade(error)
 

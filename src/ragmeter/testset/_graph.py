@@ -4,7 +4,7 @@ entities, embedding) and edges between chunks that share an entity or say simila
 Building it costs one judge call per chunk and one embedding per chunk, nothing more: edges
 come from an inverted index of normalised entities (fuzzy-merged within blocks of names that
 start alike) and from each chunk's nearest neighbours by cosine similarity (every pair
-scored up to a few thousand chunks, hashed candidates above: ``_neighbours.py``). No step
+scored up to a few thousand chunks, an inverted file above: ``_neighbours.py``). No step
 enumerates clusters or paths, so build time grows linearly with the number of chunks
 (bench/testset_bench.py). Edges are recomputed from the nodes in seconds, so a saved graph
 can be re-linked with other settings without asking the judge again.
