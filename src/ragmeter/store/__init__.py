@@ -1,0 +1,13 @@
+"""The run store: every evaluation run recorded in SQLite (embedded default) or PostgreSQL,
+listed, loaded back as an :class:`~ragmeter.EvaluationResult` and compared."""
+
+from ragmeter.store._store import (
+    DEFAULT_URL,
+    RunInfo,
+    RunNotFoundError,
+    Store,
+    git_state,
+    store_url,
+)
+
+__all__ = ["DEFAULT_URL", "RunInfo", "RunNotFoundError", "Store", "git_state", "store_url"]

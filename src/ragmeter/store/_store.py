@@ -1,0 +1,469 @@
+"""The run store: every evaluation run, durable and comparable, in SQLite or PostgreSQL.
+
+``Store()`` opens ``$RAGMETER_STORE_URL`` or the embedded default ``.ragmeter/runs.db`` and
+brings its schema up to date (Alembic). ``record(result)`` writes a finished (or partial) run
+in one transaction, so two evaluations recording at once lose nothing and a reader never sees
+half a run. ``load(ref)`` gives the run back as an :class:`EvaluationResult`, so the
+statistics, the report and the gate work on stored runs as on fresh ones.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from ragmeter._version import __version__
+from ragmeter.results import EvaluationResult
+from ragmeter.results._result import MetricInfo, SampleResult
+from ragmeter.store._schema import run_results, run_samples, runs
+
+DEFAULT_URL = "sqlite:///.ragmeter/runs.db"
+_MIGRATIONS = threading.Lock()
+#: Samples written per INSERT statement.
+PAGE = 500
+
+
+class RunNotFoundError(LookupError):
+    """No run matches the reference given (an id, an id prefix or a name)."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run's record, without its samples."""
+
+    id: str
+    name: str
+    created_at: dt.datetime
+    status: str
+    n_samples: int
+    dataset_hash: str | None
+    dataset_path: str | None
+    metrics: list[dict[str, Any]]
+    aggregates: dict[str, dict[str, Any]]
+    config: dict[str, Any]
+    params: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    notes: str | None = None
+    ragmeter_version: str | None = None
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+    run_dir: str | None = None
+
+    def mean(self, metric: str) -> float | None:
+        aggregate = self.aggregates.get(metric) or {}
+        return aggregate.get("mean")
+
+
+def git_state(directory: str | os.PathLike[str] | None = None) -> tuple[str | None, bool | None]:
+    """The commit checked out in ``directory`` (the current one by default) and whether the
+    working tree has uncommitted changes; ``(None, None)`` outside a git repository."""
+    where = str(directory or Path.cwd())
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10
+        )
+        if commit.returncode != 0:
+            return None, None
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
+    return commit.stdout.strip() or None, dirty
+
+
+def store_url(url: str | None = None) -> str:
+    """``url``, else ``$RAGMETER_STORE_URL``, else the embedded SQLite file. A PostgreSQL URL
+    (``postgresql://user@host/db``) uses psycopg 3 (extra ``[postgres]``)."""
+    url = url or os.environ.get("RAGMETER_STORE_URL") or DEFAULT_URL
+    if url.startswith(("postgresql://", "postgres://")):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _redacted(url: str) -> str:
+    return sa.engine.make_url(url).render_as_string(hide_password=True)
+
+
+class Store:
+    """Runs in a database: SQLite file by default, PostgreSQL for teams."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = store_url(url)
+        parsed = sa.engine.make_url(self.url)
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine: Engine = sa.create_engine(self.url, **_engine_options(parsed))
+        except ImportError as error:
+            raise ImportError(
+                f"the run store {_redacted(self.url)} needs a driver: "
+                "pip install 'ragmeter[postgres]' ({error})"
+            ) from error
+        self._upgrade()
+
+    def __repr__(self) -> str:
+        return f"Store({_redacted(self.url)!r})"
+
+    # -- schema ----------------------------------------------------------------------------
+    def _upgrade(self) -> None:
+        """Apply pending migrations. Alembic's context is process-global, so upgrades in one
+        process take turns; another process upgrading at the same moment makes ours fail
+        on its tables, and we then find the schema current."""
+        from alembic import command
+        from alembic.config import Config
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        config = Config()
+        config.set_main_option(
+            "script_location", str(resources.files("ragmeter.store") / "migrations")
+        )
+        head = ScriptDirectory.from_config(config).get_current_head()
+
+        def current() -> str | None:
+            with self.engine.connect() as connection:
+                return MigrationContext.configure(connection).get_current_revision()
+
+        for attempt in range(20):
+            if current() == head:
+                return
+            try:
+                with _MIGRATIONS, self.engine.begin() as connection:
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, "head")
+                return
+            except sa.exc.DBAPIError:
+                if attempt == 19:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    # -- writing ---------------------------------------------------------------------------
+    def record(
+        self,
+        result: EvaluationResult,
+        *,
+        name: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        notes: str | None = None,
+        pipeline: Sequence[Mapping[str, Any] | None] | None = None,
+        project_dir: str | os.PathLike[str] | None = None,
+    ) -> RunInfo:
+        """Store ``result`` as a new run and return its record.
+
+        ``params`` are the experiment's settings (top_k, model...), compared between runs;
+        ``pipeline`` (one entry per sample, in order) holds what an experiment's pipeline
+        returned, its latency and error. The git commit and dirty flag of ``project_dir``
+        (the current directory by default) are recorded when it is a repository.
+        """
+        config = dict(result.config)
+        dataset = config.get("dataset") or {}
+        aggregates = {m: a.to_dict() for m, a in result.aggregates.items()}
+        failed_any = any(a["n_failed"] for a in aggregates.values())
+        commit, dirty = git_state(project_dir)
+        run_id = uuid.uuid4().hex
+        info = RunInfo(
+            id=run_id,
+            name=name or config.get("name") or Path(str(dataset.get("source") or "run")).stem,
+            created_at=dt.datetime.now(dt.timezone.utc),
+            status="partial" if failed_any else "complete",
+            n_samples=len(result),
+            dataset_hash=dataset.get("fingerprint"),
+            dataset_path=None if dataset.get("source") is None else str(dataset.get("source")),
+            metrics=[m.to_dict() for m in result.metrics],
+            aggregates=aggregates,
+            config=_json_safe(config),
+            params=_json_safe(dict(params or {})),
+            tags=list(dict.fromkeys(tags)),
+            notes=notes,
+            ragmeter_version=__version__,
+            git_commit=commit,
+            git_dirty=dirty,
+            run_dir=_run_dir(result),
+        )
+        with self.engine.begin() as connection:
+            connection.execute(runs.insert().values(**_row(info)))
+            samples_page: list[dict[str, Any]] = []
+            results_page: list[dict[str, Any]] = []
+            for position, sample in enumerate(result):
+                extra = pipeline[position] if pipeline is not None else None
+                samples_page.append(
+                    {
+                        "run_id": run_id,
+                        "position": position,
+                        "sample_id": sample.sample_id,
+                        "row": sample.row,
+                        "sample": _json_safe(sample.sample.to_record()),
+                        "usage": sample.usage,
+                        "pipeline": _json_safe(dict(extra)) if extra is not None else None,
+                    }
+                )
+                for metric, score in sample.scores.items():
+                    results_page.append(
+                        {
+                            "run_id": run_id,
+                            "position": position,
+                            "metric": metric,
+                            "status": score.status.value,
+                            "score": score.score,
+                            "reason": score.reason,
+                            "error": score.error,
+                            "details": _json_safe(score.details) if score.details else None,
+                        }
+                    )
+                if len(samples_page) >= PAGE:
+                    _flush(connection, samples_page, results_page)
+            _flush(connection, samples_page, results_page)
+        return info
+
+    def annotate(self, ref: str, *, tags: Iterable[str] = (), notes: str | None = None) -> RunInfo:
+        """Add tags to a run and (when given) replace its notes."""
+        info = self.get(ref)
+        values: dict[str, Any] = {"tags": list(dict.fromkeys([*info.tags, *tags]))}
+        if notes is not None:
+            values["notes"] = notes
+        with self.engine.begin() as connection:
+            connection.execute(runs.update().where(runs.c.id == info.id).values(**values))
+        return self.get(info.id)
+
+    def delete(self, ref: str) -> None:
+        info = self.get(ref)
+        with self.engine.begin() as connection:
+            connection.execute(run_results.delete().where(run_results.c.run_id == info.id))
+            connection.execute(run_samples.delete().where(run_samples.c.run_id == info.id))
+            connection.execute(runs.delete().where(runs.c.id == info.id))
+
+    # -- reading ---------------------------------------------------------------------------
+    def list(
+        self,
+        *,
+        name: str | None = None,
+        tag: str | None = None,
+        dataset: str | None = None,
+        limit: int | None = 50,
+    ) -> list[RunInfo]:
+        """Runs, newest first; ``name`` and ``dataset`` (hash) match exactly, ``tag`` is one
+        of the run's tags."""
+        query = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.id)
+        if name is not None:
+            query = query.where(runs.c.name == name)
+        if dataset is not None:
+            query = query.where(runs.c.dataset_hash == dataset)
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).mappings().all()
+        found = [_info(row) for row in rows]
+        if tag is not None:
+            found = [info for info in found if tag in info.tags]
+        return found[:limit] if limit is not None else found
+
+    def get(self, ref: str) -> RunInfo:
+        """The run with id ``ref``, the one whose id starts with ``ref``, or the latest run
+        named ``ref``."""
+        with self.engine.connect() as connection:
+            row = connection.execute(sa.select(runs).where(runs.c.id == ref)).mappings().first()
+            if row is None:
+                prefixed = (
+                    connection.execute(
+                        sa.select(runs).where(runs.c.id.startswith(ref, autoescape=True))
+                    )
+                    .mappings()
+                    .all()
+                    if len(ref) >= 4
+                    else []
+                )
+                if len(prefixed) > 1:
+                    ids = ", ".join(r["id"][:12] for r in prefixed[:5])
+                    raise RunNotFoundError(f"{ref!r} is the start of several run ids: {ids}")
+                row = prefixed[0] if prefixed else None
+            if row is None:
+                row = (
+                    connection.execute(
+                        sa.select(runs).where(runs.c.name == ref).order_by(runs.c.created_at.desc())
+                    )
+                    .mappings()
+                    .first()
+                )
+        if row is None:
+            raise RunNotFoundError(
+                f"no run {ref!r} in {_redacted(self.url)}: give an id, an id prefix (4+ "
+                "characters) or a run name (ragmeter runs list shows them)"
+            )
+        return _info(row)
+
+    def load(self, ref: str) -> EvaluationResult:
+        """A stored run as an :class:`EvaluationResult` (samples in dataset order)."""
+        info = self.get(ref)
+        with self.engine.connect() as connection:
+            sample_rows = (
+                connection.execute(
+                    sa.select(run_samples)
+                    .where(run_samples.c.run_id == info.id)
+                    .order_by(run_samples.c.position)
+                )
+                .mappings()
+                .all()
+            )
+            result_rows = (
+                connection.execute(
+                    sa.select(run_results)
+                    .where(run_results.c.run_id == info.id)
+                    .order_by(run_results.c.position, run_results.c.metric)
+                )
+                .mappings()
+                .all()
+            )
+        by_position: dict[int, dict[str, Any]] = {}
+        for row in result_rows:
+            entry: dict[str, Any] = {"score": row["score"], "status": row["status"]}
+            for key in ("reason", "error", "details"):
+                if row[key] is not None:
+                    entry[key] = row[key]
+            by_position.setdefault(row["position"], {})[row["metric"]] = entry
+        samples = [
+            SampleResult.from_dict(
+                {
+                    "index": row["position"],
+                    "row": row["row"],
+                    "id": row["sample_id"],
+                    "sample": row["sample"],
+                    "metrics": by_position.get(row["position"], {}),
+                    "usage": row["usage"],
+                }
+            )
+            for row in sample_rows
+        ]
+        config = {**info.config, "store_run_id": info.id, "name": info.name}
+        return EvaluationResult(samples, [MetricInfo.from_dict(m) for m in info.metrics], config)
+
+    def pipeline_outputs(self, ref: str) -> list[dict[str, Any] | None]:
+        """What an experiment's pipeline returned per sample (``None`` for plain runs)."""
+        info = self.get(ref)
+        with self.engine.connect() as connection:
+            return [
+                row[0]
+                for row in connection.execute(
+                    sa.select(run_samples.c.pipeline)
+                    .where(run_samples.c.run_id == info.id)
+                    .order_by(run_samples.c.position)
+                )
+            ]
+
+
+def _run_dir(result: EvaluationResult) -> str | None:
+    """The run's own directory, unless it lives in a temporary one."""
+    store = result.store
+    if store is None or getattr(store, "_tempdir", None) is not None:
+        return None
+    return str(store.path.parent.resolve())
+
+
+def _engine_options(url: sa.engine.URL) -> dict[str, Any]:
+    if url.get_backend_name() == "sqlite":
+        if url.database in (None, "", ":memory:"):  # one connection, or no shared database
+            return {
+                "connect_args": {"check_same_thread": False},
+                "poolclass": sa.pool.StaticPool,
+            }
+        # Writers wait for each other instead of failing; WAL lets readers run alongside.
+        return {"connect_args": {"timeout": 30}, "poolclass": sa.pool.NullPool}
+    return {"pool_pre_ping": True}
+
+
+@sa.event.listens_for(Engine, "connect")
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    if type(connection).__module__.startswith("sqlite3"):
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.close()
+
+
+def _flush(
+    connection: sa.Connection, samples: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> None:
+    if samples:
+        connection.execute(run_samples.insert(), samples)
+        samples.clear()
+    if results:
+        connection.execute(run_results.insert(), results)
+        results.clear()
+
+
+def _row(info: RunInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "name": info.name,
+        "created_at": info.created_at,
+        "status": info.status,
+        "dataset_hash": info.dataset_hash,
+        "dataset_path": info.dataset_path,
+        "n_samples": info.n_samples,
+        "metrics": info.metrics,
+        "aggregates": info.aggregates,
+        "config": info.config,
+        "params": info.params,
+        "tags": info.tags,
+        "notes": info.notes,
+        "ragmeter_version": info.ragmeter_version,
+        "git_commit": info.git_commit,
+        "git_dirty": info.git_dirty,
+        "run_dir": info.run_dir,
+    }
+
+
+def _info(row: Mapping[str, Any]) -> RunInfo:
+    created = row["created_at"]
+    if created.tzinfo is None:  # SQLite returns naive datetimes
+        created = created.replace(tzinfo=dt.timezone.utc)
+    return RunInfo(
+        id=row["id"],
+        name=row["name"],
+        created_at=created,
+        status=row["status"],
+        n_samples=row["n_samples"],
+        dataset_hash=row["dataset_hash"],
+        dataset_path=row["dataset_path"],
+        metrics=row["metrics"],
+        aggregates=row["aggregates"],
+        config=row["config"],
+        params=row["params"] or {},
+        tags=row["tags"] or [],
+        notes=row["notes"],
+        ragmeter_version=row["ragmeter_version"],
+        git_commit=row["git_commit"],
+        git_dirty=row["git_dirty"],
+        run_dir=row["run_dir"],
+    )
+
+
+def _json_safe(value: Any) -> Any:
+    """Plain JSON values: NaN and infinities become None (PostgreSQL's JSON refuses them),
+    other objects their string form."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)

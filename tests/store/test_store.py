@@ -1,0 +1,188 @@
+"""The run store, on SQLite and PostgreSQL: recording, loading, listing, concurrency."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+import sqlalchemy as sa
+
+from ragmeter import Metric, MetricResult, evaluate
+from ragmeter.stats import compare
+from ragmeter.store import RunNotFoundError, Store, git_state
+
+
+class Given(Metric):
+    """Scores given per sample id (None: fails), with details."""
+
+    requires: ClassVar = ()
+
+    def __init__(self, name: str, scores: dict[str, float | None]) -> None:
+        self.name, self.scores = name, scores
+
+    def score(self, sample):
+        value = self.scores[sample.id]
+        if value is None:
+            raise RuntimeError("the judge said nothing")
+        return MetricResult.ok(value, reason=f"given {value}", claims=[{"text": "c", "ok": 1}])
+
+
+def rows(n: int = 6) -> list[dict]:
+    return [
+        {
+            "id": f"q{i}",
+            "user_input": f"question {i}?",
+            "response": f"答案 {i}",
+            "retrieved_contexts": [f"context {i}"],
+            "metadata": {"kind": "multi" if i % 2 else "single"},
+        }
+        for i in range(n)
+    ]
+
+
+def run(scores: dict[str, float | None], name: str = "faithfulness", data=None):
+    return evaluate(data or rows(len(scores)), [Given(name, scores)], progress=False)
+
+
+def test_a_recorded_run_loads_back_equal(store_url: str):
+    store = Store(store_url)
+    result = run({f"q{i}": i / 10 for i in range(6)})
+    info = store.record(result, name="baseline", params={"top_k": 5}, tags=["nightly"])
+    assert info.status == "complete" and info.n_samples == 6
+    assert info.mean("faithfulness") == pytest.approx(0.25)
+    loaded = store.load(info.id)
+    assert [s.sample_id for s in loaded] == [s.sample_id for s in result]
+    for before, after in zip(result, loaded, strict=True):
+        assert after.sample == before.sample
+        assert after.scores["faithfulness"] == before.scores["faithfulness"]
+    assert loaded.aggregates["faithfulness"] == result.aggregates["faithfulness"]
+    assert loaded.breakdowns()["kind"] == result.breakdowns()["kind"]
+    again = store.get(info.id)
+    assert (again.params, again.tags, again.name) == ({"top_k": 5}, ["nightly"], "baseline")
+    assert again.config["dataset"]["fingerprint"] == result.config["dataset"]["fingerprint"]
+
+
+def test_failures_are_kept_and_the_run_is_marked_partial(store_url: str):
+    store = Store(store_url)
+    info = store.record(run({"q0": 0.5, "q1": None, "q2": 1.0}))
+    assert info.status == "partial"
+    loaded = store.load(info.id)
+    failed = loaded.samples[1].scores["faithfulness"]
+    assert failed.status.value == "failed" and "the judge said nothing" in failed.error
+    aggregate = loaded.aggregates["faithfulness"]
+    assert (aggregate.n_ok, aggregate.n_failed, aggregate.mean) == (2, 1, 0.75)
+
+
+def test_runs_are_listed_newest_first_and_found_by_id_prefix_or_name(store_url: str):
+    store = Store(store_url)
+    first = store.record(run({"q0": 0.1}), name="a", tags=["x"])
+    second = store.record(run({"q0": 0.2}), name="b")
+    third = store.record(run({"q0": 0.3}), name="a")
+    assert [r.id for r in store.list()] == [third.id, second.id, first.id]
+    assert [r.id for r in store.list(name="a")] == [third.id, first.id]
+    assert [r.id for r in store.list(tag="x")] == [first.id]
+    assert store.get(second.id[:8]).id == second.id
+    assert store.get("a").id == third.id  # the latest run of that name
+    with pytest.raises(RunNotFoundError, match="ragmeter runs list"):
+        store.get("nothing-like-it")
+    store.annotate(first.id, tags=["keep"], notes="before the reranker")
+    assert store.get(first.id).tags == ["x", "keep"]
+    assert store.get(first.id).notes == "before the reranker"
+    store.delete(second.id)
+    assert [r.id for r in store.list()] == [third.id, first.id]
+
+
+def test_stored_runs_compare_like_fresh_ones(store_url: str):
+    store = Store(store_url)
+    ids = [f"q{i}" for i in range(30)]
+    data = [{"id": i, "user_input": f"{i}?"} for i in ids]
+    before = {i: 0.5 + 0.01 * (n % 7) for n, i in enumerate(ids)}
+    after = {i: s + 0.1 for i, s in before.items()}
+    a = store.record(run(before, data=data))
+    b = store.record(run(after, data=data))
+    (stored,) = compare(store.load(a.id), store.load(b.id), n_resamples=2000)
+    (fresh,) = compare(run(before, data=data), run(after, data=data), n_resamples=2000)
+    assert stored.paired and stored.change == "better"
+    assert stored.difference == pytest.approx(fresh.difference)
+    assert stored.p_value == pytest.approx(fresh.p_value)
+
+
+def test_concurrent_writers_lose_nothing(store_url: str):
+    Store(store_url)  # schema first: the writers below open it concurrently too
+    results = [run({f"q{i}": (i + k) / 20 for i in range(5)}) for k in range(6)]
+    errors: list[BaseException] = []
+
+    def write(result):
+        try:
+            Store(store_url).record(result, name="parallel")
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=write, args=(r,)) for r in results]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    stored = Store(store_url).list(name="parallel")
+    assert len(stored) == 6
+    means = sorted(r.mean("faithfulness") for r in stored)
+    assert means == pytest.approx(sorted(r.aggregates["faithfulness"].mean for r in results))
+    engine = sa.create_engine(Store(store_url).url)
+    with engine.connect() as connection:
+        counted = connection.execute(sa.text("SELECT COUNT(*) FROM run_results")).scalar()
+    engine.dispose()
+    assert counted == 6 * 5
+
+
+def test_not_a_number_in_details_is_stored_as_null(store_url: str):
+    class Odd(Given):
+        def score(self, sample):
+            return MetricResult.ok(0.5, weights=[float("nan"), 1.0])
+
+    store = Store(store_url)
+    info = store.record(evaluate(rows(1), [Odd("odd", {})], progress=False))
+    details = store.load(info.id).samples[0].scores["odd"].details
+    assert details == {"weights": [None, 1.0]}
+
+
+def test_the_git_commit_and_dirty_flag_are_recorded(tmp_path: Path, store_url: str):
+    project = tmp_path / "project"
+    project.mkdir()
+    assert git_state(project) == (None, None)
+    git = ["git", "-C", str(project), "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (project / "pipeline.py").write_text("top_k = 5\n")
+    subprocess.run([*git, "add", "pipeline.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], check=True)
+    commit = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    store = Store(store_url)
+    clean = store.record(run({"q0": 0.5}), project_dir=project)
+    assert (clean.git_commit, clean.git_dirty) == (commit, False)
+    (project / "pipeline.py").write_text("top_k = 8\n")
+    dirty = store.record(run({"q0": 0.5}), project_dir=project)
+    assert (dirty.git_commit, dirty.git_dirty) == (commit, True)
+
+
+def test_the_default_store_is_an_sqlite_file_under_dot_ragmeter(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RAGMETER_STORE_URL", raising=False)
+    store = Store()
+    store.record(run({"q0": 1.0}))
+    assert (tmp_path / ".ragmeter" / "runs.db").exists()
+    monkeypatch.setenv("RAGMETER_STORE_URL", f"sqlite:///{tmp_path / 'team.db'}")
+    Store().record(run({"q0": 1.0}))
+    assert (tmp_path / "team.db").exists()
+
+
+def test_a_password_in_the_url_never_shows():
+    store = Store("sqlite:///:memory:")
+    assert "secret" not in repr(store)
+    with pytest.raises(RunNotFoundError) as caught:
+        Store("sqlite:///:memory:").get("x")
+    assert "secret" not in str(caught.value)
