@@ -1,6 +1,6 @@
 """The ``ragmeter`` command line."""
 
-from ragmeter.cli import _generate  # noqa: F401 - registers `ragmeter generate`
+from ragmeter.cli import _generate, _runs  # noqa: F401 - register `generate` and `runs`
 from ragmeter.cli._app import app, main
 
 __all__ = ["app", "main"]

@@ -196,6 +196,49 @@ def print_run(result: EvaluationResult, *, breakdowns: bool = True) -> list[Find
     return findings
 
 
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; values that read as JSON (numbers, booleans) keep their type.
+
+    >>> parse_params(["top_k=5", "model=qwen-max", "rerank=true"])
+    {'top_k': 5, 'model': 'qwen-max', 'rerank': True}
+    """
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--param {pair!r} needs KEY=VALUE, e.g. --param top_k=5")
+        try:
+            params[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key.strip()] = value
+    return params
+
+
+def record_run(
+    result: EvaluationResult,
+    url: str | None,
+    *,
+    name: str | None,
+    tags: list[str],
+    params: dict[str, Any],
+) -> Any:
+    """Record a run in the run store; a store that cannot be opened is a warning, never a
+    lost run (the run directory has everything)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ragmeter.store import Store
+
+    try:
+        return Store(url).record(result, name=name, tags=tags, params=params)
+    except (SQLAlchemyError, ImportError, OSError) as error:
+        errors.print(
+            f"[yellow]warning:[/yellow] the run was not recorded in the run store "
+            f"({type(error).__name__}: {error}); its results are in the run directory",
+            highlight=False,
+        )
+        return None
+
+
 def _resume_invocation(run_dir: Path) -> dict[str, Any]:
     from ragmeter.results import STORE_FILE, RunStore
 
@@ -290,6 +333,23 @@ def eval_command(
     baseline: BaselineOption = None,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store", help="Run store URL (default $RAGMETER_STORE_URL or .ragmeter/runs.db)."
+        ),
+    ] = None,
+    no_store: Annotated[
+        bool, typer.Option("--no-store", help="Do not record the run in the run store.")
+    ] = False,
+    name: Annotated[str | None, typer.Option("--name", help="The run's name in the store.")] = None,
+    run_tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="A tag for the run (repeatable).")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", help="A parameter of the system, KEY=VALUE (repeatable)."),
+    ] = None,
 ) -> None:
     """Score a dataset with the given metrics; results are saved as they are computed.
 
@@ -323,6 +383,7 @@ def eval_command(
             output = resume
         if data is None or not metrics:
             raise ValueError("give a DATA file and --metrics, or --resume RUN_DIR")
+        run_params = parse_params(param or [])
         resolved = resolve_metrics(metrics)
         judge = None
         if any(isinstance(m, JudgedMetric) and m.uses_judge for m in resolved):
@@ -394,6 +455,10 @@ def eval_command(
         _fail(f"no valid row to evaluate in {data}", result.skipped)
 
     print_run(result, breakdowns=not quiet)
+    if not no_store:
+        recorded = record_run(result, store, name=name, tags=run_tag or [], params=run_params)
+        if recorded is not None:
+            console.print(f"recorded as run {recorded.id[:8]} ({escape(recorded.name)})")
     if report is not None:
         from ragmeter.diagnosis import diagnose
         from ragmeter.report import write_report

@@ -1,0 +1,233 @@
+"""``ragmeter runs``: the run store from the command line (list, show, compare, annotate)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ragmeter.cli._app import _fail, app, console, print_run
+
+if TYPE_CHECKING:
+    from ragmeter.results import EvaluationResult
+    from ragmeter.store import RunInfo, Store
+
+runs_app = typer.Typer(help="Runs recorded in the run store.", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store", help="Store URL (default $RAGMETER_STORE_URL or sqlite .ragmeter/runs.db)."
+    ),
+]
+
+
+def _open(url: str | None) -> Store:
+    from ragmeter.store import Store
+
+    try:
+        return Store(url)
+    except (ImportError, ValueError) as error:
+        _fail(str(error))
+
+
+def _get(store: Store, ref: str) -> RunInfo:
+    from ragmeter.store import RunNotFoundError
+
+    try:
+        return store.get(ref)
+    except RunNotFoundError as error:
+        _fail(str(error))
+
+
+def _params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "—"
+
+
+@runs_app.command("list")
+def list_command(
+    name: Annotated[str | None, typer.Option("--name", help="Only runs with this name.")] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Only runs with this tag.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Most runs to show.")] = 20,
+    store: StoreOption = None,
+) -> None:
+    """Recorded runs, newest first, with each metric's mean."""
+    found = _open(store).list(name=name, tag=tag, limit=limit)
+    if not found:
+        console.print("no run recorded yet: ragmeter eval records every run it makes")
+        return
+    metrics = list(dict.fromkeys(m["name"] for info in found for m in info.metrics))
+    table = Table(title=f"{len(found)} run(s)", title_justify="left")
+    for column in ("id", "name", "when (UTC)", "samples", *metrics, "params", "tags", "git"):
+        table.add_column(column, justify="right" if column in metrics else "left")
+    for info in found:
+        means = [info.mean(m) for m in metrics]
+        git = (
+            "—"
+            if info.git_commit is None
+            else info.git_commit[:8] + ("*" if info.git_dirty else "")
+        )
+        table.add_row(
+            info.id[:8],
+            escape(info.name),
+            f"{info.created_at:%Y-%m-%d %H:%M}",
+            f"{info.n_samples}"
+            + ("" if info.status == "complete" else " [yellow]partial[/yellow]"),
+            *("—" if v is None else f"{v:.3f}" for v in means),
+            escape(_params(info.params)),
+            escape(", ".join(info.tags)) or "—",
+            git,
+        )
+    console.print(table)
+
+
+@runs_app.command("show")
+def show_command(
+    run: Annotated[str, typer.Argument(help="Run id, id prefix or name (latest of that name).")],
+    store: StoreOption = None,
+) -> None:
+    """One run: its record (params, tags, notes, git, dataset) and its results."""
+    opened = _open(store)
+    info = _get(opened, run)
+    git = (
+        "—" if info.git_commit is None else info.git_commit + (" (dirty)" if info.git_dirty else "")
+    )
+    for label, value in (
+        ("run", f"{info.id} {info.name} ({info.status})"),
+        ("when", f"{info.created_at:%Y-%m-%d %H:%M:%S} UTC"),
+        ("dataset", f"{info.dataset_path or '—'} (fingerprint {info.dataset_hash or '—'})"),
+        ("params", _params(info.params)),
+        ("tags", ", ".join(info.tags) or "—"),
+        ("git", git),
+        ("ragmeter", info.ragmeter_version or "—"),
+        ("notes", info.notes or "—"),
+    ):
+        console.print(f"[bold]{label}[/bold]: {escape(str(value))}", highlight=False)
+    print_run(opened.load(info.id))
+
+
+@runs_app.command("compare")
+def compare_command(
+    runs: Annotated[list[str], typer.Argument(help="Two or more runs; the first is the baseline.")],
+    metrics: Annotated[
+        str | None, typer.Option("--metrics", "-m", help="Only these metrics (comma-separated).")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=0, help="Samples that changed most.")] = 5,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    store: StoreOption = None,
+) -> None:
+    """Each run against the first: parameter differences, per-metric verdicts (paired
+    statistics, Holm-corrected), per-tag deltas and the samples that changed most."""
+    from ragmeter.stats import compare
+
+    if len(runs) < 2:
+        _fail("give at least two runs: the baseline first")
+    opened = _open(store)
+    infos = [_get(opened, ref) for ref in runs]
+    results = [opened.load(info.id) for info in infos]
+    chosen = None if metrics is None else [m.strip() for m in metrics.split(",")]
+    base_info, base = infos[0], results[0]
+    for info, result in zip(infos[1:], results[1:], strict=True):
+        console.rule(
+            f"{escape(base_info.name)} {base_info.id[:8]} → {escape(info.name)} {info.id[:8]}"
+        )
+        for line in parameter_changes(base_info.params, info.params):
+            console.print(f"param {escape(line)}", highlight=False)
+        try:
+            comparisons = compare(base, result, metrics=chosen, alpha=alpha)
+        except (ValueError, KeyError, ImportError) as error:
+            _fail(str(error))
+        for c in comparisons:
+            colour = {"better": "green", "worse": "red"}.get(c.change, "white")
+            console.print(f"[{colour}]●[/{colour}] {escape(c.verdict())}", highlight=False)
+        names = [c.metric for c in comparisons]
+        for table in tag_delta_tables(base, result, names):
+            console.print(table)
+        if top:
+            console.print(most_changed_table(base, result, names, top))
+
+
+def parameter_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """``top_k: 5 → 8`` for every parameter that differs (added or removed ones too).
+
+    >>> parameter_changes({"top_k": 5, "model": "a"}, {"top_k": 8, "rerank": True})
+    ['model: a → —', 'rerank: — → True', 'top_k: 5 → 8']
+    """
+    keys = sorted(set(before) | set(after))
+    return [
+        f"{k}: {before.get(k, '—')} → {after.get(k, '—')}"
+        for k in keys
+        if before.get(k, "—") != after.get(k, "—")
+    ]
+
+
+def tag_delta_tables(
+    base: EvaluationResult, other: EvaluationResult, metrics: list[str]
+) -> list[Table]:
+    """Per tag shared by both runs: each metric's mean per tag value, before → after."""
+    tables = []
+    before, after = base.breakdowns(), other.breakdowns()
+    for tag in sorted(set(before) & set(after)):
+        groups_after = {g.value: g for g in after[tag]}
+        table = Table(title=f"by {tag}", title_justify="left")
+        table.add_column("metric", no_wrap=True)
+        shared = [g for g in before[tag] if g.value in groups_after]
+        for group in shared:
+            table.add_column(escape(group.value), justify="right")
+        for metric in metrics:
+            cells = []
+            for group in shared:
+                a = group.aggregates[metric].mean
+                b = groups_after[group.value].aggregates[metric].mean
+                cells.append("—" if a is None or b is None else f"{a:.2f} → {b:.2f} ({b - a:+.2f})")
+            table.add_row(metric, *cells)
+        tables.append(table)
+    return tables
+
+
+def most_changed(
+    base: EvaluationResult, other: EvaluationResult, metric: str, top: int
+) -> list[tuple[str, float, float]]:
+    """The samples (by id, in both runs) whose ``metric`` score moved most:
+    ``(sample_id, before, after)``, largest change first."""
+    before = {s.sample_id: s.scores[metric].score for s in base if metric in s.scores}
+    changes = []
+    for sample in other:
+        result = sample.scores.get(metric)
+        was = before.get(sample.sample_id)
+        if result is not None and result.score is not None and was is not None:
+            changes.append((sample.sample_id, was, result.score))
+    changes.sort(key=lambda c: (-abs(c[2] - c[1]), c[0]))
+    return [c for c in changes[:top] if c[2] != c[1]]
+
+
+def most_changed_table(
+    base: EvaluationResult, other: EvaluationResult, metrics: list[str], top: int
+) -> Table:
+    table = Table(title="samples that changed most", title_justify="left")
+    for column in ("metric", "sample", "before", "after", "change"):
+        table.add_column(
+            column, justify="right" if column in ("before", "after", "change") else "left"
+        )
+    for metric in metrics:
+        for sample_id, was, now in most_changed(base, other, metric, top):
+            table.add_row(
+                metric, escape(sample_id), f"{was:.3f}", f"{now:.3f}", f"{now - was:+.3f}"
+            )
+    return table
+
+
+@runs_app.command("annotate")
+def annotate_command(
+    run: Annotated[str, typer.Argument(help="Run id, id prefix or name.")],
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Add a tag (repeatable).")] = None,
+    notes: Annotated[str | None, typer.Option("--notes", help="Replace the notes.")] = None,
+    store: StoreOption = None,
+) -> None:
+    """Add tags or notes to a recorded run."""
+    opened = _open(store)
+    info = opened.annotate(_get(opened, run).id, tags=tag or (), notes=notes)
+    console.print(f"{info.id[:8]} {escape(info.name)}: tags {escape(', '.join(info.tags) or '—')}")

@@ -1,0 +1,117 @@
+"""``ragmeter eval`` records runs; ``ragmeter runs`` lists, shows, compares and annotates them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragmeter.cli import app
+from ragmeter.cli._runs import most_changed
+from ragmeter.store import Store
+
+runner = CliRunner()
+
+
+def write(path: Path, hits: int, n: int = 12) -> Path:
+    """``n`` retrieval samples; the first ``hits`` retrieve their relevant chunk first."""
+    rows = [
+        {
+            "id": f"q{i}",
+            "user_input": f"question {i}?",
+            "retrieved_context_ids": [f"d{i}", "x"] if i < hits else ["x", "y"],
+            "reference_context_ids": [f"d{i}"],
+            "metadata": {"kind": "multi" if i % 2 else "single"},
+        }
+        for i in range(n)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args), env={"COLUMNS": "240"})
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path, store_url: str):
+    before = write(tmp_path / "before.jsonl", hits=4)
+    after = write(tmp_path / "after.jsonl", hits=11)
+    common = ["-m", "recall@1,mrr", "-q", "--store", store_url]
+    params = ["--param", "top_k=5", "--param", "retriever=bm25", "--tag", "nightly"]
+    first = invoke("eval", str(before), "-o", str(tmp_path / "r1"), "--name", "bm25", *params,
+                   *common)  # fmt: skip
+    assert first.exit_code == 0, first.output
+    second = invoke("eval", str(after), "-o", str(tmp_path / "r2"), "--name", "hybrid",
+                    "--param", "top_k=8", "--param", "retriever=hybrid", *common)  # fmt: skip
+    assert second.exit_code == 0, second.output
+    assert "recorded as run" in second.output
+    return store_url
+
+
+def test_eval_records_the_run_with_its_params_and_list_shows_them(two_runs: str):
+    store = Store(two_runs)
+    hybrid, bm25 = store.list()
+    assert (bm25.name, bm25.params, bm25.tags) == (
+        "bm25",
+        {"top_k": 5, "retriever": "bm25"},
+        ["nightly"],
+    )
+    assert hybrid.params == {"top_k": 8, "retriever": "hybrid"}
+    assert bm25.mean("recall@1") == pytest.approx(4 / 12)
+    assert hybrid.run_dir is not None and Path(hybrid.run_dir).name == "r2"
+    listed = invoke("runs", "list", "--store", two_runs)
+    assert listed.exit_code == 0, listed.output
+    assert listed.output.index("hybrid") < listed.output.index("bm25")
+    assert "0.333" in listed.output and "0.917" in listed.output
+    assert "retriever=bm25, top_k=5" in listed.output
+    tagged = invoke("runs", "list", "--tag", "nightly", "--store", two_runs)
+    assert "bm25" in tagged.output and "hybrid" not in tagged.output
+
+
+def test_show_prints_the_record_and_the_results(two_runs: str):
+    shown = invoke("runs", "show", "bm25", "--store", two_runs)
+    assert shown.exit_code == 0, shown.output
+    assert "params: retriever=bm25, top_k=5" in shown.output
+    assert "recall@1" in shown.output and "by kind" in shown.output
+    missing = invoke("runs", "show", "nope", "--store", two_runs)
+    assert missing.exit_code == 2 and "ragmeter runs list" in missing.output
+
+
+def test_compare_shows_parameter_changes_verdicts_tag_deltas_and_changed_samples(two_runs: str):
+    compared = invoke("runs", "compare", "bm25", "hybrid", "--store", two_runs)
+    assert compared.exit_code == 0, compared.output
+    text = compared.output
+    assert "param retriever: bm25 → hybrid" in text and "param top_k: 5 → 8" in text
+    assert "recall@1 +0.58" in text and "significant" in text and "better" in text
+    assert "by kind" in text and "0.33 → 0.83 (+0.50)" in text  # single: 2/6 → 5/6
+    assert "samples that changed most" in text and "q4" in text
+    store = Store(two_runs)
+    changed = most_changed(store.load("bm25"), store.load("hybrid"), "recall@1", top=10)
+    assert sorted(c[0] for c in changed) == sorted(f"q{i}" for i in range(4, 11))
+    assert all((was, now) == (0.0, 1.0) for _, was, now in changed)
+
+
+def test_no_store_records_nothing_and_annotate_adds_tags(tmp_path: Path, store_url: str):
+    data = write(tmp_path / "d.jsonl", hits=3)
+    result = invoke("eval", str(data), "-m", "mrr", "-q", "-o", str(tmp_path / "r"),
+                    "--store", store_url, "--no-store")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert Store(store_url).list() == []
+    invoke("eval", str(data), "-m", "mrr", "-q", "-o", str(tmp_path / "s"), "--store", store_url)
+    (only,) = Store(store_url).list()
+    annotated = invoke("runs", "annotate", only.id[:8], "--tag", "baseline", "--notes", "v1",
+                       "--store", store_url)  # fmt: skip
+    assert annotated.exit_code == 0, annotated.output
+    assert Store(store_url).get(only.id).tags == ["baseline"]
+    assert Store(store_url).get(only.id).notes == "v1"
+
+
+def test_a_bad_param_is_a_usage_error(tmp_path: Path, store_url: str):
+    data = write(tmp_path / "d.jsonl", hits=3)
+    result = invoke("eval", str(data), "-m", "mrr", "-q", "-o", str(tmp_path / "r"),
+                    "--store", store_url, "--param", "top_k")  # fmt: skip
+    assert result.exit_code == 2
+    assert "KEY=VALUE" in result.output
