@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import _fail, app, console, print_run
+from ragmeter.store._store import parameter_changes
 
 if TYPE_CHECKING:
     from ragmeter.results import EvaluationResult
@@ -148,20 +149,6 @@ def compare_command(
             console.print(table)
         if top:
             console.print(most_changed_table(base, result, names, top))
-
-
-def parameter_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """``top_k: 5 → 8`` for every parameter that differs (added or removed ones too).
-
-    >>> parameter_changes({"top_k": 5, "model": "a"}, {"top_k": 8, "rerank": True})
-    ['model: a → —', 'rerank: — → True', 'top_k: 5 → 8']
-    """
-    keys = sorted(set(before) | set(after))
-    return [
-        f"{k}: {before.get(k, '—')} → {after.get(k, '—')}"
-        for k in keys
-        if before.get(k, "—") != after.get(k, "—")
-    ]
 
 
 def tag_delta_tables(

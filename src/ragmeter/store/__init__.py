@@ -7,7 +7,16 @@ from ragmeter.store._store import (
     RunNotFoundError,
     Store,
     git_state,
+    parameter_changes,
     store_url,
 )
 
-__all__ = ["DEFAULT_URL", "RunInfo", "RunNotFoundError", "Store", "git_state", "store_url"]
+__all__ = [
+    "DEFAULT_URL",
+    "RunInfo",
+    "RunNotFoundError",
+    "Store",
+    "git_state",
+    "parameter_changes",
+    "store_url",
+]

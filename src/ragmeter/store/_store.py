@@ -89,6 +89,20 @@ def git_state(directory: str | os.PathLike[str] | None = None) -> tuple[str | No
     return commit.stdout.strip() or None, dirty
 
 
+def parameter_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """``top_k: 5 → 8`` for every parameter that differs (added or removed ones too).
+
+    >>> parameter_changes({"top_k": 5, "model": "a"}, {"top_k": 8, "rerank": True})
+    ['model: a → —', 'rerank: — → True', 'top_k: 5 → 8']
+    """
+    keys = sorted(set(before) | set(after))
+    return [
+        f"{k}: {before.get(k, '—')} → {after.get(k, '—')}"
+        for k in keys
+        if before.get(k, "—") != after.get(k, "—")
+    ]
+
+
 def store_url(url: str | None = None) -> str:
     """``url``, else ``$RAGMETER_STORE_URL``, else the embedded SQLite file. A PostgreSQL URL
     (``postgresql://user@host/db``) uses psycopg 3 (extra ``[postgres]``)."""

@@ -1,0 +1,68 @@
+"""``ragmeter serve``: the local web dashboard over the run store."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from typing import Annotated
+
+import typer
+
+from ragmeter.cli._app import _fail, app, console
+from ragmeter.cli._runs import StoreOption, _open
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0")
+    (True, True, False)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@app.command("serve")
+def serve_command(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")] = 8321,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote", help="Listen on an address other machines can reach (needs a token)."
+        ),
+    ] = False,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="RAGMETER_DASHBOARD_TOKEN",
+            help="Token every request must carry (generated with --allow-remote if not given).",
+        ),
+    ] = None,
+    store: StoreOption = None,
+) -> None:
+    """Browse runs, their samples and comparisons in a web browser (works offline)."""
+    try:
+        import uvicorn
+
+        from ragmeter.dashboard import create_app
+    except ImportError as error:
+        _fail(f"the dashboard needs its extra: pip install 'ragmeter[serve]' ({error})")
+    if not is_loopback(host):
+        if not allow_remote:
+            _fail(
+                f"--host {host} can be reached from other machines: add --allow-remote "
+                "(a token is then required) or keep the default 127.0.0.1"
+            )
+        if not token:
+            token = secrets.token_urlsafe(24)
+            console.print(f"token (pass it once as ?token=...): {token}", highlight=False)
+    opened = _open(store)
+    where = f"http://{host}:{port}/" + ("?token=…" if token else "")
+    console.print(f"ragmeter dashboard on {where} (Ctrl+C to stop)", highlight=False)
+    uvicorn.run(create_app(opened, token=token), host=host, port=port, log_level="warning")

@@ -1,0 +1,87 @@
+"""The dashboard's pages through FastAPI's test client."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from ragmeter.cli._serve import is_loopback
+from ragmeter.dashboard import create_app
+
+
+@pytest.fixture
+def client(populated):
+    store, _ = populated
+    return TestClient(create_app(store))
+
+
+def test_the_runs_list_shows_every_run_with_means_params_and_filters(client, populated):
+    _, (first, second) = populated
+    page = client.get("/")
+    assert page.status_code == 200
+    text = page.text
+    assert text.index("reranked") < text.index("baseline")  # newest first
+    assert f'href="/runs/{first}"' in text and "top_k=5" in text
+    assert "faithfulness" in text and "context_precision" in text
+    filtered = client.get("/", params={"tag": "new"}).text
+    assert f'href="/runs/{second}"' in filtered and f'href="/runs/{first}"' not in filtered
+    assert "<script" not in text and "http://" not in text and "https://" not in text
+
+
+def test_a_run_page_is_its_report_with_the_record(client, populated):
+    _, (first, _) = populated
+    page = client.get(f"/runs/{first[:8]}")
+    assert page.status_code == 200
+    assert 'id="record"' in page.text and "top_k=5" in page.text
+    assert "Summary" in page.text and "By tag" in page.text
+    assert client.get("/runs/nothing").status_code == 404
+
+
+def test_every_sample_has_a_page_with_its_claims_and_contexts(client, populated):
+    _, (first, _) = populated
+    listing = client.get(f"/runs/{first}/samples").text
+    assert listing.count("sample-page-link") == 6
+    page = client.get(f"/runs/{first}/samples/0")
+    assert page.status_code == 200
+    assert "AirPods Pro 2" in page.text  # the question
+    assert "claims" in page.text.lower() and "contexts" in page.text
+    assert "next →" in page.text and "← previous" not in page.text
+    assert client.get(f"/runs/{first}/samples/6").status_code == 404
+
+
+def test_comparing_two_ticked_runs_shows_the_change(client, populated):
+    _, (first, second) = populated
+    ticked = client.get(
+        "/compare", params=[("run", first), ("run", second)], follow_redirects=False
+    )
+    assert ticked.status_code == 303
+    assert ticked.headers["location"] == f"/compare?base={first}&candidate={second}"
+    page = client.get(ticked.headers["location"])
+    assert page.status_code == 200
+    assert "Run vs baseline" in page.text
+    assert "top_k: 5 → 8" in page.text
+    assert "context_precision" in page.text
+    one = client.get("/compare", params=[("run", first)])
+    assert one.status_code == 400 and "exactly two" in one.text
+
+
+def test_a_token_protects_every_page(populated):
+    store, _ = populated
+    client = TestClient(create_app(store, token="s3cret-token"))
+    assert client.get("/").status_code == 401
+    assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/", headers={"Authorization": "Bearer s3cret-token"}).status_code == 200
+    first = client.get("/?token=s3cret-token")
+    assert first.status_code == 200
+    assert client.get("/health").status_code == 200  # the cookie carries it now
+
+
+def test_remote_addresses_need_the_explicit_flag():
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
+    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "--allow-remote" in result.output
