@@ -86,7 +86,7 @@ def test_compare_shows_parameter_changes_verdicts_tag_deltas_and_changed_samples
     text = compared.output
     assert "param retriever: bm25 → hybrid" in text and "param top_k: 5 → 8" in text
     assert "recall@1 +0.58" in text and "significant" in text and "better" in text
-    assert "by kind" in text and "0.33 → 0.83 (+0.50)" in text  # single: 2/6 → 5/6
+    assert "by kind" in text and "0.33 → 0.83 (+0.50) p=" in text  # single: 2/6 → 5/6
     assert "samples that changed most" in text and "q4" in text
     store = Store(two_runs)
     changed = most_changed(store.load("bm25"), store.load("hybrid"), "recall@1", top=10)

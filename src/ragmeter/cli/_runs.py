@@ -145,31 +145,57 @@ def compare_command(
             colour = {"better": "green", "worse": "red"}.get(c.change, "white")
             console.print(f"[{colour}]●[/{colour}] {escape(c.verdict())}", highlight=False)
         names = [c.metric for c in comparisons]
-        for table in tag_delta_tables(base, result, names):
+        for table in tag_delta_tables(base, result, names, alpha):
             console.print(table)
         if top:
             console.print(most_changed_table(base, result, names, top))
 
 
+#: Tags with more values than this get no per-value statistics (one test per value).
+MAX_TAG_VALUES = 10
+
+
 def tag_delta_tables(
-    base: EvaluationResult, other: EvaluationResult, metrics: list[str]
+    base: EvaluationResult, other: EvaluationResult, metrics: list[str], alpha: float = 0.05
 ) -> list[Table]:
-    """Per tag shared by both runs: each metric's mean per tag value, before → after."""
+    """Per tag shared by both runs: each metric's mean per tag value, before → after, with
+    the paired test on that group's samples (Holm-corrected over the metrics)."""
+    from ragmeter.stats import compare
+
     tables = []
     before, after = base.breakdowns(), other.breakdowns()
     for tag in sorted(set(before) & set(after)):
         groups_after = {g.value: g for g in after[tag]}
+        shared = [g for g in before[tag] if g.value in groups_after]
+        if not shared or len(shared) > MAX_TAG_VALUES:
+            continue
         table = Table(title=f"by {tag}", title_justify="left")
         table.add_column("metric", no_wrap=True)
-        shared = [g for g in before[tag] if g.value in groups_after]
+        verdicts: dict[str, dict[str, Any]] = {}
         for group in shared:
             table.add_column(escape(group.value), justify="right")
+            try:
+                found = compare(
+                    base, other, metrics=metrics, tag=tag, value=group.value, alpha=alpha,
+                    n_resamples=2000,
+                )  # fmt: skip
+            except ValueError:
+                found = []
+            verdicts[group.value] = {c.metric: c for c in found}
         for metric in metrics:
             cells = []
             for group in shared:
                 a = group.aggregates[metric].mean
                 b = groups_after[group.value].aggregates[metric].mean
-                cells.append("—" if a is None or b is None else f"{a:.2f} → {b:.2f} ({b - a:+.2f})")
+                if a is None or b is None:
+                    cells.append("—")
+                    continue
+                c = verdicts[group.value].get(metric)
+                mark = ""
+                if c is not None and c.p_adjusted is not None:
+                    colour = {"better": "green", "worse": "red"}.get(c.change, "dim")
+                    mark = f" [{colour}]p={c.p_adjusted:.2g}[/{colour}]"
+                cells.append(f"{a:.2f} → {b:.2f} ({b - a:+.2f}){mark}")
             table.add_row(metric, *cells)
         tables.append(table)
     return tables
