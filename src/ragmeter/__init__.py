@@ -10,6 +10,7 @@ from ragmeter._version import __version__
 
 if TYPE_CHECKING:
     from ragmeter.dataset import Dataset, DatasetError, Sample, load_dataset, save_dataset
+    from ragmeter.experiments import ExperimentResult, experiment
     from ragmeter.metrics import Direction, Metric, MetricResult, Status, get_metric
     from ragmeter.results import EvaluationResult
     from ragmeter.runner import aevaluate, evaluate
@@ -28,6 +29,8 @@ _PUBLIC = {
     "Status": "ragmeter.metrics",
     "get_metric": "ragmeter.metrics",
     "EvaluationResult": "ragmeter.results",
+    "ExperimentResult": "ragmeter.experiments",
+    "experiment": "ragmeter.experiments",
     "aevaluate": "ragmeter.runner",
     "evaluate": "ragmeter.runner",
 }
@@ -37,6 +40,7 @@ __all__ = [
     "DatasetError",
     "Direction",
     "EvaluationResult",
+    "ExperimentResult",
     "Metric",
     "MetricResult",
     "Sample",
@@ -44,6 +48,7 @@ __all__ = [
     "__version__",
     "aevaluate",
     "evaluate",
+    "experiment",
     "get_metric",
     "load_dataset",
     "save_dataset",
