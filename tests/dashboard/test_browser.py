@@ -67,10 +67,24 @@ def browser() -> Iterator[object]:
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     driver.set_page_load_timeout(30)
+    driver.implicitly_wait(5)  # elements of a page that is still loading
     try:
         yield driver
     finally:
         driver.quit()
+
+
+def wait_for_url(driver, fragment: str) -> None:
+    """Clicks return before the next page loads: wait for its address."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 20).until(lambda d: fragment in d.current_url)
+
+
+def wait_for_home(driver, base: str) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 20).until(lambda d: d.current_url == base + "/")
 
 
 def test_clicking_through_a_run_a_sample_and_a_comparison(served, browser):
@@ -85,33 +99,38 @@ def test_clicking_through_a_run_a_sample_and_a_comparison(served, browser):
 
     # a run: its record, summary and diagnosis, then every sample and one sample's page
     driver.find_element(By.LINK_TEXT, "baseline").click()
-    assert driver.current_url.endswith(f"/runs/{first}")
+    wait_for_url(driver, f"/runs/{first}")
     record = driver.find_element(By.ID, "record").text
     assert "top_k=5" in record and "baseline" in record
     summary = driver.find_element(By.ID, "summary").text
     assert "faithfulness" in summary and "context_precision" in summary
     driver.find_element(By.LINK_TEXT, "All samples").click()
+    wait_for_url(driver, "/samples")
     links = driver.find_elements(By.CSS_SELECTOR, "a.sample-page-link")
     assert len(links) == 6
     links[0].click()
+    wait_for_url(driver, "/samples/0")
     card = driver.find_element(By.CSS_SELECTOR, ".sample").text
     assert "AirPods Pro 2" in card and "faithfulness" in card
     driver.find_element(By.LINK_TEXT, "next →").click()
-    assert driver.current_url.endswith(f"/runs/{first}/samples/1")
+    wait_for_url(driver, f"/runs/{first}/samples/1")
 
     # a comparison: tick both runs; the older is the baseline
     driver.find_element(By.LINK_TEXT, "All runs").click()
+    wait_for_home(driver, base)
     driver.find_element(By.CSS_SELECTOR, f'input[value="{first}"]').click()
     driver.find_element(By.CSS_SELECTOR, f'input[value="{second}"]').click()
     driver.find_element(By.ID, "compare").click()
-    assert f"base={first}" in driver.current_url
+    wait_for_url(driver, f"base={first}")
     assert "top_k: 5 → 8" in driver.find_element(By.ID, "record").text
     change = driver.find_element(By.ID, "compare").text
     assert "context_precision" in change and "faithfulness" in change
 
     # filters
     driver.find_element(By.LINK_TEXT, "All runs").click()
+    wait_for_home(driver, base)
     driver.find_element(By.ID, "filter-tag").send_keys("new")
     driver.find_element(By.ID, "filter").click()
+    wait_for_url(driver, "tag=new")
     rows = driver.find_elements(By.CSS_SELECTOR, "table.runs tbody tr")
     assert [r.get_attribute("id") for r in rows] == [f"run-{second}"]
