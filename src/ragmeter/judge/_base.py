@@ -93,7 +93,11 @@ class Judge(ABC):
         except (ValidationError, KeyError, TypeError):
             return None  # an entry from an incompatible schema: recompute
         return Judgment(
-            output, Usage(cached_calls=1), cached=True, probabilities=hit.get("probabilities")
+            output,
+            Usage(cached_calls=1),
+            cached=True,
+            probabilities=hit.get("probabilities"),
+            distribution=hit.get("distribution"),
         )
 
     async def _shared_call(
@@ -104,7 +108,13 @@ class Judge(ABC):
         pending = self._in_flight.get(loop_key)
         if pending is not None:
             judgment = await asyncio.shield(pending)
-            return Judgment(judgment.output, Usage(cached_calls=1), True, judgment.probabilities)
+            return Judgment(
+                judgment.output,
+                Usage(cached_calls=1),
+                True,
+                judgment.probabilities,
+                judgment.distribution,
+            )
         future: asyncio.Future[Judgment[Any]] = asyncio.get_running_loop().create_future()
         self._in_flight[loop_key] = future
         try:
@@ -121,6 +131,7 @@ class Judge(ABC):
             {
                 "output": judgment.output.model_dump(mode="json"),
                 "probabilities": judgment.probabilities,
+                "distribution": judgment.distribution,
             },
         )
         return judgment

@@ -14,6 +14,7 @@ from ragmeter.judge._config import JudgeConfig
 from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
 from ragmeter.judge._http import StatusRejected, endpoint_client
 from ragmeter.judge._parse import (
+    enum_distribution,
     parse_output,
     repair_request,
     schema_instruction,
@@ -219,4 +220,5 @@ class OpenAIJudge(Judge):
                     f"{error} (after one repair re-ask)", raw=self.http.redact(content)
                 ) from None
         probabilities = verdict_probabilities(logprobs) if self.config.logprobs else None
-        return Judgment(output, usage, cached=False, probabilities=probabilities)
+        distribution = enum_distribution(logprobs, schema_json) if self.config.logprobs else None
+        return Judgment(output, usage, False, probabilities, distribution)

@@ -140,6 +140,58 @@ def verdict_probabilities(logprobs: list[dict[str, Any]] | None) -> list[float] 
     return probabilities or None
 
 
+def enum_distribution(
+    logprobs: list[dict[str, Any]] | None, schema: dict[str, Any]
+) -> dict[str, float] | None:
+    """P(value) over the allowed values of the schema's first enumerated field (a label or
+    a rubric score), from the top alternatives at the token where that value starts.
+
+    ``None`` without token probabilities, without an enumerated field, or when the values
+    cannot be told apart by their first token.
+
+    >>> import math
+    >>> schema = {"properties": {"reason": {"type": "string"}, "score": {"enum": [1, 2, 3]}}}
+    >>> content = [{"token": '{"reason": "ok", "score": ', "top_logprobs": []},
+    ...            {"token": "3", "top_logprobs": [{"token": "3", "logprob": math.log(0.6)},
+    ...                                            {"token": "2", "logprob": math.log(0.3)}]}]
+    >>> {k: round(v, 3) for k, v in enum_distribution(content, schema).items()}
+    {'1': 0.0, '2': 0.333, '3': 0.667}
+    """
+    if not logprobs:
+        return None
+    field, values = next(
+        (
+            (name, [str(v) for v in spec["enum"]])
+            for name, spec in (schema.get("properties") or {}).items()
+            if isinstance(spec, dict) and spec.get("enum")
+        ),
+        (None, []),
+    )
+    if field is None:
+        return None
+    seen = ""
+    for entry in logprobs:
+        token = str(entry.get("token", ""))
+        before = seen
+        seen += token
+        if f'"{field}"' not in before or not token.strip().strip('"'):
+            continue
+        start = token.strip().strip('"')
+        if not any(v.startswith(start) for v in values):
+            continue
+        mass = dict.fromkeys(values, 0.0)
+        for alternative in entry.get("top_logprobs") or [entry]:
+            text = str(alternative.get("token", "")).strip().strip('"')
+            matches = [v for v in values if text and v.startswith(text)]
+            if len(matches) > 1:
+                return None  # "pass" and "partial" both start with "pa"
+            if matches:
+                mass[matches[0]] += math.exp(float(alternative.get("logprob", -math.inf)))
+        total = sum(mass.values())
+        return {v: m / total for v, m in mass.items()} if total > 0 else None
+    return None
+
+
 def schema_instruction(schema: dict[str, Any]) -> str:
     """The instruction that carries the output schema when the endpoint does not enforce it."""
     return (

@@ -75,6 +75,9 @@ class Judgment(Generic[OutputT]):
     usage: Usage = field(default_factory=Usage)
     cached: bool = False
     probabilities: list[float] | None = None
+    #: P(value) over the allowed values of the answer's one enumerated field (a label or a
+    #: rubric score), from token probabilities, when the endpoint returned them.
+    distribution: dict[str, float] | None = None
 
 
 class BinaryVerdict(BaseModel):

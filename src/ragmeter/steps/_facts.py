@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ragmeter.judge import Usage
 from ragmeter.prompts import Language
@@ -17,6 +17,7 @@ Fact = Literal[
     "usefulness_question",
     "entities",
     "support",
+    "custom",
 ]
 ClaimSource = Literal["response", "reference"]
 PassageSource = Literal["contexts", "reference", "response"]
@@ -36,6 +37,9 @@ class Need:
     claims_of: ClaimSource | None = None
     against: tuple[PassageSource, ...] = ()
     per_passage: bool = False
+    #: For ``custom``: the custom prompt to ask (a hashable spec with ``render`` and
+    #: ``schema`` methods, e.g. :class:`ragmeter.metrics.custom.PromptSpec`).
+    prompt: Any = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,15 @@ class Support:
         return self.passages.index(source)
 
 
+@dataclass(frozen=True)
+class CustomAnswer:
+    """A custom prompt's validated answer; ``distribution`` is P(label) over the allowed
+    labels or scores when the judge returned token probabilities (G-Eval style)."""
+
+    output: dict[str, Any]
+    distribution: dict[str, float] | None = None
+
+
 @dataclass
 class Facts:
     """Everything the steps established for one sample; ``errors`` holds what failed."""
@@ -100,6 +113,8 @@ class Facts:
     support: dict[tuple[ClaimSource, tuple[PassageSource, ...], bool], Support] = field(
         default_factory=dict
     )
+    #: Answers to custom prompts, by the prompt's key (``custom:NAME@VERSION``).
+    custom: dict[str, CustomAnswer] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     prompt_versions: set[str] = field(default_factory=set)
@@ -118,6 +133,8 @@ class Facts:
 
 
 def _depends_on(need: Need) -> list[str]:
+    if need.fact == "custom":
+        return [need.prompt.key]
     if need.fact == "support":
         source = "response_claims" if need.claims_of == "response" else "statements"
         return [source, f"support:{need.claims_of}"]

@@ -31,6 +31,7 @@ from ragmeter.prompts import Language, PromptTemplate, detect_language, load_pro
 from ragmeter.steps._facts import (
     ClaimSource,
     ContextVerdict,
+    CustomAnswer,
     Entity,
     Facts,
     Need,
@@ -143,6 +144,8 @@ class StepRunner:
         for target in ("response", "question"):
             if f"usefulness_{target}" in wanted:
                 first.append(self._usefulness(sample, facts, target))
+        prompts = {n.prompt.key: n.prompt for n in needs if n.fact == "custom"}
+        first += [self._custom(sample, facts, prompt) for prompt in prompts.values()]
         await asyncio.gather(*first)
 
         groups: dict[ClaimSource, list[Need]] = {}
@@ -326,6 +329,29 @@ class StepRunner:
             self._record_error(facts, [name], error)
             return
         setattr(facts, name, list(verdicts))
+
+    # -- custom prompts --------------------------------------------------------------------------
+    async def _custom(self, sample: Sample, facts: Facts, prompt: Any) -> None:
+        """A custom metric's own prompt (one call), answered against its derived schema."""
+        messages = prompt.render(sample, facts.language)
+        version = f"{prompt.key}/{facts.language}"
+        try:
+            judgment = await self.judge.generate(
+                messages,
+                prompt.schema(),
+                prompt_version=version,
+                scope=prompt.key,
+                sample_id=self.sample_id,
+                salt=f"repeat-{self.repeat}" if self.repeat else "",
+            )
+        except JudgeError as error:
+            self._record_error(facts, [prompt.key], error)
+            return
+        facts.usage = facts.usage + judgment.usage
+        facts.prompt_versions.add(version)
+        facts.custom[prompt.key] = CustomAnswer(
+            judgment.output.model_dump(mode="json"), judgment.distribution
+        )
 
     # -- 3. claims against passages ------------------------------------------------------------
     async def _support(

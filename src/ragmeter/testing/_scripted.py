@@ -54,6 +54,7 @@ class ScriptedJudge(Judge):
         *,
         name: str = "scripted",
         probabilities: Callable[[BaseModel], list[float] | None] | None = None,
+        distribution: Callable[[BaseModel], dict[str, float] | None] | None = None,
         cache: Cache | None = None,
         ledger: UsageLedger | None = None,
         record_calls: bool = True,
@@ -66,6 +67,7 @@ class ScriptedJudge(Judge):
         self._responder: Responder | None = replies if callable(replies) else None
         self._queue: deque[Reply] = deque() if callable(replies) else deque(replies)
         self._probabilities = probabilities
+        self._distribution = distribution
         self._lock = threading.Lock()
         self.calls: list[ScriptedCall] = []
 
@@ -107,4 +109,5 @@ class ScriptedJudge(Judge):
             estimated_calls=1,
         )
         probabilities = self._probabilities(output) if self._probabilities else None
-        return Judgment(output, usage, probabilities=probabilities)
+        distribution = self._distribution(output) if self._distribution else None
+        return Judgment(output, usage, probabilities=probabilities, distribution=distribution)
