@@ -314,11 +314,27 @@ def get_metric(name: str) -> Metric:
     return spec.build(k)
 
 
+METRIC_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
+
+
+def _named_or_file(name: str) -> Metric:
+    if name.lower().endswith(METRIC_FILE_SUFFIXES):
+        from pathlib import Path
+
+        from ragmeter.metrics.custom._prompt import load_metric
+
+        if not Path(name).is_file():
+            raise UnknownMetricError(f"no metric file {name!r}")
+        return load_metric(name)
+    return get_metric(name)
+
+
 def resolve_metrics(metrics: list[Metric | str] | tuple[Metric | str, ...] | str) -> list[Metric]:
-    """Metric objects from objects or names (a comma-separated string is split)."""
+    """Metric objects from objects, names, or files defining prompt metrics (``.toml``,
+    ``.yaml``, ``.yml``, ``.json``); a comma-separated string is split."""
     if isinstance(metrics, str):
         metrics = [m for m in (part.strip() for part in metrics.split(",")) if m]
-    resolved = [m if isinstance(m, Metric) else get_metric(m) for m in metrics]
+    resolved = [m if isinstance(m, Metric) else _named_or_file(m) for m in metrics]
     names = [m.name for m in resolved]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
