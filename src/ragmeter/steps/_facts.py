@@ -20,7 +20,9 @@ Fact = Literal[
     "custom",
 ]
 ClaimSource = Literal["response", "reference"]
-PassageSource = Literal["contexts", "reference", "response"]
+#: ``reference_contexts``: the passages the reference answer was written from (e.g. the hops
+#: of a generated multi-hop question), one column each.
+PassageSource = Literal["contexts", "reference", "response", "reference_contexts"]
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,12 @@ from ragmeter.steps._facts import (
 )
 from ragmeter.steps._schemas import schema_for
 
-SOURCE_ORDER: tuple[PassageSource, ...] = ("reference", "response", "contexts")
+SOURCE_ORDER: tuple[PassageSource, ...] = (
+    "reference",
+    "response",
+    "contexts",
+    "reference_contexts",
+)
 ANY_CONTEXT = "contexts:any"
 
 
@@ -482,6 +487,11 @@ def _passages(sample: Sample, sources: Sequence[PassageSource]) -> tuple[list[st
         if source == "contexts":
             for i, context in enumerate(sample.retrieved_contexts or []):
                 labels.append(f"context:{i + 1}")
+                texts.append(context)
+        elif source == "reference_contexts":
+            # Always one column per reference context (never collapsed into "any context").
+            for i, context in enumerate(sample.reference_contexts or []):
+                labels.append(f"reference_context:{i + 1}")
                 texts.append(context)
         else:
             labels.append(source)
