@@ -1,0 +1,189 @@
+"""``ragmeter align``: a metric's agreement with human labels, and few-shot improvement."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from ragmeter.cli._app import (
+    JudgeBaseUrlOption,
+    JudgeConfigOption,
+    JudgeModelOption,
+    JudgeProviderOption,
+    LogprobsOption,
+    _fail,
+    _judge_from_options,
+    app,
+    console,
+)
+from ragmeter.dataset import DatasetError
+from ragmeter.judge import JudgeError
+from ragmeter.metrics import UnknownMetricError
+
+if TYPE_CHECKING:
+    from ragmeter.judge import Judge
+    from ragmeter.metrics import Metric
+
+METRIC_FILE_SUFFIXES = (".yaml", ".yml", ".toml")
+
+
+def load_metric_argument(value: str) -> Metric:
+    """A built-in metric by name (``faithfulness``, ``recall@5``), or a metric file
+    (``.yaml``/``.yml``/``.toml``) loaded with ``ragmeter.metrics.custom.load_metric``."""
+    from ragmeter.metrics import resolve_metrics
+
+    if Path(value).suffix.lower() in METRIC_FILE_SUFFIXES:
+        if not Path(value).is_file():
+            raise FileNotFoundError(f"no such metric file: {value!r}")
+        try:
+            from ragmeter.metrics.custom import load_metric
+        except ImportError as error:
+            raise ImportError(
+                f"cannot load the metric file {value!r}: custom metrics "
+                f"(ragmeter.metrics.custom) are not available in this installation ({error})"
+            ) from None
+        metric = load_metric(value)
+        return metric
+    return resolve_metrics([value])[0]
+
+
+def _judge_for(
+    metric: Metric,
+    model: str | None,
+    base_url: str | None,
+    provider: str | None,
+    config: Path | None,
+    logprobs: bool,
+    *,
+    cache: Path | None,
+    no_cache: bool,
+) -> Judge | None:
+    from ragmeter.metrics.llm import JudgedMetric
+
+    if not (isinstance(metric, JudgedMetric) and metric.uses_judge):
+        return None
+    return _judge_from_options(
+        model, base_url, provider, config, logprobs, cache=cache, no_cache=no_cache
+    )
+
+
+@app.command("align")
+def align_command(
+    metric: Annotated[
+        str,
+        typer.Argument(
+            help="A built-in metric (e.g. faithfulness) or a metric file (.yaml, .yml, .toml)."
+        ),
+    ],
+    labelled: Annotated[
+        Path,
+        typer.Argument(help="Human-labelled samples: .jsonl, .json, .csv or .parquet."),
+    ],
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            help="discrete, numeric, rubric or ranking (default: the metric's, else from the "
+            "labels).",
+        ),
+    ] = None,
+    improve: Annotated[
+        bool,
+        typer.Option(
+            "--improve",
+            help="Give the metric few-shot examples from a train split; measure on the test split.",
+        ),
+    ] = False,
+    shots: Annotated[
+        int, typer.Option("--shots", min=1, help="Examples to give the metric with --improve.")
+    ] = 4,
+    test_share: Annotated[
+        float,
+        typer.Option("--test-share", help="Share of the items held out for testing (--improve)."),
+    ] = 0.5,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the CIs.")] = 0,
+    label_field: Annotated[
+        str, typer.Option("--label-field", help="The column with the human label.")
+    ] = "label",
+    reason_field: Annotated[
+        str, typer.Option("--reason-field", help="The column with the human's reason, if any.")
+    ] = "reason",
+    top: Annotated[
+        int, typer.Option("--top", min=0, help="Disagreements to print (all are in --json).")
+    ] = 10,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the full report as JSON to this file.")
+    ] = None,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    judge_provider: JudgeProviderOption = None,
+    judge_config: JudgeConfigOption = None,
+    logprobs: LogprobsOption = False,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="Judge cache file (default .ragmeter/cache.db).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not use the judge cache.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+) -> None:
+    """How far does a metric agree with people? Scores human-labelled samples and reports
+    agreement with 95% bootstrap CIs (accuracy and Cohen's kappa for discrete labels,
+    quadratic-weighted kappa for rubric levels, Spearman and Pearson for numbers), the items
+    it did not score, and the largest disagreements with the metric's reasons.
+
+    With --improve the metric gets few-shot examples chosen from a train split, and the
+    original and the improved metric are measured on the held-out test split only.
+    """
+    from ragmeter.align import SupportsExamples, align
+    from ragmeter.align._align import cannot_improve
+
+    try:
+        resolved = load_metric_argument(metric)
+        if improve and not isinstance(resolved, SupportsExamples):
+            raise ValueError(cannot_improve(resolved))
+        judge = _judge_for(
+            resolved,
+            judge_model,
+            judge_base_url,
+            judge_provider,
+            judge_config,
+            logprobs,
+            cache=cache,
+            no_cache=no_cache,
+        )
+        report = align(
+            resolved,
+            labelled,
+            kind=kind,
+            judge=judge,
+            improve=improve,
+            test_share=test_share,
+            shots=shots,
+            seed=seed,
+            label_field=label_field,
+            reason_field=reason_field,
+            progress=not quiet,
+        )
+    except (
+        UnknownMetricError,
+        DatasetError,
+        FileNotFoundError,
+        ValueError,
+        ImportError,
+        JudgeError,
+    ) as error:
+        _fail(str(error))
+    for line in report.summary(top=top).splitlines():
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(
+            json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False),
+            encoding="utf-8",
+        )
+        console.print(f"report: {escape(str(json_out))}", highlight=False)
