@@ -1,0 +1,603 @@
+"""SQL equivalence: does the generated SQL return what the reference SQL returns?
+
+The shipped example of a metric that is neither judged nor a text comparison: the sample's
+``response`` is a generated SQL query, its ``reference`` the reference query, and
+``metadata["db_path"]`` the SQLite database both run on (execution accuracy, as in the
+Spider and BIRD text-to-SQL benchmarks).
+
+Both queries run read-only: the database is opened with ``mode=ro``, ``PRAGMA query_only`` is
+on, an authorizer allows reading only, and a query must be one ``SELECT`` / ``WITH``
+statement. Each query has ``timeout`` seconds.
+
+The results are compared as multisets of rows (order ignored) unless the reference query has
+a top-level ``ORDER BY``; then in order. Column names are ignored, the number of columns must
+match, numbers are equal within ``float_tolerance`` (``1`` equals ``1.0``), other values
+exactly. The score is 1 or 0, the reason says what differed.
+
+A generated query that is refused, fails (a syntax error, an unknown column) or times out is
+wrong: 0, with the error as the reason. When execution is impossible - no database, a
+missing one, or a reference query that itself fails - the metric falls back to
+``fallback`` (any metric, e.g. a judge comparing the two queries) and records
+``details["fallback"]``; without one the sample is not applicable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+import urllib.parse
+from collections import Counter, OrderedDict
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings
+from ragmeter.metrics._base import Metric, MetricResult, Requirements, Status
+from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.prompts import detect_language
+from ragmeter.steps import Facts, Need
+
+Row = tuple[Any, ...]
+
+#: The authorizer's allow-list: reading tables and views, calling functions, recursive CTEs.
+_READ_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+#: Whitespace, semicolons and comments (a comment never runs past its first ``*/``).
+_SKIPPABLE = re.compile(r"(?:\s|;|--[^\n]*(?:\n|\Z)|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))*")
+_FENCE = re.compile(r"\A```[A-Za-z]*[ \t]*\n?(.*?)\n?```\Z", re.DOTALL)
+#: Above this many unmatched pairs, rows are matched in sorted order instead of one by one.
+_MAX_PAIRINGS = 4_000_000
+
+
+class QueryRefused(ValueError):
+    """A query that is not one read-only SELECT / WITH statement."""
+
+
+class QueryTooLarge(ValueError):
+    """A query whose result has more rows than the metric compares."""
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    columns: int
+    rows: list[Row]
+
+
+@dataclass(frozen=True)
+class ExecutionImpossible:
+    """Why execution cannot decide a sample (no database, or the reference query fails)."""
+
+    reason: str
+
+
+def single_select(sql: str) -> str:
+    """``sql`` as one statement to run (a surrounding markdown code fence and trailing
+    semicolons dropped), or :class:`QueryRefused` when it is not one SELECT / WITH statement.
+
+    >>> single_select("```sql\\nSELECT 1;\\n```")
+    'SELECT 1'
+    >>> single_select("SELECT 1; DROP TABLE users")
+    Traceback (most recent call last):
+    ...
+    ragmeter.metrics.custom.sql_equivalence.QueryRefused: more than one statement
+    """
+    text = sql.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    body = text[_SKIPPABLE.match(text).end() :]  # type: ignore[union-attr]  # always matches
+    keyword = re.match(r"[A-Za-z]+", body)
+    if keyword is None or keyword.group(0).upper() not in ("SELECT", "WITH"):
+        start = body[:30] or "nothing"
+        raise QueryRefused(f"not a SELECT or WITH query (it starts with {start!r})")
+    for i, char in enumerate(text):
+        if char == ";" and sqlite3.complete_statement(text[: i + 1]):
+            rest = text[i + 1 :]
+            if _SKIPPABLE.fullmatch(rest) is None:
+                raise QueryRefused("more than one statement")
+            return text[:i].rstrip()
+    return text
+
+
+def has_top_level_order_by(sql: str) -> bool:
+    """Whether the query's outermost SELECT has an ORDER BY (not one in a subquery, a CTE, a
+    window or a string).
+
+    >>> has_top_level_order_by("SELECT a FROM t ORDER BY a DESC LIMIT 3")
+    True
+    >>> has_top_level_order_by(
+    ...     "WITH x AS (SELECT a FROM t ORDER BY a) "
+    ...     "SELECT 'order by', rank() OVER (ORDER BY a) FROM x"
+    ... )
+    False
+    """
+    outer: list[str] = []
+    depth, i, n = 0, 0, len(sql)
+    while i < n:
+        char = sql[i]
+        if char in "'\"`[":
+            close = "]" if char == "[" else char
+            end = sql.find(close, i + 1)
+            while end != -1 and close != "]" and sql.startswith(close * 2, end):
+                end = sql.find(close, end + 2)  # a doubled quote escapes itself
+            i = n if end == -1 else end + 1
+            outer.append(" ")
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end == -1 else end + 1
+            outer.append(" ")
+        elif sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end == -1 else end + 2
+            outer.append(" ")
+        else:
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth = max(depth - 1, 0)
+            elif depth == 0:
+                outer.append(char)
+            i += 1
+    return re.search(r"\bORDER\s+BY\b", "".join(outer), re.IGNORECASE) is not None
+
+
+def _cells_equal(a: Any, b: Any, tolerance: float) -> bool:
+    numeric = (int, float)
+    if isinstance(a, numeric) and isinstance(b, numeric):
+        return a == b or math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
+    return type(a) is type(b) and a == b
+
+
+def rows_equal(a: Row, b: Row, tolerance: float = 1e-6) -> bool:
+    """Whether two rows hold the same values (numbers within ``tolerance``).
+
+    >>> rows_equal((1, "a", 0.30000000000000004), (1.0, "a", 0.3)), rows_equal((1,), ("1",))
+    (True, False)
+    """
+    return len(a) == len(b) and all(_cells_equal(x, y, tolerance) for x, y in zip(a, b))
+
+
+def _sort_key(row: Row) -> tuple[tuple[int, Any], ...]:
+    def cell(value: Any) -> tuple[int, Any]:
+        if value is None:
+            return (0, 0)
+        if isinstance(value, int | float):
+            return (1, float(value))
+        if isinstance(value, str):
+            return (2, value)
+        return (3, bytes(value) if isinstance(value, bytes | bytearray | memoryview) else 0)
+
+    return tuple(cell(v) for v in row)
+
+
+def _unmatched(
+    reference: list[Row], generated: list[Row], tolerance: float
+) -> tuple[Counter[Row], Counter[Row]]:
+    """The reference rows the generated result lacks and the generated rows the reference
+    lacks, as multisets: exact matches first, then the rest within the tolerance."""
+    missing = Counter(reference)
+    extra = Counter(generated)
+    exact = missing & extra
+    missing -= exact
+    extra -= exact
+    left, right = list(missing.elements()), list(extra.elements())
+    if not left or not right:
+        return missing, extra
+    if len(left) * len(right) <= _MAX_PAIRINGS:
+        unused = right
+        for row in left:
+            for j, candidate in enumerate(unused):
+                if rows_equal(row, candidate, tolerance):
+                    missing[row] -= 1
+                    extra[candidate] -= 1
+                    del unused[j]
+                    break
+    else:  # too many to pair one by one: pair them in sorted order
+        for row, candidate in zip(sorted(left, key=_sort_key), sorted(right, key=_sort_key)):
+            if rows_equal(row, candidate, tolerance):
+                missing[row] -= 1
+                extra[candidate] -= 1
+    return +missing, +extra
+
+
+def _show(row: Row, limit: int = 200) -> str:
+    text = repr(row[0]).join("()") if len(row) == 1 else repr(row)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def compare_results(
+    reference: QueryResult, generated: QueryResult, *, ordered: bool, tolerance: float = 1e-6
+) -> MetricResult:
+    """1 when ``generated`` holds the reference's rows (in order when ``ordered``), else 0
+    with what differed.
+
+    >>> ref = QueryResult(2, [("a", 1), ("b", 2)])
+    >>> compare_results(ref, QueryResult(2, [("b", 2.0), ("a", 1)]), ordered=False).score
+    1.0
+    >>> print(compare_results(ref, QueryResult(2, [("b", 2), ("a", 1)]), ordered=True).reason)
+    row 1 differs (the reference is ordered): generated ('b', 2), reference ('a', 1)
+    """
+    details: dict[str, Any] = {
+        "ordered": ordered,
+        "columns": reference.columns,
+        "reference_rows": len(reference.rows),
+        "generated_rows": len(generated.rows),
+    }
+    if generated.columns != reference.columns:
+        return MetricResult.ok(
+            0.0,
+            f"the generated query returns {generated.columns} column(s), the reference "
+            f"{reference.columns}",
+            **{**details, "generated_columns": generated.columns},
+        )
+    counts = ""
+    if len(generated.rows) != len(reference.rows):
+        counts = (
+            f"the generated query returns {len(generated.rows)} row(s), the reference "
+            f"{len(reference.rows)}"
+        )
+    if ordered:
+        for i, (ref_row, gen_row) in enumerate(zip(reference.rows, generated.rows)):
+            if not rows_equal(ref_row, gen_row, tolerance):
+                where = f"row {i + 1} differs (the reference is ordered): generated "
+                where += f"{_show(gen_row)}, reference {_show(ref_row)}"
+                return MetricResult.ok(
+                    0.0,
+                    f"{counts}; {where}" if counts else where,
+                    **details,
+                    first_difference={
+                        "row": i + 1,
+                        "generated": _show(gen_row),
+                        "reference": _show(ref_row),
+                    },
+                )
+        if counts:
+            shorter = min(len(generated.rows), len(reference.rows))
+            return MetricResult.ok(
+                0.0,
+                f"{counts}; the first {shorter} row(s) agree",
+                **details,
+                first_difference={"row": shorter + 1},
+            )
+        return MetricResult.ok(
+            1.0, f"same {len(reference.rows)} row(s), in the reference's order", **details
+        )
+    missing, extra = _unmatched(reference.rows, generated.rows, tolerance)
+    if not missing and not extra:
+        return MetricResult.ok(1.0, f"same {len(reference.rows)} row(s) (order ignored)", **details)
+    parts = [counts] if counts else []
+    difference: dict[str, Any] = {}
+    if missing:
+        first = next(row for row in reference.rows if missing[row] > 0)
+        parts.append(f"the generated result lacks the reference row {_show(first)}")
+        difference["reference"] = _show(first)
+    if extra:
+        first = next(row for row in generated.rows if extra[row] > 0)
+        parts.append(f"it has the row {_show(first)}, which the reference lacks")
+        difference["generated"] = _show(first)
+    return MetricResult.ok(
+        0.0,
+        "; ".join(parts),
+        **details,
+        rows_missing=sum(missing.values()),
+        rows_extra=sum(extra.values()),
+        first_difference=difference,
+    )
+
+
+def _authorize(action: int, *args: Any) -> int:
+    return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
+
+
+class SQLEquivalence(JudgedMetric):
+    """1 when the generated SQL returns the reference SQL's rows on the sample's SQLite
+    database, else 0 (execution accuracy).
+
+    ``db_path_key`` names the metadata field with the database path (``db_path``); relative
+    paths are under ``db_dir`` when given. ``fallback`` scores the samples execution cannot
+    decide (see the module's documentation). It is a :class:`JudgedMetric` so that a judged
+    fallback gets the run's judge, is cached and counted like any judge call; without one it
+    calls no judge, and the queries run in worker threads, ``concurrency`` samples at once.
+
+    >>> import sqlite3, tempfile, os
+    >>> db = os.path.join(tempfile.mkdtemp(), "shop.db")
+    >>> with sqlite3.connect(db) as connection:
+    ...     _ = connection.executescript(
+    ...         "CREATE TABLE item(name TEXT, price REAL);"
+    ...         "INSERT INTO item VALUES ('pen', 1.5), ('ink', 4.0), ('pad', 2.25);"
+    ...     )
+    >>> connection.close()
+    >>> metric = SQLEquivalence()
+    >>> def check(generated):
+    ...     reference = "SELECT name FROM item WHERE price >= 2.25 ORDER BY name"
+    ...     sample = Sample(response=generated, reference=reference, metadata={"db_path": db})
+    ...     result = metric.score(sample)
+    ...     return result.score, result.reason
+    >>> check("select i.name from item i where i.price > 2 order by 1")
+    (1.0, "same 2 row(s), in the reference's order")
+    >>> check("select name from item where price > 2 order by name desc")
+    (0.0, "row 1 differs (the reference is ordered): generated ('pad'), reference ('ink')")
+    >>> check("select nam from item")
+    (0.0, 'the generated query fails: no such column: nam')
+    """
+
+    name = "sql_equivalence"
+    requires: ClassVar[Requirements] = (("response",), ("reference",))
+    uses_judge: ClassVar[bool] = False
+    uses_embeddings: ClassVar[bool] = False
+    #: The sample metadata field that holds the database path.
+    db_path_key: str = "db_path"
+    #: Reference outcomes remembered per (database, reference query), for judged fallbacks.
+    memory_size: ClassVar[int] = 1024
+
+    def __init__(
+        self,
+        *,
+        fallback: Metric | None = None,
+        db_path_key: str | None = None,
+        db_dir: str | os.PathLike[str] | None = None,
+        timeout: float = 10.0,
+        float_tolerance: float = 1e-6,
+        max_rows: int = 1_000_000,
+    ) -> None:
+        if timeout <= 0 or float_tolerance < 0 or max_rows < 1:
+            raise ValueError("timeout and max_rows must be positive, float_tolerance >= 0")
+        if fallback is not None and not isinstance(fallback, Metric):
+            raise TypeError(f"fallback must be a Metric, got {fallback!r}")
+        judged = fallback if isinstance(fallback, JudgedMetric) else None
+        super().__init__(
+            judge=judged.judge if judged else None,
+            embeddings=judged.embeddings if judged else None,
+            language=judged.language if judged else None,
+        )
+        self.fallback = fallback
+        if db_path_key is not None:
+            self.db_path_key = db_path_key
+        self.db_dir = Path(db_dir) if db_dir is not None else None
+        self.timeout = float(timeout)
+        self.float_tolerance = float(float_tolerance)
+        self.max_rows = int(max_rows)
+        # The runner gives this metric the judge and embeddings its fallback needs.
+        self.uses_judge = bool(judged and judged.uses_judge)  # type: ignore[misc]
+        self.uses_embeddings = bool(judged and judged.uses_embeddings)  # type: ignore[misc]
+        self._judged_fallback = judged
+        self._memory: OrderedDict[tuple[Any, ...], str | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "db_path_key": self.db_path_key,
+            "timeout": self.timeout,
+            "float_tolerance": self.float_tolerance,
+            "max_rows": self.max_rows,
+        }
+        if self.db_dir is not None:
+            params["db_dir"] = str(self.db_dir)
+        if self.fallback is not None:
+            params["fallback"] = {"name": self.fallback.name, "params": self.fallback.params()}
+        return params
+
+    # -- executing ---------------------------------------------------------------------------
+    def database(self, sample: Sample) -> Path | ExecutionImpossible:
+        """The sample's database file, or why there is none."""
+        value = sample.metadata.get(self.db_path_key)
+        if value is None or value == "":
+            return ExecutionImpossible(
+                f"no database (the sample has no metadata {self.db_path_key!r})"
+            )
+        if not isinstance(value, str | os.PathLike):
+            return ExecutionImpossible(f"metadata {self.db_path_key!r} is not a path: {value!r}")
+        path = Path(value)
+        if self.db_dir is not None and not path.is_absolute():
+            path = self.db_dir / path
+        if not path.is_file():
+            return ExecutionImpossible(f"the database {str(path)!r} does not exist")
+        return path
+
+    def _connect(self, path: Path) -> sqlite3.Connection:
+        uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+        connection = sqlite3.connect(uri, uri=True, timeout=self.timeout)
+        try:
+            connection.text_factory = lambda data: data.decode("utf-8", "replace")
+            connection.execute("PRAGMA query_only = ON")
+            connection.set_authorizer(_authorize)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _run(self, connection: sqlite3.Connection, sql: str) -> QueryResult:
+        statement = single_select(sql)
+        deadline = time.monotonic() + self.timeout
+        connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+        try:
+            cursor = connection.execute(statement)
+            columns = len(cursor.description or ())
+            rows = cursor.fetchmany(self.max_rows + 1)
+        except sqlite3.OperationalError as error:
+            if time.monotonic() > deadline and "interrupt" in str(error):
+                raise sqlite3.OperationalError(f"timed out after {self.timeout:g} s") from None
+            raise
+        finally:
+            connection.set_progress_handler(None, 0)
+        if len(rows) > self.max_rows:
+            raise QueryTooLarge(f"more than {self.max_rows} rows (raise max_rows to compare)")
+        return QueryResult(columns, [tuple(row) for row in rows])
+
+    def _reference(self, connection: sqlite3.Connection, sample: Sample) -> QueryResult | str:
+        """The reference's result, or why it has none (:class:`QueryTooLarge` is raised: the
+        reference works, the metric cannot compare it)."""
+        try:
+            return self._run(connection, sample.reference or "")
+        except QueryTooLarge:
+            raise
+        except QueryRefused as error:
+            return f"the reference query is refused: {error}"
+        except (sqlite3.Error, ValueError) as error:
+            return f"the reference query fails: {error}"
+
+    def compare(self, sample: Sample) -> MetricResult | ExecutionImpossible:
+        """Execute both queries and compare (blocking; the runner calls it in a thread)."""
+        path = self.database(sample)
+        if isinstance(path, ExecutionImpossible):
+            return path
+        try:
+            connection = self._connect(path)
+        except sqlite3.Error as error:
+            return ExecutionImpossible(f"cannot open the database {str(path)!r}: {error}")
+        with closing(connection):
+            try:
+                reference = self._reference(connection, sample)
+            except QueryTooLarge as error:
+                return MetricResult.failed(f"the reference query returns {error}")
+            if isinstance(reference, str):
+                return ExecutionImpossible(reference)
+            try:
+                generated = self._run(connection, sample.response or "")
+            except QueryRefused as error:
+                return MetricResult.ok(0.0, f"the generated query is refused: {error}")
+            except QueryTooLarge as error:
+                return MetricResult.failed(f"the generated query returns {error}")
+            except (sqlite3.Error, ValueError) as error:
+                return MetricResult.ok(0.0, f"the generated query fails: {error}")
+        return compare_results(
+            reference,
+            generated,
+            ordered=has_top_level_order_by(sample.reference or ""),
+            tolerance=self.float_tolerance,
+        )
+
+    def impossible(self, sample: Sample) -> str | None:
+        """Why execution cannot decide ``sample``, or ``None`` when it can. Runs the reference
+        query (once per database state and query: remembered)."""
+        path = self.database(sample)
+        if isinstance(path, ExecutionImpossible):
+            return path.reason
+        try:
+            stat = path.stat()
+        except OSError as error:
+            return f"the database {str(path)!r} cannot be read: {error}"
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, sample.reference)
+        with self._lock:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                return self._memory[key]
+        try:
+            with closing(self._connect(path)) as connection:
+                outcome = self._reference(connection, sample)
+        except sqlite3.Error as error:
+            outcome = f"cannot open the database {str(path)!r}: {error}"
+        except QueryTooLarge:
+            outcome = None  # executable: compare() reports the size as the sample's failure
+        reason = outcome if isinstance(outcome, str) else None
+        with self._lock:
+            self._memory[key] = reason
+            while len(self._memory) > self.memory_size:
+                self._memory.popitem(last=False)
+        return reason
+
+    # -- the fallback --------------------------------------------------------------------------
+    def _fell_back(self, result: MetricResult, why: str) -> MetricResult:
+        assert self.fallback is not None
+        details = {**result.details, "fallback": self.fallback.name, "fallback_because": why}
+        if result.status is Status.FAILED:
+            return dataclasses.replace(result, details=details)
+        reason = f"judged by {self.fallback.name} ({why})"
+        if result.reason:
+            reason += f": {result.reason}"
+        return dataclasses.replace(result, reason=reason, details=details)
+
+    async def _fall_back(
+        self, sample: Sample, why: str, facts: Facts | None, embeddings: Embeddings | None
+    ) -> MetricResult:
+        fallback = self.fallback
+        if fallback is None:
+            return MetricResult.not_applicable(f"cannot execute: {why}")
+        try:
+            if isinstance(fallback, JudgedMetric) and facts is not None:
+                early = fallback.precheck(sample)
+                result = early or await fallback.finish(sample, facts, embeddings)
+            else:
+                missing = fallback.missing_fields(sample)
+                if missing:
+                    result = MetricResult.failed(f"missing field(s): {', '.join(missing)}")
+                else:
+                    result = await fallback.ascore(sample)
+        except Exception as error:  # noqa: BLE001 - the fallback's failure is this sample's
+            result = MetricResult.failed(f"{type(error).__name__}: {error}")
+        return self._fell_back(result, why)
+
+    # -- the JudgedMetric protocol: the judge is only ever the fallback's -----------------------
+    def needs(self, sample: Sample) -> list[Need]:
+        """The judged fallback's needs where execution is impossible, else none. Deciding
+        runs the reference query here, on the caller's thread (remembered for
+        :meth:`compute`); without a judged fallback that needs facts nothing runs here."""
+        judged = self._judged_fallback
+        if judged is None or self.missing_fields(sample):
+            return []
+        wanted = judged.needs(sample)
+        try:
+            possible = not wanted or self.impossible(sample) is None
+        except Exception:  # noqa: BLE001 - compute() meets the same error and reports it
+            possible = True
+        return [] if possible else wanted
+
+    def precheck(self, sample: Sample) -> MetricResult | None:
+        """Missing fields fail; an empty generated query is a wrong one, not "nothing to
+        judge", so blank fields are scored."""
+        missing = self.missing_fields(sample)
+        return MetricResult.failed(f"missing field(s): {', '.join(missing)}") if missing else None
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        judged = self._judged_fallback
+        try:
+            # With a judged fallback that needs facts, the reference check in needs() decided
+            # whether the runner gathered them: then the fallback scores from them.
+            wanted = judged.needs(sample) if judged is not None else []
+            if wanted:
+                why = self.impossible(sample)
+                if why is not None:
+                    return await self._fall_back(sample, why, facts, embeddings)
+            outcome = await asyncio.to_thread(self.compare, sample)
+            if isinstance(outcome, ExecutionImpossible):
+                gathered = judged is not None and not wanted  # it needs no facts: all there
+                return await self._fall_back(
+                    sample,
+                    outcome.reason,
+                    facts if gathered else None,
+                    embeddings if gathered else None,
+                )
+            return outcome
+        except Exception as error:  # noqa: BLE001 - never lose the run over one sample
+            return MetricResult.failed(f"{type(error).__name__}: {error}")
+
+    async def finish(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        # The facts are the fallback's: their errors are its to report (see _fall_back).
+        return await self.compute(sample, facts, embeddings)
+
+    async def ascore(self, sample: Sample) -> MetricResult:
+        early = self.precheck(sample)
+        if early is not None:
+            return early
+        if self.needs(sample):
+            # Scored alone (not by the runner): the fallback gathers its facts with its own
+            # judge (or the default one).
+            why = self.impossible(sample) or "execution impossible"
+            return await self._fall_back(sample, why, None, None)
+        language = self.language or detect_language(
+            sample.user_input, sample.response, sample.reference
+        )
+        return await self.compute(sample, Facts(language=language), self._embeddings())

@@ -1,0 +1,468 @@
+"""SQL equivalence on a real SQLite database: execution, comparison, refusals, fallbacks."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from ragmeter import MetricResult, Sample, Status, evaluate
+from ragmeter.embed import Embeddings
+from ragmeter.judge import JudgeError
+from ragmeter.metrics import Requirements
+from ragmeter.metrics.custom import SQLEquivalence, metric
+from ragmeter.metrics.custom.sql_equivalence import (
+    QueryRefused,
+    has_top_level_order_by,
+    single_select,
+)
+from ragmeter.metrics.llm import JudgedMetric
+from ragmeter.steps import Facts, Need
+from ragmeter.testing import ScriptedJudge
+
+SCHEMA = """
+CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT, city TEXT);
+CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER, amount REAL);
+INSERT INTO customer VALUES (1, 'Ann', 'Paris'), (2, 'Bo', 'Lyon'), (3, 'Cy', 'Paris');
+INSERT INTO orders VALUES (1, 1, 10.5), (2, 1, 20.25), (3, 2, 7.0), (4, 3, 0.1), (5, 3, 0.2);
+"""
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "shop.db"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(SCHEMA)
+    connection.close()
+    return path
+
+
+def sample(generated: str, reference: str, db: Path | str | None, **extra) -> Sample:
+    metadata = {} if db is None else {"db_path": str(db)}
+    return Sample(response=generated, reference=reference, metadata=metadata, **extra)
+
+
+def score(generated: str, reference: str, db: Path | str | None, **options) -> MetricResult:
+    return SQLEquivalence(**options).score(sample(generated, reference, db))
+
+
+def table_rows(db: Path) -> int:
+    with sqlite3.connect(db) as connection:
+        (count,) = connection.execute("SELECT count(*) FROM customer").fetchone()
+    connection.close()
+    return count
+
+
+# -- equal results ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("generated", "reference"),
+    [
+        (  # a join against a subquery, other aliases and column names, another order
+            "SELECT c.name AS who, SUM(o.amount) total FROM customer c JOIN orders o "
+            "ON o.customer_id = c.id GROUP BY c.id ORDER BY total DESC",
+            "SELECT name, (SELECT sum(amount) FROM orders WHERE customer_id = customer.id) "
+            "FROM customer",
+        ),
+        (
+            "select name from customer where city = 'Paris'",
+            "SELECT name FROM customer WHERE id IN (SELECT id FROM customer WHERE city='Paris')",
+        ),
+        (  # an ORDER BY inside a CTE does not order the result
+            "SELECT name FROM customer ORDER BY name DESC",
+            "WITH c AS (SELECT name FROM customer ORDER BY name) SELECT name FROM c",
+        ),
+        ("```sql\nSELECT 1;\n```", "SELECT 1"),  # a code fence and a semicolon
+        ("SELECT 1 -- one\n;", "/* the number */ SELECT 1.0"),  # 1 equals 1.0
+        ("SELECT 0.1 + 0.2", "SELECT 0.3"),  # within the float tolerance
+        ("SELECT name FROM customer WHERE 0", "SELECT city FROM customer WHERE id > 99"),
+    ],
+)
+def test_equal_results(db, generated, reference):
+    result = score(generated, reference, db)
+    assert (result.status, result.score) == (Status.OK, 1.0), result.reason
+    assert result.reason.startswith("same ")
+
+
+def test_ordered_when_the_reference_has_a_top_level_order_by(db):
+    reference = "SELECT name FROM customer ORDER BY name"
+    assert score("SELECT name FROM customer ORDER BY 1", reference, db).score == 1.0
+    result = score("SELECT name FROM customer ORDER BY name DESC", reference, db)
+    assert result.score == 0.0
+    assert result.reason == (
+        "row 1 differs (the reference is ordered): generated ('Cy'), reference ('Ann')"
+    )
+    assert result.details["ordered"] is True
+    assert result.details["first_difference"] == {
+        "row": 1,
+        "generated": "('Cy')",
+        "reference": "('Ann')",
+    }
+    # Without ORDER BY in the reference the same rows in any order are equal.
+    assert score("SELECT name FROM customer ORDER BY name DESC", "SELECT name FROM customer", db)
+
+
+def test_ordered_prefix_with_other_row_counts(db):
+    result = score(
+        "SELECT name FROM customer ORDER BY name LIMIT 2",
+        "SELECT name FROM customer ORDER BY name",
+        db,
+    )
+    assert result.score == 0.0
+    assert result.reason == (
+        "the generated query returns 2 row(s), the reference 3; the first 2 row(s) agree"
+    )
+
+
+def test_float_tolerance(db):
+    assert score("SELECT 0.3001", "SELECT 0.3", db).score == 0.0
+    assert score("SELECT 0.3001", "SELECT 0.3", db, float_tolerance=1e-3).score == 1.0
+    # Rows matched within the tolerance although exact matching pairs them differently.
+    result = score(
+        "SELECT 1.0000000001, 'a' UNION ALL SELECT 1.0, 'b'",
+        "SELECT 1.0, 'a' UNION ALL SELECT 1.0000000001, 'b'",
+        db,
+    )
+    assert result.score == 1.0
+
+
+# -- different results ----------------------------------------------------------------------------
+def test_wrong_column_count(db):
+    result = score("SELECT name, city FROM customer", "SELECT name FROM customer", db)
+    assert result.score == 0.0
+    assert result.reason == "the generated query returns 2 column(s), the reference 1"
+
+
+def test_missing_and_extra_rows_are_named(db):
+    result = score(
+        "SELECT name FROM customer WHERE city = 'Lyon' OR name = 'Cy'",
+        "SELECT name FROM customer WHERE city = 'Paris'",
+        db,
+    )
+    assert result.score == 0.0
+    assert result.reason == (
+        "the generated result lacks the reference row ('Ann'); it has the row ('Bo'), which "
+        "the reference lacks"
+    )
+    assert (result.details["rows_missing"], result.details["rows_extra"]) == (1, 1)
+
+
+def test_duplicates_count(db):
+    result = score(
+        "SELECT city FROM customer", "SELECT DISTINCT city FROM customer ORDER BY city", db
+    )
+    assert result.score == 0.0
+    assert result.reason.startswith("the generated query returns 3 row(s), the reference 2")
+    result = score("SELECT city FROM customer", "SELECT DISTINCT city FROM customer", db)
+    assert result.reason == (
+        "the generated query returns 3 row(s), the reference 2; it has the row ('Paris'), "
+        "which the reference lacks"
+    )
+
+
+def test_types_are_not_mixed(db):
+    assert score("SELECT '1'", "SELECT 1", db).score == 0.0
+
+
+# -- wrong and refused generated queries --------------------------------------------------------
+def test_a_syntax_error_is_a_wrong_query(db):
+    result = score("SELEC name FROM customer", "SELECT name FROM customer", db)
+    assert (result.status, result.score) == (Status.OK, 0.0)
+    assert result.reason == "the generated query is refused: not a SELECT or WITH query " + (
+        "(it starts with 'SELEC name FROM customer')"
+    )
+    result = score("SELECT name FROM customer WHERE", "SELECT name FROM customer", db)
+    assert result.score == 0.0
+    assert result.reason == "the generated query fails: incomplete input"
+    result = score("SELECT nme FROM customer", "SELECT name FROM customer", db)
+    assert result.reason == "the generated query fails: no such column: nme"
+
+
+@pytest.mark.parametrize(
+    ("generated", "reason"),
+    [
+        ("DELETE FROM customer", "refused: not a SELECT or WITH query"),
+        ("SELECT 1; DELETE FROM customer", "refused: more than one statement"),
+        ("DROP TABLE customer", "refused: not a SELECT or WITH query"),
+        ("PRAGMA writable_schema = 1", "refused: not a SELECT or WITH query"),
+        ("ATTACH 'x.db' AS x", "refused: not a SELECT or WITH query"),
+        ("WITH x AS (SELECT 1) DELETE FROM customer", "fails: not authorized"),
+        ("WITH x AS (SELECT 1) INSERT INTO customer VALUES (9, 'Z', 'Z')", "fails: not auth"),
+        ("", "refused: not a SELECT or WITH query (it starts with 'nothing')"),
+        ("   ", "refused: not a SELECT or WITH query"),
+    ],
+)
+def test_only_reading_is_allowed(db, generated, reason):
+    result = score(generated, "SELECT name FROM customer", db)
+    assert (result.status, result.score) == (Status.OK, 0.0)
+    assert reason in result.reason
+    assert table_rows(db) == 3
+
+
+def test_a_slow_query_times_out(db):
+    endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n"
+    result = score(endless, "SELECT 1", db, timeout=0.2)
+    assert result.score == 0.0
+    assert result.reason == "the generated query fails: timed out after 0.2 s"
+
+
+def test_too_many_rows_fail(db):
+    result = score("SELECT * FROM orders", "SELECT 1", db, max_rows=3)
+    assert result.status is Status.FAILED
+    assert result.error == (
+        "the generated query returns more than 3 rows (raise max_rows to compare)"
+    )
+    # A large reference is not "impossible": no fallback, the sample fails.
+    too_large = sample("SELECT 1", "SELECT * FROM orders", db)
+    metric_ = SQLEquivalence(fallback=ClaimsAgree(judge=ScriptedJudge(claims)), max_rows=3)
+    assert metric_.needs(too_large) == []
+    result = metric_.score(too_large)
+    assert result.status is Status.FAILED and "fallback" not in result.details
+    assert result.error.startswith("the reference query returns more than 3 rows")
+
+
+@pytest.mark.parametrize(
+    ("sql", "statement"),
+    [
+        ("SELECT 1;", "SELECT 1"),
+        ("  select ';' ;  -- done\n", "select ';'"),
+        ("with a as (select 1) select * from a", "with a as (select 1) select * from a"),
+        ("SELECT 1 /* ; */ ;;", "SELECT 1 /* ; */"),
+    ],
+)
+def test_single_select(sql, statement):
+    assert single_select(sql) == statement
+
+
+def test_single_select_refuses_two_statements_behind_a_comment():
+    with pytest.raises(QueryRefused, match="more than one statement"):
+        single_select("SELECT 1; /* hidden */ DELETE FROM customer")
+
+
+@pytest.mark.parametrize(
+    ("sql", "ordered"),
+    [
+        ("SELECT a FROM t ORDER BY a", True),
+        ("select a from t order\n  by a limit 3", True),
+        ("SELECT a FROM t UNION SELECT b FROM u ORDER BY 1", True),
+        ("SELECT a FROM (SELECT a FROM t ORDER BY a)", False),
+        ("SELECT a, row_number() OVER (ORDER BY a) FROM t", False),
+        ("SELECT 'ORDER BY' FROM t", False),
+        ('SELECT "order by" FROM t -- ORDER BY a', False),
+        ("SELECT 'it''s' FROM t ORDER BY a", True),
+        ("SELECT [order by] FROM t", False),
+    ],
+)
+def test_top_level_order_by(sql, ordered):
+    assert has_top_level_order_by(sql) is ordered
+
+
+# -- when execution is impossible ---------------------------------------------------------------
+@metric(name="same_text", requires=["response", "reference"])
+def same_text(sample):
+    """Whether both queries are the same text, spaces and case aside."""
+    return " ".join(sample.response.lower().split()) == " ".join(sample.reference.lower().split())
+
+
+@pytest.mark.parametrize(
+    ("where", "why"),
+    [
+        (None, "no database (the sample has no metadata 'db_path')"),
+        ("missing.db", "the database 'missing.db' does not exist"),
+    ],
+)
+def test_no_database_without_fallback_is_not_applicable(where, why):
+    result = score("SELECT 1", "SELECT 1", where)
+    assert result.status is Status.NOT_APPLICABLE
+    assert result.reason == f"cannot execute: {why}"
+
+
+def test_no_database_uses_the_fallback(tmp_path):
+    metric_ = SQLEquivalence(fallback=same_text)
+    result = metric_.score(sample("select  NAME from t", "SELECT name FROM t", tmp_path / "x.db"))
+    assert (result.status, result.score) == (Status.OK, 1.0)
+    assert result.details["fallback"] == "same_text"
+    assert "does not exist" in result.details["fallback_because"]
+    assert result.reason.startswith("judged by same_text (the database")
+    assert metric_.params()["fallback"] == {
+        "name": "same_text",
+        "params": {"version": "1", "function": f"{__name__}.same_text"},
+    }
+
+
+def test_a_failing_reference_uses_the_fallback(db):
+    result = SQLEquivalence(fallback=same_text).score(
+        sample("SELECT x FROM nowhere", "SELECT x FROM nowhere", db)
+    )
+    assert result.score == 1.0
+    assert result.details["fallback_because"] == (
+        "the reference query fails: no such table: nowhere"
+    )
+    result = score("SELECT 1", "DELETE FROM customer", db)
+    assert result.status is Status.NOT_APPLICABLE
+    assert result.reason == (
+        "cannot execute: the reference query is refused: not a SELECT or WITH query "
+        "(it starts with 'DELETE FROM customer')"
+    )
+
+
+def test_a_file_that_is_not_a_database_uses_the_fallback(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("not a database")
+    result = SQLEquivalence(fallback=same_text).score(
+        sample("SELECT name FROM customer", "SELECT name FROM customer", path)
+    )
+    assert result.score == 1.0 and result.details["fallback"] == "same_text"
+    assert "file is not a database" in result.details["fallback_because"]
+
+
+def test_a_failing_fallback_fails_the_sample():
+    @metric(name="explodes", requires=["response"])
+    def explodes(sample):
+        raise RuntimeError("no judge today")
+
+    result = SQLEquivalence(fallback=explodes).score(sample("SELECT 1", "SELECT 1", None))
+    assert result.status is Status.FAILED
+    assert result.details["fallback"] == "explodes"
+    assert "no judge today" in result.error
+
+
+def test_the_database_key_and_folder_are_configurable(db):
+    equal = Sample(
+        response="SELECT 1", reference="SELECT 1", metadata={"sqlite": db.name, "db_path": "x"}
+    )
+    metric_ = SQLEquivalence(db_path_key="sqlite", db_dir=db.parent)
+    assert metric_.db_path_key == "sqlite" and SQLEquivalence.db_path_key == "db_path"
+    assert metric_.score(equal).score == 1.0
+    assert metric_.params()["db_dir"] == str(db.parent)
+
+
+# -- a judged fallback inside evaluate -------------------------------------------------------------
+class ClaimsAgree(JudgedMetric):
+    """A stand-in for a judge comparing the queries: 1 when the judge finds a claim."""
+
+    name = "claims_agree"
+    requires: ClassVar[Requirements] = (("response",),)
+
+    def needs(self, sample: Sample) -> list[Need]:
+        return [Need("response_claims")]
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        return MetricResult.ok(float(bool(facts.response_claims)), "the judge found claims")
+
+
+def claims(messages, schema):
+    assert schema.__name__.startswith("ResponseAnalysis"), schema.__name__
+    return {"claims": ["The query lists the customers of Paris."]}
+
+
+def test_a_judged_fallback_gets_the_runs_judge_only_where_execution_is_impossible(db, tmp_path):
+    judge = ScriptedJudge(claims)
+    metric_ = SQLEquivalence(fallback=ClaimsAgree())
+    assert metric_.uses_judge
+    records = [
+        {"id": "ok", "response": "SELECT 1", "reference": "SELECT 1", "db_path": str(db)},
+        {"id": "wrong", "response": "SELECT 2", "reference": "SELECT 1", "db_path": str(db)},
+        {"id": "no-db", "response": "SELECT name FROM customer", "reference": "SELECT 1"},
+        {
+            "id": "bad-ref",
+            "response": "SELECT 3",
+            "reference": "SELECT * FROM nowhere",
+            "db_path": str(db),
+        },
+    ]
+    result = evaluate(records, [metric_], judge=judge)
+    by_id = {s.sample_id: s.scores["sql_equivalence"] for s in result.samples}
+    assert by_id["ok"].score == 1.0 and "fallback" not in by_id["ok"].details
+    assert by_id["wrong"].score == 0.0 and "fallback" not in by_id["wrong"].details
+    for key in ("no-db", "bad-ref"):
+        assert by_id[key].score == 1.0
+        assert by_id[key].details["fallback"] == "claims_agree"
+        assert by_id[key].reason.endswith(": the judge found claims")
+    assert len(judge.calls) == 2  # only the two samples execution could not decide
+    assert result.config["usage"]["calls"] == 2
+    assert result.config["judges"]["sql_equivalence"] == {"kind": "scripted", "name": "scripted"}
+
+
+def test_a_judged_fallbacks_judge_errors_fail_the_sample(db):
+    judge = ScriptedJudge(lambda messages, schema: JudgeError("judge down"))
+    result = evaluate(
+        [{"response": "SELECT 1", "reference": "SELECT 1"}],
+        [SQLEquivalence(fallback=ClaimsAgree())],
+        judge=judge,
+    )
+    (only,) = result.samples
+    outcome = only.scores["sql_equivalence"]
+    assert outcome.status is Status.FAILED
+    assert outcome.error == "JudgeError: judge down"
+    assert outcome.details["fallback"] == "claims_agree"
+
+
+def test_without_a_judged_fallback_no_judge_is_made(db, monkeypatch):
+    import ragmeter.judge._default as default
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("no judge should be made")
+
+    monkeypatch.setattr(default, "default_judge", refuse)
+    records = [
+        {"response": "SELECT 1", "reference": "SELECT 1", "db_path": str(db)},
+        {"response": "SELECT 1", "reference": "SELECT 1"},
+    ]
+    result = evaluate(records, [SQLEquivalence(fallback=same_text)])
+    assert result.scores("sql_equivalence") == [1.0, 1.0]
+    assert result.samples[1].scores["sql_equivalence"].details["fallback"] == "same_text"
+
+
+def test_many_samples_run_concurrently_in_threads(db):
+    records = [
+        {"response": f"SELECT {i}", "reference": f"SELECT {i % 2}", "db_path": str(db)}
+        for i in range(40)
+    ]
+    result = evaluate(records, [SQLEquivalence()], concurrency=8)
+    assert result.scores("sql_equivalence") == [1.0, 1.0] + [0.0] * 38
+
+
+def test_ascore_inside_a_running_loop(db):
+    metric_ = SQLEquivalence()
+
+    async def main() -> MetricResult:
+        return await metric_.ascore(sample("SELECT 1", "SELECT 1", db))
+
+    assert asyncio.run(main()).score == 1.0
+    assert metric_.score_batch([sample("SELECT 1", "SELECT 2", db)])[0].score == 0.0
+
+
+def test_scored_alone_a_judged_fallback_uses_its_own_judge(db):
+    judge = ScriptedJudge(claims)
+    metric_ = SQLEquivalence(fallback=ClaimsAgree(judge=judge))
+    assert metric_.judge is judge  # the runner would use it too
+    result = metric_.score(sample("SELECT 1", "SELECT 1", None))
+    assert result.score == 1.0 and result.details["fallback"] == "claims_agree"
+    assert metric_.score(sample("SELECT 1", "SELECT 1", db)).score == 1.0
+    assert len(judge.calls) == 1
+
+
+def test_an_async_function_fallback_needs_no_judge_and_no_early_execution(db):
+    @metric(name="async_same", requires=["response", "reference"])
+    async def async_same(sample):
+        return sample.response == sample.reference
+
+    metric_ = SQLEquivalence(fallback=async_same)
+    assert not metric_.uses_judge
+    broken_reference = sample("SELECT 1", "SELECT * FROM nowhere", db)
+    assert metric_.needs(broken_reference) == []
+    assert metric_._memory == {}  # the reference did not run to decide the needs
+    records = [
+        {"response": "SELECT 1", "reference": "SELECT 1"},
+        {"response": "SELECT 1", "reference": "SELECT 2", "db_path": str(db)},
+        {"response": "SELECT 1", "reference": "SELECT * FROM nowhere", "db_path": str(db)},
+    ]
+    result = evaluate(records, [metric_])
+    assert result.scores("sql_equivalence") == [1.0, 0.0, 0.0]
+    details = [s.scores["sql_equivalence"].details.get("fallback") for s in result.samples]
+    assert details == ["async_same", None, "async_same"]
