@@ -466,3 +466,26 @@ def test_an_async_function_fallback_needs_no_judge_and_no_early_execution(db):
     assert result.scores("sql_equivalence") == [1.0, 0.0, 0.0]
     details = [s.scores["sql_equivalence"].details.get("fallback") for s in result.samples]
     assert details == ["async_same", None, "async_same"]
+
+
+def test_the_shipped_judge_fallback_is_asked_only_when_execution_is_impossible(tmp_path, db):
+    from ragmeter import evaluate
+    from ragmeter.metrics.custom import sql_equivalence_judge
+    from ragmeter.testing import ScriptedJudge
+
+    judge = ScriptedJudge(lambda m, s: {"reason": "same filter", "label": "equivalent"})
+    metric = SQLEquivalence(fallback=sql_equivalence_judge())
+    rows = [
+        {"id": "ran", "user_input": "How many?", "response": "SELECT 1",
+         "reference": "SELECT 1", "metadata": {"db_path": str(db)}},
+        {"id": "no-db", "user_input": "How many users?", "response": "SELECT count(*) FROM u",
+         "reference": "SELECT count(id) FROM u", "metadata": {"db_path": str(tmp_path / "x.db")}},
+    ]  # fmt: skip
+    result = evaluate(rows, [metric], judge=judge, progress=False)
+    ran, judged = result.samples
+    assert ran.scores["sql_equivalence"].score == 1.0
+    assert "fallback" not in ran.scores["sql_equivalence"].details
+    assert judged.scores["sql_equivalence"].score == 1.0
+    assert judged.scores["sql_equivalence"].details["fallback"] == "sql_equivalence_judge"
+    assert len(judge.calls) == 1
+    assert "SELECT count(id) FROM u" in judge.calls[0].messages[-1].content
