@@ -398,7 +398,9 @@ def _engine_options(url: sa.engine.URL) -> dict[str, Any]:
             }
         # Writers wait for each other instead of failing; WAL lets readers run alongside.
         return {"connect_args": {"timeout": 30}, "poolclass": sa.pool.NullPool}
-    return {"pool_pre_ping": True}
+    # A connection per unit of work: a store is used in bursts (record a run, read a page),
+    # and nothing is left open between them.
+    return {"poolclass": sa.pool.NullPool}
 
 
 @sa.event.listens_for(Engine, "connect")
