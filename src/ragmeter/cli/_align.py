@@ -10,11 +10,13 @@ import typer
 from rich.markup import escape
 
 from ragmeter.cli._app import (
+    CacheOption,
     JudgeBaseUrlOption,
     JudgeConfigOption,
     JudgeModelOption,
     JudgeProviderOption,
     LogprobsOption,
+    NoCacheOption,
     _fail,
     _judge_from_options,
     app,
@@ -123,12 +125,8 @@ def align_command(
     judge_provider: JudgeProviderOption = None,
     judge_config: JudgeConfigOption = None,
     logprobs: LogprobsOption = False,
-    cache: Annotated[
-        Path | None, typer.Option("--cache", help="Judge cache file (default .ragmeter/cache.db).")
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Do not use the judge cache.")
-    ] = False,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
     """How far does a metric agree with people? Scores human-labelled samples and reports

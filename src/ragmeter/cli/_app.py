@@ -306,12 +306,8 @@ def eval_command(
     concurrency: Annotated[
         int, typer.Option("--concurrency", help="Samples in flight at once.", min=1)
     ] = DEFAULT_CONCURRENCY,
-    cache: Annotated[
-        Path | None, typer.Option("--cache", help="Judge cache file (default .ragmeter/cache.db).")
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Do not use the judge cache.")
-    ] = False,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
     refresh_cache: Annotated[
         bool, typer.Option("--refresh-cache", help="Ignore cached answers; store new ones.")
     ] = False,
@@ -716,6 +712,10 @@ JudgeProviderOption = Annotated[
 JudgeConfigOption = Annotated[
     Path | None, typer.Option("--judge-config", help="TOML or JSON file with a judge table.")
 ]
+CacheOption = Annotated[
+    Path | None, typer.Option("--cache", help="Judge cache file (default .ragmeter/cache.db).")
+]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the judge cache.")]
 LogprobsOption = Annotated[
     bool, typer.Option("--logprobs", help="Ask for token probabilities (P(yes) verdicts).")
 ]

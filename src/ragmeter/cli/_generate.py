@@ -12,10 +12,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import (
+    CacheOption,
     JudgeBaseUrlOption,
     JudgeConfigOption,
     JudgeModelOption,
     JudgeProviderOption,
+    NoCacheOption,
     _fail,
     _judge_from_options,
     app,
@@ -124,12 +126,8 @@ def generate_command(
     judge_base_url: JudgeBaseUrlOption = None,
     judge_provider: JudgeProviderOption = None,
     judge_config: JudgeConfigOption = None,
-    cache: Annotated[
-        Path | None, typer.Option("--cache", help="Judge cache file (default .ragmeter/cache.db).")
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Do not use the judge cache.")
-    ] = False,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
     """Write test questions with reference answers from your documents, in their language.
