@@ -216,11 +216,14 @@ class InFlight:
     def __init__(self) -> None:
         self.now = 0
         self.most = 0
-        self.loops: set[int] = set()
+        # The loops themselves, not their ids: a closed loop's id can be reused by the next.
+        self.loops: list[asyncio.AbstractEventLoop] = []
         self.threads: set[int] = set()
 
     async def __call__(self, sample: Sample) -> float:
-        self.loops.add(id(asyncio.get_running_loop()))
+        loop = asyncio.get_running_loop()
+        if not any(seen is loop for seen in self.loops):
+            self.loops.append(loop)
         self.threads.add(threading.get_ident())
         self.now += 1
         self.most = max(self.most, self.now)
@@ -237,12 +240,12 @@ def test_an_async_function_is_awaited_concurrently_on_the_runners_loop():
     assert isinstance(scored, AsyncFunctionMetric) and isinstance(scored, FunctionMetric)
     assert isinstance(scored, JudgedMetric) and not scored.uses_judge
 
-    async def main() -> tuple[int, object]:
+    async def main() -> tuple[asyncio.AbstractEventLoop, object]:
         result = await aevaluate(rows(*["abcde"] * 20, "boom"), [scored], concurrency=8)
-        return id(asyncio.get_running_loop()), result
+        return asyncio.get_running_loop(), result
 
-    loop_id, result = asyncio.run(main())
-    assert counter.loops == {loop_id}  # the runner's own loop: no loop per sample
+    loop, result = asyncio.run(main())
+    assert len(counter.loops) == 1 and counter.loops[0] is loop  # no loop per sample
     assert 1 < counter.most <= 8
     scores = result.scores("slow_length")
     assert scores[:20] == [0.5] * 20 and scores[20] is None
