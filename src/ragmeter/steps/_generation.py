@@ -68,7 +68,7 @@ class GenerationSteps(StepRunner):
 
     def __init__(self, judge: Judge, *, language: Language) -> None:
         super().__init__(judge, language=language)
-        self._language: Language = language
+        self._language: Language = language  # never None here, unlike StepRunner.language
 
     def _facts(self) -> Facts:
         return Facts(language=self._language)

@@ -131,6 +131,8 @@ class Store:
                 f"the run store {_redacted(self.url)} needs a driver: "
                 "pip install 'ragmeter[postgres]' ({error})"
             ) from error
+        if parsed.get_backend_name() == "sqlite":
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         self._upgrade()
 
     def __repr__(self) -> str:
@@ -403,14 +405,12 @@ def _engine_options(url: sa.engine.URL) -> dict[str, Any]:
     return {"poolclass": sa.pool.NullPool}
 
 
-@sa.event.listens_for(Engine, "connect")
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
-    if type(connection).__module__.startswith("sqlite3"):
-        cursor = connection.cursor()
-        cursor.execute("PRAGMA foreign_keys=ON")
-        if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.close()
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
 
 
 def _flush(

@@ -121,7 +121,7 @@ def chunks_from_documents(documents: Iterable[Document]) -> list[Chunk]:
             id=d.id,
             document_id=str(d.metadata.get("document_id", d.id)),
             text=d.text,
-            index=int(d.metadata.get("index", 0)) if "index" in d.metadata else 0,
+            index=int(d.metadata.get("index", 0)),
             start=0,
             end=len(d.text),
         )

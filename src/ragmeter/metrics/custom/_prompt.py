@@ -18,7 +18,7 @@ import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -203,15 +203,10 @@ def _list_field(sample: Sample | Mapping[str, Any], name: str) -> list[Any]:
     return list(value or [])
 
 
-_SCHEMAS: dict[PromptSpec, type[BaseModel]] = {}
-
-
+@cache
 def _schema(spec: PromptSpec) -> type[BaseModel]:
     """``reason`` then the verdict: an enum of labels, a bounded number, an enum of rubric
     scores, or a list of item numbers."""
-    cached = _SCHEMAS.get(spec)
-    if cached is not None:
-        return cached
     fields: dict[str, Any] = {"reason": (str, "")}
     if spec.kind == "discrete":
         fields["label"] = (Literal[spec.labels], ...)  # type: ignore[valid-type]
@@ -222,9 +217,7 @@ def _schema(spec: PromptSpec) -> type[BaseModel]:
     else:
         fields["ranking"] = (list[int], ...)
     title = "".join(part.title() for part in spec.name.replace("-", "_").split("_"))
-    model = create_model(f"Custom{title}", **fields)  # type: ignore[call-overload]
-    _SCHEMAS[spec] = model
-    return model  # type: ignore[no-any-return]
+    return create_model(f"Custom{title}", **fields)  # type: ignore[call-overload, no-any-return]
 
 
 class PromptMetric(JudgedMetric):
@@ -282,25 +275,23 @@ class PromptMetric(JudgedMetric):
             version=str(version),
             description=description,
         )
-        self.name = name
-        self.kind = kind
-        self.direction = self.spec.direction
-        fields = list(dict.fromkeys(self.spec.inputs))
-        if kind == "ranking" and self.spec.items not in fields:
-            fields.append(self.spec.items)
-        self.requires = tuple((f,) for f in fields)
+        self._adopt(self.spec)
 
     @classmethod
     def from_spec(cls, spec: PromptSpec, **judged: Any) -> PromptMetric:
         metric = cls.__new__(cls)
         JudgedMetric.__init__(metric, **judged)
-        metric.spec = spec
-        metric.name, metric.kind, metric.direction = spec.name, spec.kind, spec.direction
+        metric._adopt(spec)
+        return metric
+
+    def _adopt(self, spec: PromptSpec) -> None:
+        """Name, kind, direction and required fields from the definition."""
+        self.spec = spec
+        self.name, self.kind, self.direction = spec.name, spec.kind, spec.direction
         fields = list(dict.fromkeys(spec.inputs))
         if spec.kind == "ranking" and spec.items not in fields:
             fields.append(spec.items)
-        metric.requires = tuple((f,) for f in fields)
-        return metric
+        self.requires = tuple((f,) for f in fields)
 
     # -- the metric --------------------------------------------------------------------------
     def needs(self, sample: Sample) -> list[Need]:
