@@ -63,7 +63,8 @@ def cache_key(
 
 
 class Cache(ABC):
-    """Where judge answers are kept; a shared service that a cluster backend can replace."""
+    """Where judge answers and embeddings are kept; a shared service that a cluster backend
+    can replace."""
 
     @abstractmethod
     def get(self, key: str) -> dict[str, Any] | None: ...

@@ -19,7 +19,8 @@ class Message:
 
 @dataclass
 class Usage:
-    """Judge usage. Cached calls are counted apart and cost nothing."""
+    """Usage of a judge or embeddings endpoint. Cached calls are counted apart and cost
+    nothing."""
 
     calls: int = 0
     cached_calls: int = 0
