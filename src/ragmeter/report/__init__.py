@@ -28,8 +28,9 @@ from ragmeter.report._markup import Markup, el, esc, join
 from ragmeter.report._style import CSS
 from ragmeter.results import EvaluationResult
 
+# Besides the reports: the HTML building blocks the dashboard shares with them (CSS, Markup,
+# el, esc, join, format_score, sample_card).
 __all__ = [
-    # the HTML building blocks the dashboard shares with the report
     "CSS",
     "Markup",
     "el",
