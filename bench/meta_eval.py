@@ -39,8 +39,7 @@ import numpy as np
 
 from ragmeter import evaluate
 from ragmeter.embed import default_embeddings
-from ragmeter.judge import JudgeConfig
-from ragmeter.judge._default import default_judge, make_cache
+from ragmeter.judge import JudgeConfig, default_judge, make_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -25,7 +25,7 @@ def server():
 
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch):
-    monkeypatch.setattr("ragmeter.judge._http.MAX_BACKOFF_S", 0.0)
+    monkeypatch.setattr("ragmeter._services._http.MAX_BACKOFF_S", 0.0)
 
 
 def make(server: FakeOpenAIServer, **overrides) -> OpenAIEmbeddings:

@@ -13,12 +13,12 @@ from pydantic import BaseModel, Field
 
 from ragmeter.judge import (
     BinaryVerdict,
+    JudgeTruncatedError,
     LocalJudge,
     MemoryCache,
     Message,
     _local,
 )
-from ragmeter.judge._errors import JudgeTruncatedError
 from ragmeter.judge._models import LocalModelMissingError, model_path
 
 

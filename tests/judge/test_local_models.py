@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.judge import _models
-from ragmeter.judge._errors import JudgeConfigError
+from ragmeter.judge import JudgeConfigError, _models
 from ragmeter.judge._models import (
     BundledModel,
     LocalModelIntegrityError,

@@ -10,7 +10,7 @@ import pytest
 
 from ragmeter import Direction, EvaluationResult, MetricResult, Sample, evaluate
 from ragmeter.diagnosis._finding import Finding
-from ragmeter.judge._errors import JudgeOutputError
+from ragmeter.judge import JudgeOutputError
 from ragmeter.results import MetricInfo, SampleResult
 from ragmeter.testing import ScriptedJudge
 

@@ -33,6 +33,7 @@ from ragmeter.align._align import (
     SupportsExamples,
     Unscored,
     align,
+    cannot_improve,
     discrete_key,
     infer_kind,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "accuracy",
     "agreement_ci",
     "align",
+    "cannot_improve",
     "cohen_kappa",
     "discrete_key",
     "infer_kind",

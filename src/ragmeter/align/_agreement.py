@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter._validate import as_values, check_level, check_resamples, chunks
 from ragmeter.stats import Interval
-from ragmeter.stats._validate import as_values, check_level, check_resamples, chunks
 
 #: The kinds of metric output agreement is measured for.
 KINDS: tuple[str, ...] = ("discrete", "numeric", "rubric", "ranking")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ragmeter._validate import check_level, check_resamples
 from ragmeter.align._agreement import (
     DEFAULT_RESAMPLES,
     KINDS,
@@ -28,7 +29,6 @@ from ragmeter.align._agreement import (
 )
 from ragmeter.dataset import SAMPLE_FIELDS, Dataset, Sample, load_dataset
 from ragmeter.metrics import Metric, MetricResult, Status
-from ragmeter.stats._validate import check_level, check_resamples
 
 if TYPE_CHECKING:
     from ragmeter.embed import Embeddings

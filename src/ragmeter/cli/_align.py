@@ -137,8 +137,7 @@ def align_command(
     With --improve the metric gets few-shot examples chosen from a train split, and the
     original and the improved metric are measured on the held-out test split only.
     """
-    from ragmeter.align import SupportsExamples, align
-    from ragmeter.align._align import cannot_improve
+    from ragmeter.align import SupportsExamples, align, cannot_improve
 
     try:
         resolved = load_metric_argument(metric)

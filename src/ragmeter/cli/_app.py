@@ -18,8 +18,7 @@ from ragmeter.diagnosis import Finding
 from ragmeter.judge import Judge
 from ragmeter.metrics import SPECS, Direction, UnknownMetricError, resolve_metrics
 from ragmeter.results import EvaluationResult
-from ragmeter.runner import evaluate
-from ragmeter.runner._evaluate import DEFAULT_CONCURRENCY
+from ragmeter.runner import DEFAULT_CONCURRENCY, evaluate
 
 app = typer.Typer(
     name="ragmeter",
@@ -733,8 +732,7 @@ def _judge_from_options(
     refresh_cache: bool = False,
     temperature: float | None = None,
 ) -> Judge:
-    from ragmeter.judge import JudgeConfig
-    from ragmeter.judge._default import default_judge, make_cache
+    from ragmeter.judge import JudgeConfig, default_judge, make_cache
 
     if config_file is not None:
         config = JudgeConfig.from_file(config_file, model=model, base_url=base_url)

@@ -138,7 +138,7 @@ def generate_command(
     Progress is saved in OUTPUT's work folder (testset.work/ for testset.jsonl); run again
     with --resume to continue a stopped generation.
     """
-    from ragmeter.runner._progress import make_progress
+    from ragmeter.runner import make_progress
     from ragmeter.testset import (
         DocumentLoadError,
         KnowledgeGraph,

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import _fail, app, console, print_run
-from ragmeter.store._store import parameter_changes
+from ragmeter.store import parameter_changes
 
 if TYPE_CHECKING:
     from ragmeter.results import EvaluationResult

@@ -8,10 +8,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ragmeter._version import __version__
-from ragmeter.report._format import score
-from ragmeter.report._html_samples import sample_card
-from ragmeter.report._markup import Markup, el, esc, join
-from ragmeter.report._style import CSS
+from ragmeter.report import CSS, Markup, el, esc, join, sample_card
+from ragmeter.report import format_score as score
 from ragmeter.results import EvaluationResult
 from ragmeter.store import RunInfo, parameter_changes
 

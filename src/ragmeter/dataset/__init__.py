@@ -1,6 +1,6 @@
 """Samples and datasets: loading, validating and saving evaluation data."""
 
-from ragmeter.dataset._dataset import Dataset
+from ragmeter.dataset._dataset import Dataset, check_sample
 from ragmeter.dataset._io import (
     from_hf,
     from_pandas,
@@ -20,6 +20,7 @@ __all__ = [
     "InvalidRow",
     "Problem",
     "Sample",
+    "check_sample",
     "from_hf",
     "from_pandas",
     "load_dataset",

@@ -4,7 +4,9 @@ from ragmeter.embed._base import (
     Embeddings,
     Kind,
     cosine_similarity,
+    decode_vector,
     embedding_cache_key,
+    encode_vector,
     normalize_rows,
 )
 from ragmeter.embed._config import EmbeddingsConfig
@@ -19,7 +21,9 @@ __all__ = [
     "LocalEmbeddings",
     "OpenAIEmbeddings",
     "cosine_similarity",
+    "decode_vector",
     "default_embeddings",
     "embedding_cache_key",
+    "encode_vector",
     "normalize_rows",
 ]

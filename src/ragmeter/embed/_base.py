@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import concurrent.futures
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.judge._cache import Cache, MemoryCache
-from ragmeter.judge._types import Usage
-from ragmeter.judge._usage import UsageLedger
+from ragmeter._services import Cache, MemoryCache, Usage, UsageLedger, run_sync
 
 Kind = Literal["query", "passage"]
 KINDS: tuple[str, ...] = ("query", "passage")
 EMBED_CACHE_FORMAT = 1
-T = TypeVar("T")
 
 
 def embedding_cache_key(
@@ -104,21 +100,6 @@ def cosine_similarity(a: Any, b: Any) -> Any:
     if scores.ndim == 0:
         return round(float(scores), 6)
     return scores
-
-
-def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine to completion from sync code; inside a running event loop (Jupyter),
-    in a worker thread with its own loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_as_coroutine(factory))
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ragmeter-embed") as pool:
-        return pool.submit(asyncio.run, _as_coroutine(factory)).result()
-
-
-async def _as_coroutine(factory: Callable[[], Awaitable[T]]) -> T:
-    return await factory()
 
 
 class Embeddings(ABC):
@@ -240,7 +221,7 @@ class Embeddings(ABC):
             finally:
                 await self.release_loop_resources()
 
-        return run_sync(call)
+        return run_sync(call())
 
     async def _run_batch(
         self,

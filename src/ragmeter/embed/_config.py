@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from ragmeter.judge._config import OPENAI_BASE_URL
+from ragmeter._services import OPENAI_BASE_URL
 
 ENV_PREFIX = "RAGMETER_EMBEDDINGS"
 

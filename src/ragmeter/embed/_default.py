@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ragmeter._services import Cache, UsageLedger
 from ragmeter.embed._base import Embeddings
 from ragmeter.embed._config import EmbeddingsConfig
 from ragmeter.embed._local import LocalEmbeddings
 from ragmeter.embed._openai import OpenAIEmbeddings
-from ragmeter.judge._cache import Cache
-from ragmeter.judge._usage import UsageLedger
 
 
 def default_embeddings(

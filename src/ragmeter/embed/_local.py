@@ -11,10 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter._services import Cache, Usage, UsageLedger
 from ragmeter.embed._base import Embeddings, Kind
-from ragmeter.judge._cache import Cache
-from ragmeter.judge._types import Usage
-from ragmeter.judge._usage import UsageLedger
 
 MODEL_NAME = "intfloat/multilingual-e5-small"
 MODEL_VARIANT = "original"

@@ -9,12 +9,9 @@ from typing import Any
 import httpx
 import numpy as np
 
+from ragmeter._services import Cache, Usage, UsageLedger, endpoint_client, estimate_tokens
 from ragmeter.embed._base import Embeddings, Kind
 from ragmeter.embed._config import ENV_PREFIX, EmbeddingsConfig
-from ragmeter.judge._cache import Cache
-from ragmeter.judge._http import endpoint_client
-from ragmeter.judge._types import Usage
-from ragmeter.judge._usage import UsageLedger, estimate_tokens
 
 
 def _vector_of(item: dict[str, Any]) -> np.ndarray:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, ParamSpec, TypeVar
 
+from ragmeter._services import run_sync
 from ragmeter._version import __version__
 from ragmeter.dataset import Dataset, DatasetError, Sample, load_dataset
 from ragmeter.embed import Embeddings
@@ -25,10 +26,8 @@ from ragmeter.experiments._outputs import OUTPUT_FIELDS, without_outputs
 from ragmeter.experiments._result import ExperimentResult
 from ragmeter.judge import Judge
 from ragmeter.metrics import Metric, MetricResult, resolve_metrics
-from ragmeter.metrics.llm import run_sync
 from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
-from ragmeter.runner import aevaluate
-from ragmeter.runner._progress import ProgressReporter, make_progress
+from ragmeter.runner import ProgressReporter, aevaluate, make_progress
 from ragmeter.store import Store
 
 P = ParamSpec("P")

@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ragmeter.dataset import Sample
-from ragmeter.dataset._dataset import check_sample
+from ragmeter.dataset import Sample, check_sample
 
 #: The sample fields a pipeline produces; every other field comes from the dataset.
 OUTPUT_FIELDS: tuple[str, ...] = ("response", "retrieved_contexts", "retrieved_context_ids")

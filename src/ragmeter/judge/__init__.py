@@ -1,22 +1,31 @@
 """The judge layer: every LLM call in ragmeter goes through here."""
 
-from ragmeter.judge._base import Judge
-from ragmeter.judge._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
-from ragmeter.judge._config import PROVIDERS, JudgeConfig, Price
-from ragmeter.judge._default import default_judge, make_cache
-from ragmeter.judge._errors import (
+from ragmeter._services import (
+    Cache,
     JudgeConfigError,
     JudgeError,
-    JudgeOutputError,
     JudgeTransientError,
-    JudgeTruncatedError,
+    Limiter,
+    LimitSettings,
+    MemoryCache,
+    Message,
+    NullCache,
+    SQLiteCache,
+    Usage,
+    UsageLedger,
+    cache_key,
+    estimate_tokens,
+    limiter_for,
 )
-from ragmeter.judge._limits import Limiter, LimitSettings, limiter_for
+from ragmeter.judge._base import Judge
+from ragmeter.judge._config import PROVIDERS, JudgeConfig, Price
+from ragmeter.judge._default import default_judge, make_cache
+from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
 from ragmeter.judge._local import LocalJudge
 from ragmeter.judge._openai import OpenAIJudge
 from ragmeter.judge._parse import extract_json, parse_output, verdict_probabilities
-from ragmeter.judge._types import BinaryVerdict, Judgment, Message, Usage
-from ragmeter.judge._usage import DEFAULT_PRICES, PriceTable, UsageLedger, estimate_tokens
+from ragmeter.judge._prices import DEFAULT_PRICES, PriceTable
+from ragmeter.judge._types import BinaryVerdict, Judgment, OutputT
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -38,6 +47,7 @@ __all__ = [
     "Message",
     "NullCache",
     "OpenAIJudge",
+    "OutputT",
     "Price",
     "PriceTable",
     "SQLiteCache",

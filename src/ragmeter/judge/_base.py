@@ -13,10 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ragmeter.judge._cache import Cache, MemoryCache, cache_key
+from ragmeter._services import Cache, MemoryCache, Message, Usage, UsageLedger, cache_key
 from ragmeter.judge._parse import schema_of
-from ragmeter.judge._types import Judgment, Message, OutputT, Usage
-from ragmeter.judge._usage import UsageLedger
+from ragmeter.judge._types import Judgment, OutputT
 
 
 class Judge(ABC):

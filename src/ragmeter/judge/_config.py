@@ -11,8 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from ragmeter._services import OPENAI_BASE_URL
+
 StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 #: Known OpenAI-compatible providers: API root and the structured-output mode that works there

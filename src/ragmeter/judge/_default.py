@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ragmeter._services import Cache, NullCache, SQLiteCache, UsageLedger
 from ragmeter.judge._base import Judge
-from ragmeter.judge._cache import Cache, NullCache, SQLiteCache
 from ragmeter.judge._config import JudgeConfig
 from ragmeter.judge._openai import OpenAIJudge
-from ragmeter.judge._usage import UsageLedger
 
 DEFAULT_CACHE_PATH = Path(".ragmeter") / "cache.db"
 

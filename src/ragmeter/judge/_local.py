@@ -29,13 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ragmeter._services import Cache, JudgeConfigError, Message, Usage, UsageLedger
 from ragmeter.judge._base import Judge
-from ragmeter.judge._cache import Cache
-from ragmeter.judge._errors import (
-    JudgeConfigError,
-    JudgeOutputError,
-    JudgeTruncatedError,
-)
+from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
 from ragmeter.judge._models import (
     DEFAULT_MODEL,
     INSTALL_HINT,
@@ -44,8 +40,7 @@ from ragmeter.judge._models import (
     model_path,
 )
 from ragmeter.judge._parse import parse_output, repair_request, schema_instruction, schema_of
-from ragmeter.judge._types import BinaryVerdict, Judgment, Message, OutputT, Usage
-from ragmeter.judge._usage import UsageLedger
+from ragmeter.judge._types import BinaryVerdict, Judgment, OutputT
 
 VerdictMethod = Literal["logits", "grammar"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from ragmeter.judge._errors import JudgeConfigError, JudgeError
+from ragmeter._services import JudgeConfigError, JudgeError
 
 _CHUNK = 1 << 20
 INSTALL_HINT = "pip install 'ragmeter[local]'"

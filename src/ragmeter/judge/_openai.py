@@ -8,11 +8,18 @@ from typing import Any
 
 import httpx
 
+from ragmeter._services import (
+    Cache,
+    Message,
+    StatusRejected,
+    Usage,
+    UsageLedger,
+    endpoint_client,
+    estimate_tokens,
+)
 from ragmeter.judge._base import Judge
-from ragmeter.judge._cache import Cache
 from ragmeter.judge._config import JudgeConfig
 from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
-from ragmeter.judge._http import StatusRejected, endpoint_client
 from ragmeter.judge._parse import (
     enum_distribution,
     parse_output,
@@ -21,8 +28,8 @@ from ragmeter.judge._parse import (
     schema_of,
     verdict_probabilities,
 )
-from ragmeter.judge._types import Judgment, Message, OutputT, Usage
-from ragmeter.judge._usage import PriceTable, UsageLedger, estimate_tokens
+from ragmeter.judge._prices import PriceTable
+from ragmeter.judge._types import Judgment, OutputT
 
 MAX_TOKEN_BUDGET = 16384
 #: Endpoints found to reject / accept json_schema, remembered for the life of the process.

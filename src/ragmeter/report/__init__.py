@@ -19,12 +19,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from ragmeter.diagnosis._finding import Finding
+from ragmeter.diagnosis import Finding
+from ragmeter.report._format import score as format_score
 from ragmeter.report._html import render_html
+from ragmeter.report._html_samples import sample_card
 from ragmeter.report._markdown import render_markdown
+from ragmeter.report._markup import Markup, el, esc, join
+from ragmeter.report._style import CSS
 from ragmeter.results import EvaluationResult
 
-__all__ = ["render_html", "render_markdown", "write_report"]
+# Besides the reports: the HTML building blocks the dashboard shares with them (CSS, Markup,
+# el, esc, join, format_score, sample_card).
+__all__ = [
+    "CSS",
+    "Markup",
+    "el",
+    "esc",
+    "format_score",
+    "join",
+    "render_html",
+    "render_markdown",
+    "sample_card",
+    "write_report",
+]
 
 
 def write_report(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter._version import __version__
-from ragmeter.diagnosis._finding import Finding
+from ragmeter.diagnosis import Finding
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import (
     compare_runs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragmeter.diagnosis._finding import Finding
+from ragmeter.diagnosis import Finding
 from ragmeter.report import _format as fmt
 from ragmeter.report._html_samples import Links
 from ragmeter.report._markup import Markup, el, join, text

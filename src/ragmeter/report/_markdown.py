@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragmeter.diagnosis._finding import Finding
+from ragmeter.diagnosis import Finding
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import compare_runs, default_title, run_label, significance
 from ragmeter.results import EvaluationResult

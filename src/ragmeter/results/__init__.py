@@ -8,7 +8,7 @@ from ragmeter.results._result import (
     SampleResult,
     aggregate,
 )
-from ragmeter.results._store import STORE_FILE, RunStore
+from ragmeter.results._store import STORE_FILE, RunStore, tags_of
 
 __all__ = [
     "STORE_FILE",
@@ -19,4 +19,5 @@ __all__ = [
     "RunStore",
     "SampleResult",
     "aggregate",
+    "tags_of",
 ]

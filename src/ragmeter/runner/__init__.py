@@ -1,6 +1,17 @@
 """Running metrics over datasets."""
 
-from ragmeter.runner._evaluate import aevaluate, evaluate
+from ragmeter.runner._evaluate import DEFAULT_CONCURRENCY, aevaluate, evaluate
+from ragmeter.runner._progress import ProgressReporter, QuietProgress, make_progress
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
-__all__ = ["SampleTask", "TaskOutcome", "aevaluate", "evaluate", "run_task"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "ProgressReporter",
+    "QuietProgress",
+    "SampleTask",
+    "TaskOutcome",
+    "aevaluate",
+    "evaluate",
+    "make_progress",
+    "run_task",
+]

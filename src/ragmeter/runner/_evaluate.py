@@ -9,12 +9,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmeter._services import run_sync
 from ragmeter._version import __version__
 from ragmeter.dataset import Dataset, DatasetError, Problem, load_dataset
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeConfigError, Usage
 from ragmeter.metrics import BatchContext, Metric, MetricResult, Status, resolve_metrics
-from ragmeter.metrics.llm import JudgedMetric, run_sync
+from ragmeter.metrics.llm import JudgedMetric
 from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunStore
 from ragmeter.runner._judged import JudgedSetup, release, setup

@@ -34,7 +34,7 @@ def setup(
     for metric in metrics:
         chosen = metric.judge or shared_judge
         if chosen is None and metric.uses_judge:
-            from ragmeter.judge._default import default_judge
+            from ragmeter.judge import default_judge
 
             chosen = shared_judge = default_judge()
         judges[metric.name] = chosen  # type: ignore[assignment]

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.stats._validate import as_values, check_level, check_resamples, chunks
+from ragmeter._validate import as_values, check_level, check_resamples, chunks
 
 METHODS = ("bca", "percentile")
 _NORMAL = NormalDist()

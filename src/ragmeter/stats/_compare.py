@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter._validate import check_level, check_resamples
 from ragmeter.metrics import Direction
 from ragmeter.results import EvaluationResult
 from ragmeter.stats._bootstrap import Interval, bootstrap_ci, check_method, difference_ci
@@ -18,7 +19,6 @@ from ragmeter.stats._holm import holm
 from ragmeter.stats._permutation import label_permutation_test, sign_flip_test
 from ragmeter.stats._power import min_detectable_effect, samples_needed
 from ragmeter.stats._runs import RunScores, check_pairing, metric_names, read_scores, restrict
-from ragmeter.stats._validate import check_level, check_resamples
 from ragmeter.stats._wilcoxon import wilcoxon_test
 
 TESTS = ("permutation", "wilcoxon")

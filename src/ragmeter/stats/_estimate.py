@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter._validate import check_level, check_resamples
 from ragmeter.results import EvaluationResult
 from ragmeter.stats._bootstrap import Interval, bootstrap_ci, check_method
 from ragmeter.stats._runs import metric_names, read_scores, tag_values
-from ragmeter.stats._validate import check_level, check_resamples
 
 
 @dataclass(frozen=True)

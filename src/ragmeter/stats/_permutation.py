@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ragmeter.stats._validate import as_values, check_resamples, chunks
+from ragmeter._validate import as_values, check_resamples, chunks
 
 # Null statistics within this relative distance of the observed one count as ties (as in
 # scipy.stats.permutation_test): sums taken in another order differ in the last bits.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-from ragmeter.stats._validate import check_level, is_finite_number
+from ragmeter._validate import check_level, is_finite_number
 
 _NORMAL = NormalDist()
 

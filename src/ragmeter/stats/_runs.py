@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ragmeter.metrics import Status
-from ragmeter.results import EvaluationResult
-from ragmeter.results._store import tags_of
+from ragmeter.results import EvaluationResult, tags_of
 
 
 def metric_names(

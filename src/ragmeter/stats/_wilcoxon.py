@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ragmeter.stats._validate import as_values
+from ragmeter._validate import as_values
 
 
 def wilcoxon_test(differences: Iterable[float] | np.ndarray) -> float:

@@ -25,8 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ragmeter._version import __version__
-from ragmeter.results import EvaluationResult
-from ragmeter.results._result import MetricInfo, SampleResult
+from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
 from ragmeter.store._schema import run_results, run_samples, runs
 
 DEFAULT_URL = "sqlite:///.ragmeter/runs.db"

@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.embed import Embeddings
-from ragmeter.embed._base import Kind
+from ragmeter.embed import Embeddings, Kind
 from ragmeter.judge import Usage
 
 

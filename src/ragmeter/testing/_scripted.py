@@ -10,11 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragmeter.judge._base import Judge
-from ragmeter.judge._cache import Cache
-from ragmeter.judge._parse import parse_output
-from ragmeter.judge._types import Judgment, Message, OutputT, Usage
-from ragmeter.judge._usage import UsageLedger, estimate_tokens
+from ragmeter._services import Cache, Message, Usage, UsageLedger, estimate_tokens
+from ragmeter.judge import Judge, Judgment, OutputT, parse_output
 
 Reply = BaseModel | dict[str, Any] | str | Exception
 Responder = Callable[[Sequence[Message], type[BaseModel]], Reply]

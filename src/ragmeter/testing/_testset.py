@@ -28,7 +28,7 @@ from ragmeter._text import normalize
 from ragmeter.judge import Message
 from ragmeter.prompts import detect_language
 from ragmeter.testing._scripted import ScriptedJudge
-from ragmeter.testset._chunking import split_sentences
+from ragmeter.testset import split_sentences
 
 _BLOCK = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.DOTALL)
 _ITEM = re.compile(r'<item index="\d+">(.*?)</item>', re.DOTALL)

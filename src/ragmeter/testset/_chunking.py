@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ragmeter.judge._usage import estimate_tokens
+from ragmeter._services import estimate_tokens
 from ragmeter.testset._documents import _ATX_HEADING, _FENCE, Document
 
 Tokenizer = Callable[[str], int]

@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from ragmeter.dataset._problems import DatasetError, Problem
+from ragmeter.dataset import DatasetError, Problem
 
 logger = logging.getLogger(__name__)
 

@@ -24,10 +24,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter._services import run_sync
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
 from ragmeter.prompts import Language
-from ragmeter.runner._progress import ProgressReporter, QuietProgress
+from ragmeter.runner import ProgressReporter, QuietProgress
 from ragmeter.steps import LENGTHS, STYLES, GenerationSteps, Length, Persona, Style
 from ragmeter.testset._chunking import Chunk, chunk_documents
 from ragmeter.testset._documents import Document, load_documents
@@ -322,7 +323,6 @@ def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTest
     continues an interrupted run. ``graph=`` reuses a saved graph (no judge call to read
     chunks), ``link=`` re-links it with other :class:`LinkSettings`.
     """
-    from ragmeter.embed._base import run_sync
 
     async def run() -> GeneratedTestset:
         judge = options.get("judge")
@@ -335,7 +335,7 @@ def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTest
             if embeddings is not None:
                 await embeddings.release_loop_resources()
 
-    return run_sync(run)
+    return run_sync(run())
 
 
 def _validated(values: Sequence[Any], allowed: Sequence[Any], what: str) -> list[Any]:

@@ -25,8 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from rapidfuzz import fuzz
 
-from ragmeter.embed import Embeddings
-from ragmeter.embed._base import decode_vector, encode_vector
+from ragmeter.embed import Embeddings, decode_vector, encode_vector
 from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
 from ragmeter.prompts import Language, detect_language
 from ragmeter.steps import Facts, GenerationSteps

@@ -23,7 +23,7 @@ from ragmeter._text import normalize
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
 from ragmeter.prompts import Language, detect_language
-from ragmeter.runner._progress import ProgressReporter
+from ragmeter.runner import ProgressReporter
 from ragmeter.steps import GenerationSteps, Length, Persona, Style, WrittenQuestion
 from ragmeter.testset._graph import KnowledgeGraph
 from ragmeter.testset._result import GeneratedSample, SizeAccounting, SynthesizerAccount

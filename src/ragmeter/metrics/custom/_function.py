@@ -32,8 +32,8 @@ import numbers
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, overload
 
-from ragmeter.dataset import Sample
-from ragmeter.dataset._sample import SAMPLE_FIELDS
+from ragmeter._services import run_sync
+from ragmeter.dataset import SAMPLE_FIELDS, Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import (
     BatchContext,
@@ -42,7 +42,7 @@ from ragmeter.metrics._base import (
     MetricResult,
     Requirements,
 )
-from ragmeter.metrics.llm import JudgedMetric, run_sync
+from ragmeter.metrics.llm import JudgedMetric
 from ragmeter.steps import Facts, Need
 
 #: What a metric function returns (see the module's table).

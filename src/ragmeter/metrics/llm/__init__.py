@@ -1,6 +1,7 @@
 """LLM-judged metrics, built on the shared steps."""
 
-from ragmeter.metrics.llm._base import JudgedMetric, run_sync
+from ragmeter._services import run_sync
+from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.metrics.llm.answer_correctness import AnswerCorrectness
 from ragmeter.metrics.llm.answer_relevancy import AnswerRelevancy
 from ragmeter.metrics.llm.context_entity_recall import ContextEntityRecall

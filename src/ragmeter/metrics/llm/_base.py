@@ -3,42 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from abc import abstractmethod
-from collections.abc import Coroutine, Sequence
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
+from ragmeter._services import run_sync
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeError
 from ragmeter.metrics._base import BatchContext, Metric, MetricResult
 from ragmeter.prompts import Language
 from ragmeter.steps import Facts, Need, StepRunner
-
-T = TypeVar("T")
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from sync code, also inside a running event loop
-    (Jupyter): then it runs on a fresh loop in a worker thread, no patching needed."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coroutine)
-        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = error
-
-    thread = threading.Thread(target=target, name="ragmeter-sync")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
 
 
 class JudgedMetric(Metric):
@@ -75,7 +50,7 @@ class JudgedMetric(Metric):
 
     def _judge(self) -> Judge:
         if self.judge is None:
-            from ragmeter.judge._default import default_judge
+            from ragmeter.judge import default_judge
 
             self.judge = default_judge()
         return self.judge

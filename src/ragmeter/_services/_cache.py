@@ -1,4 +1,4 @@
-"""The judge cache: identical work is never paid for twice.
+"""The cache of judge answers and embeddings: identical work is never paid for twice.
 
 Keys cover the endpoint and model, every generation parameter, the prompt-template version,
 the rendered messages and the output schema, so answers from different models or settings
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ragmeter.judge._types import Message
+from ragmeter._services._types import Message
 
 T = TypeVar("T")
 
@@ -63,7 +63,8 @@ def cache_key(
 
 
 class Cache(ABC):
-    """Where judge answers are kept; a shared service that a cluster backend can replace."""
+    """Where judge answers and embeddings are kept; a shared service that a cluster backend
+    can replace."""
 
     @abstractmethod
     def get(self, key: str) -> dict[str, Any] | None: ...

@@ -13,9 +13,9 @@ from typing import Any, Protocol
 import httpx
 from pydantic import SecretStr
 
-from ragmeter.judge._errors import JudgeConfigError, JudgeError, JudgeTransientError
-from ragmeter.judge._limits import Limiter, LimitSettings, limiter_for
-from ragmeter.judge._types import Usage
+from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
+from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
+from ragmeter._services._types import Usage
 
 MAX_BACKOFF_S = 30.0
 

@@ -1,4 +1,4 @@
-"""Input checks shared by the statistics functions: clear errors instead of NaN results."""
+"""Input checks shared by the statistics functions (stats, align): clear errors, not NaN."""
 
 from __future__ import annotations
 

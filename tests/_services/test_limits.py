@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from ragmeter.judge import LimitSettings, limiter_for
-from ragmeter.judge._limits import Limiter, TokenBucket
+from ragmeter._services import Limiter, LimitSettings, limiter_for
+from ragmeter._services._limits import TokenBucket
 
 
 def test_concurrency_never_exceeds_the_limit():

@@ -1,0 +1,45 @@
+"""Usage accounting: per call, per metric, per sample and per run."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+
+from ragmeter._services._types import Usage
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate: CJK characters count one each, other text ~4 chars a token.
+
+    >>> estimate_tokens("什么是RAG"), estimate_tokens("retrieval augmented generation")
+    (4, 8)
+    """
+    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
+    other = len(text) - cjk
+    return cjk + (other + 3) // 4
+
+
+class UsageLedger:
+    """Thread-safe running totals, by scope (e.g. metric or step name) and by sample."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.total = Usage()
+        self.by_scope: dict[str, Usage] = defaultdict(Usage)
+        self.by_sample: dict[str, Usage] = defaultdict(Usage)
+
+    def record(
+        self, usage: Usage, *, scope: str | None = None, sample_id: str | None = None
+    ) -> None:
+        with self._lock:
+            self.total = self.total + usage
+            if scope is not None:
+                self.by_scope[scope] = self.by_scope[scope] + usage
+            if sample_id is not None:
+                self.by_sample[sample_id] = self.by_sample[sample_id] + usage
+
+    def forget_sample(self, sample_id: str) -> None:
+        """Drop a sample's entry once it is recorded elsewhere (a run's store), so a long
+        run's ledger does not grow with the dataset; totals are kept."""
+        with self._lock:
+            self.by_sample.pop(sample_id, None)
