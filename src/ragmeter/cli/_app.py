@@ -240,11 +240,11 @@ def record_run(
 
 
 def _resume_invocation(run_dir: Path) -> dict[str, Any]:
-    from ragmeter.results import STORE_FILE, RunStore
+    from ragmeter.results import STORE_FILE, RunDatabase
 
     if not (run_dir / STORE_FILE).exists():
         raise FileNotFoundError(f"nothing to resume: {str(run_dir)!r} holds no {STORE_FILE}")
-    store = RunStore.in_dir(run_dir)
+    store = RunDatabase.in_dir(run_dir)
     try:
         invocation = store.get_meta("invocation")
     finally:

@@ -8,7 +8,7 @@ from ragmeter.results._result import (
     SampleResult,
     aggregate,
 )
-from ragmeter.results._store import STORE_FILE, RunStore
+from ragmeter.results._store import STORE_FILE, RunDatabase
 
 __all__ = [
     "STORE_FILE",
@@ -16,7 +16,7 @@ __all__ = [
     "EvaluationResult",
     "Group",
     "MetricInfo",
-    "RunStore",
+    "RunDatabase",
     "SampleResult",
     "aggregate",
 ]

@@ -55,10 +55,11 @@ def tags_of(metadata: dict[str, Any]) -> dict[str, list[str]]:
     return tags
 
 
-class RunStore:
-    """Per-sample inputs, per sample x metric results, usage and run metadata in SQLite.
+class RunDatabase:
+    """A run directory's ``run.db``: per-sample inputs, per sample x metric results, usage and
+    run metadata in SQLite (not :class:`ragmeter.store.Store`, which keeps many finished runs).
 
-    ``RunStore(None)`` keeps the file in a private temporary directory that lives as long as
+    ``RunDatabase(None)`` keeps the file in a private temporary directory that lives as long as
     the store (results of an ``evaluate()`` call without a run directory).
     """
 
@@ -84,7 +85,7 @@ class RunStore:
             )
 
     @classmethod
-    def in_dir(cls, run_dir: str | Path) -> RunStore:
+    def in_dir(cls, run_dir: str | Path) -> RunDatabase:
         return cls(Path(run_dir) / STORE_FILE)
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ from ragmeter.judge import Judge, JudgeConfigError, Usage
 from ragmeter.metrics import BatchContext, Metric, MetricResult, Status, resolve_metrics
 from ragmeter.metrics.llm import JudgedMetric, run_sync
 from ragmeter.prompts import Language
-from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunStore
+from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunDatabase
 from ragmeter.runner._judged import JudgedSetup, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
@@ -187,7 +187,7 @@ def _open_store(
     infos: list[MetricInfo],
     invocation: Mapping[str, Any] | None,
     repeats: int,
-) -> RunStore:
+) -> RunDatabase:
     """A new store for the run, or the existing one of a run being resumed."""
     fingerprint = data.fingerprint()
     if run_dir is not None and (Path(run_dir) / STORE_FILE).exists():
@@ -196,7 +196,7 @@ def _open_store(
                 f"{str(run_dir)!r} already holds a run: resume it (resume=True, "
                 "--resume) or choose another directory"
             )
-        store = RunStore.in_dir(run_dir)
+        store = RunDatabase.in_dir(run_dir)
         recorded = store.get_meta("dataset") or {}
         if recorded.get("fingerprint") != fingerprint:
             store.close()
@@ -227,7 +227,7 @@ def _open_store(
             raise FileNotFoundError(
                 f"nothing to resume: {str(run_dir)!r} holds no run ({STORE_FILE} is missing)"
             )
-        store = RunStore(None if run_dir is None else Path(run_dir) / STORE_FILE)
+        store = RunDatabase(None if run_dir is None else Path(run_dir) / STORE_FILE)
         store.set_meta(
             "dataset",
             {
@@ -260,7 +260,7 @@ def _open_store(
 TODO_CHUNK = 1024
 
 
-def _todo(store: RunStore, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
+def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
     """(index, metric names) still to compute, never computed or failed, in dataset order."""
     names = [m.name for m in metrics]
     for start in range(0, n, TODO_CHUNK):
@@ -270,7 +270,7 @@ def _todo(store: RunStore, metrics: Sequence[Metric], n: int) -> Iterator[tuple[
 def _score_plain(
     data: Dataset,
     metrics: list[Metric],
-    store: RunStore,
+    store: RunDatabase,
     batch_size: int,
     reporter: ProgressReporter,
 ) -> None:
@@ -296,7 +296,7 @@ def _score_plain(
 class _Session:
     """What one call of the runner did with the judge (a resumed run has several)."""
 
-    def __init__(self, store: RunStore, reporter: ProgressReporter, repeats: int = 1) -> None:
+    def __init__(self, store: RunDatabase, reporter: ProgressReporter, repeats: int = 1) -> None:
         self.store = store
         self.repeats = repeats
         self.reporter = reporter
@@ -379,7 +379,7 @@ class _Session:
         return still
 
 
-def _config(store: RunStore, session: _Session) -> dict[str, Any]:
+def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
     """The run record: versions, dataset identity, judges and prompts, usage over every
     session of the run. Never holds a secret (judges and embeddings describe themselves)."""
     config = dict(store.get_meta("config") or {})
