@@ -27,6 +27,7 @@ from ragmeter.align._agreement import (
 )
 from ragmeter.align._align import (
     AlignmentReport,
+    AlignOptions,
     Disagreement,
     Measurement,
     Split,
@@ -42,6 +43,7 @@ __all__ = [
     "STATISTICS",
     "Agreement",
     "AgreementUndefined",
+    "AlignOptions",
     "AlignmentReport",
     "Disagreement",
     "Measurement",

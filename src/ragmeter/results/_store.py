@@ -12,7 +12,7 @@ import json
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ from ragmeter.metrics import MetricResult
 
 STORE_FILE = "run.db"
 SCHEMA_VERSION = 1
+#: The meta key of the caller's record; run directories have always stored it under this name.
+RECORD_KEY = "invocation"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -104,6 +106,14 @@ class RunDatabase:
         text = json.dumps(value, ensure_ascii=False)
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, text))
+
+    def get_record(self) -> dict[str, Any] | None:
+        """What the caller recorded to start the run again (``evaluate(record=...)``)."""
+        record = self.get_meta(RECORD_KEY)
+        return None if record is None else dict(record)
+
+    def set_record(self, record: Mapping[str, Any]) -> None:
+        self.set_meta(RECORD_KEY, dict(record))
 
     # -- writing ---------------------------------------------------------------------------
     def put_samples(self, rows: Iterable[tuple[int, int, str, dict[str, Any]]]) -> None:

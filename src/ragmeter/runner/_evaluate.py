@@ -72,7 +72,7 @@ def evaluate(
     run_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | ProgressReporter | None = None,
-    invocation: Mapping[str, Any] | None = None,
+    record: Mapping[str, Any] | None = None,
     repeats: int = 1,
 ) -> EvaluationResult:
     """Score every sample of ``dataset`` with every metric.
@@ -100,6 +100,10 @@ def evaluate(
     the mean of its repeats, each repeat's score in ``details["repeats"]``. Repeats differ
     only where the judge samples (temperature > 0).
 
+    ``record`` is what the caller needs to start the run again (JSON, never a secret; the CLI
+    records its options): it is kept in ``run_dir`` (:meth:`RunDatabase.get_record` reads it
+    back) and in ``result.config["invocation"]``; a resumed run without one keeps the old one.
+
     >>> result = evaluate(
     ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
     ...     ["mrr", "hit@1"],
@@ -122,7 +126,7 @@ def evaluate(
             run_dir=run_dir,
             resume=resume,
             progress=progress,
-            invocation=invocation,
+            record=record,
             repeats=repeats,
         )
     )
@@ -143,7 +147,7 @@ async def aevaluate(
     run_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | ProgressReporter | None = None,
-    invocation: Mapping[str, Any] | None = None,
+    record: Mapping[str, Any] | None = None,
     repeats: int = 1,
 ) -> EvaluationResult:
     """:func:`evaluate` for async code (same arguments)."""
@@ -162,7 +166,7 @@ async def aevaluate(
         MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
         for m in resolved
     ]
-    store = _open_store(run_dir, resume, data, infos, invocation, repeats)
+    store = _open_store(run_dir, resume, data, infos, record, repeats)
     reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
     judged = [m for m in resolved if isinstance(m, JudgedMetric)]
     plain = [m for m in resolved if not isinstance(m, JudgedMetric)]
@@ -185,7 +189,7 @@ def _open_store(
     resume: bool,
     data: Dataset,
     infos: list[MetricInfo],
-    invocation: Mapping[str, Any] | None,
+    record: Mapping[str, Any] | None,
     repeats: int,
 ) -> RunDatabase:
     """A new store for the run, or the existing one of a run being resumed."""
@@ -239,8 +243,8 @@ def _open_store(
         )
         store.set_meta("created_at", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
         store.set_meta("repeats", repeats)
-    if invocation is not None:
-        store.set_meta("invocation", dict(invocation))
+    if record is not None:
+        store.set_record(record)
     store.set_meta("metrics", [info.to_dict() for info in infos])
     store.set_meta(
         "skipped",
@@ -391,9 +395,9 @@ def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
             "repeats": store.get_meta("repeats") or 1,
         }
     )
-    invocation = store.get_meta("invocation")
-    if invocation is not None:
-        config["invocation"] = invocation
+    record = store.get_record()
+    if record is not None:
+        config["invocation"] = record
     services = session.services
     if services is not None:
         config["judges"] = {
