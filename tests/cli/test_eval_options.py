@@ -51,7 +51,7 @@ def test_given_options_win_over_recorded_ones_and_repeats_take_the_larger():
     assert merged.metrics == "mrr" and merged.data == Path("data.jsonl")
     assert merged.skip_invalid and merged.language == "en" and merged.repeats == 3
     assert merged.judge == JudgeOptions(
-        "m", "http://127.0.0.1:9/v1", None, Path("j.toml"), False, 0.5
+        "other", "http://127.0.0.1:9/v1", None, Path("j.toml"), False, 0.5
     )
     assert EvalOptions().or_recorded(recorded) == recorded
 
@@ -63,7 +63,12 @@ def _old_run_dir(run_dir: Path, data: Path) -> None:
     run_dir.mkdir()
     meta = {
         "schema_version": 1,
-        "dataset": {"source": str(data), "fingerprint": fingerprint, "n_samples": 2, "n_skipped": 0},
+        "dataset": {
+            "source": str(data),
+            "fingerprint": fingerprint,
+            "n_samples": 2,
+            "n_skipped": 0,
+        },
         "created_at": "2026-01-01T00:00:00+00:00",
         "repeats": 1,
         "invocation": {**RECORDED, "data": str(data)},
@@ -79,7 +84,9 @@ def _old_run_dir(run_dir: Path, data: Path) -> None:
                 PRIMARY KEY (idx, metric));
             """
         )
-        db.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()]
+        )
         sample = {"id": "a", "response": "x", "reference": "x"}
         db.execute("INSERT INTO samples VALUES (0, 1, 'a', ?, '{}', NULL)", (json.dumps(sample),))
         # Not the score exact_match would give: proves the resumed run kept it.
@@ -91,7 +98,10 @@ def _old_run_dir(run_dir: Path, data: Path) -> None:
 
 def test_a_run_directory_recorded_by_earlier_versions_resumes_with_its_options(tmp_path):
     data = tmp_path / "data.jsonl"
-    rows = [{"id": "a", "answer": "x", "reference": "x"}, {"id": "b", "answer": "y", "reference": "z"}]
+    rows = [
+        {"id": "a", "answer": "x", "reference": "x"},
+        {"id": "b", "answer": "y", "reference": "z"},
+    ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     run_dir = tmp_path / "run"
     _old_run_dir(run_dir, data)

@@ -835,7 +835,9 @@ def _improve(
     """Give the metric examples from a train split; measure both metrics on the test split."""
     kind = report.kind
     stratified = kind in ("discrete", "rubric")
-    train, test = _split(items, stratify=stratified, test_share=options.test_share, seed=options.seed)
+    train, test = _split(
+        items, stratify=stratified, test_share=options.test_share, seed=options.seed
+    )
     compared = [item for item in items if item.sample_id in predictions]
     sizes = _sizes(kind, compared, predictions)
     chosen = _choose_examples(kind, train, sizes, shots=options.shots, seed=options.seed)

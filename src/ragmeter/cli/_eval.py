@@ -18,8 +18,8 @@ from ragmeter.cli._app import (
     MarkdownOption,
     _fail,
     _print_problems,
-    apply_gate,
     app,
+    apply_gate,
     console,
     errors,
     parse_params,
@@ -189,7 +189,11 @@ def run_eval(
 
 
 def _store_run(
-    result: EvaluationResult, url: str | None, name: str | None, tags: list[str], params: dict
+    result: EvaluationResult,
+    url: str | None,
+    name: str | None,
+    tags: list[str],
+    params: dict[str, Any],
 ) -> None:
     recorded = record_run(result, url, name=name, tags=tags, params=params)
     if recorded is not None:

@@ -15,8 +15,8 @@ from ragmeter.cli._app import (
     MarkdownOption,
     _fail,
     _load_run,
-    apply_gate,
     app,
+    apply_gate,
     console,
     print_run,
 )
@@ -143,5 +143,3 @@ def metrics_command() -> None:
         aliases = f" (also {', '.join(spec.aliases)})" if spec.aliases else ""
         table.add_row(escape(name), spec.family, needs, arrow, escape(spec.summary + aliases))
     console.print(table)
-
-

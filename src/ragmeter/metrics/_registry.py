@@ -39,7 +39,6 @@ from ragmeter.metrics.retrieval import (
 )
 from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
 
-
 #: Whether a metric's name takes ``@K``: it must, it may, or it takes none.
 Cutoff = Literal["required", "optional", "none"]
 

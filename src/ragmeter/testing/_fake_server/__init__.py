@@ -36,7 +36,6 @@ is applied, and the body is validated and answered (the ``json_schema`` rejectio
 here, after the fault). ``GET /v1/models`` takes no fault and has no latency.
 """
 
-
 from ragmeter.testing._fake_server._faults import DEFAULT_MALFORMED_CONTENT, Fault, FaultKind
 from ragmeter.testing._fake_server._replies import Embedder, Responder, ScriptedReply
 from ragmeter.testing._fake_server._server import FakeOpenAIServer, RecordedRequest

@@ -53,10 +53,7 @@ def reply_for(responder: Responder | None, body: dict[str, Any]) -> ScriptedRepl
         return ScriptedReply(reply)
     if isinstance(reply, dict):
         return ScriptedReply(json.dumps(reply, ensure_ascii=False))
-    raise TypeError(
-        f"responder returned {type(reply).__name__}; expected ScriptedReply/str/dict"
-    )
-
+    raise TypeError(f"responder returned {type(reply).__name__}; expected ScriptedReply/str/dict")
 
 
 def embedding_for(text: str, dimensions: int = 8) -> list[float]:
@@ -74,15 +71,11 @@ def embedding_for(text: str, dimensions: int = 8) -> list[float]:
     return [v / norm for v in values]
 
 
-
 def models_payload(model: str, created: int) -> dict[str, Any]:
     return {
         "object": "list",
-        "data": [
-            {"id": model, "object": "model", "created": created, "owned_by": "fake"}
-        ],
+        "data": [{"id": model, "object": "model", "created": created, "owned_by": "fake"}],
     }
-
 
 
 def chat_payload(
@@ -168,7 +161,6 @@ def chat_payload(
     return payload
 
 
-
 def embeddings_payload(
     body: dict[str, Any],
     *,
@@ -202,9 +194,7 @@ def embeddings_payload(
         raise ValueError("'encoding_format' must be 'float' or 'base64'.")
     data = []
     for index, text in enumerate(texts):
-        vector = (
-            list(embedder(text)) if embedder is not None else embedding_for(text, dimensions)
-        )
+        vector = list(embedder(text)) if embedder is not None else embedding_for(text, dimensions)
         embedding: Any = vector
         if encoding == "base64":
             packed = struct.pack(f"<{len(vector)}f", *vector)
