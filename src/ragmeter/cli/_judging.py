@@ -102,6 +102,7 @@ class JudgeOptions:
         from ragmeter.judge._default import default_judge, make_cache
 
         cache = cache or CacheOptions()
+        config: JudgeConfig | None
         if self.config is not None:
             config = JudgeConfig.from_file(self.config, model=self.model, base_url=self.base_url)
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal, cast
 
 import typer
 from rich.markup import escape
@@ -21,6 +21,8 @@ from ragmeter.cli._app import (
     print_run,
 )
 from ragmeter.metrics import SPECS, Direction
+
+ReportFormat = Literal["html", "markdown"]
 
 
 @app.command("show")
@@ -61,7 +63,9 @@ def report_command(
         _fail(f"--format must be html or markdown, got {format!r}")
     result = _load_run(run_dir)
     other = _load_run(compare) if compare is not None else None
-    path = write_report(result, output, compare=other, findings=diagnose(result), format=format)
+    path = write_report(
+        result, output, compare=other, findings=diagnose(result), format=cast(ReportFormat, format)
+    )
     console.print(f"report: {path}", highlight=False)
 
 
