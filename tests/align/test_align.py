@@ -327,6 +327,19 @@ def test_improve_needs_a_metric_that_takes_examples():
         align(Length(), [{"id": "a", "response": "w", "label": 1}], improve=True)
 
 
+def test_align_options_are_checked_before_anything_is_scored():
+    from ragmeter.align import AlignOptions
+
+    improve = AlignOptions(improve=True)
+    with pytest.raises(ValueError, match="cannot be improved with examples"):  # the CLI's error
+        improve.checked(Length())
+    assert improve.checked(Verdict()) == improve
+    with pytest.raises(ValueError, match="level"):
+        AlignOptions(level=1).checked(Verdict())
+    with pytest.raises(ValueError, match="is a sample field"):
+        AlignOptions(label_field="response").checked(Verdict())
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [({"test_share": 1.0}, "test_share"), ({"shots": 0}, "shots must be a positive integer")],

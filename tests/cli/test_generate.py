@@ -144,3 +144,16 @@ def test_unknown_mix_and_language_are_usage_errors(tmp_path, docs, server):
     assert result.exit_code == 2 and "unknown synthesizer" in result.output
     result = generate(server, tmp_path, str(docs), "--language", "fr", "-o", str(tmp_path / "b"))
     assert result.exit_code == 2 and "--language must be en or zh" in result.output
+
+
+def test_generate_options_become_generate_testset_arguments():
+    from ragmeter.cli._generate import GenerateOptions
+    from ragmeter.testset import KnowledgeGraph, LinkSettings
+
+    arguments = GenerateOptions(chunk_size=200, personas=("Ana: a nurse",)).arguments()
+    assert arguments["chunk_overlap"] == 25 and arguments["personas"] == ["Ana: a nurse"]
+    assert GenerateOptions().arguments()["chunk_overlap"] == 50
+    assert GenerateOptions(chunk_overlap=0).arguments()["chunk_overlap"] == 0
+    assert GenerateOptions().link(None) is None
+    graph = KnowledgeGraph({}, settings=LinkSettings(max_similar=2))
+    assert GenerateOptions(similarity=0.5).link(graph) == LinkSettings(0.5, max_similar=2)

@@ -7,8 +7,6 @@ from __future__ import annotations
 class JudgeError(Exception):
     """A judge call that did not produce a valid answer."""
 
-    retryable: bool = False
-
 
 class JudgeConfigError(JudgeError):
     """The endpoint refused the request for a reason retrying cannot fix (400/401/403/404)."""
@@ -16,8 +14,6 @@ class JudgeConfigError(JudgeError):
 
 class JudgeTransientError(JudgeError):
     """Rate limit, server error, timeout or connection failure: worth retrying."""
-
-    retryable = True
 
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message)

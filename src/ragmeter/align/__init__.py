@@ -27,6 +27,7 @@ from ragmeter.align._agreement import (
 )
 from ragmeter.align._align import (
     AlignmentReport,
+    AlignOptions,
     Disagreement,
     Measurement,
     Split,
@@ -43,6 +44,7 @@ __all__ = [
     "STATISTICS",
     "Agreement",
     "AgreementUndefined",
+    "AlignOptions",
     "AlignmentReport",
     "Disagreement",
     "Measurement",

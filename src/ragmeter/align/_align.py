@@ -10,11 +10,12 @@ and both the original and the improved metric are measured on the test part only
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -684,12 +685,51 @@ def _with_values(items: list[_Item], kind: str) -> list[_Item]:
     return out
 
 
+class CannotImprove(TypeError, ValueError):
+    """``improve`` asked of a metric without ``with_examples``: a wrong argument (TypeError)
+    and a usage error (ValueError, what the CLI reports)."""
+
+
 def cannot_improve(metric: Metric) -> str:
     """Why ``improve`` is refused for a metric without ``with_examples``."""
     return (
         f"metric {metric.name!r} cannot be improved with examples: it has no "
         "with_examples(examples) method (prompt metrics loaded from a metric file have one)"
     )
+
+
+@dataclass(frozen=True)
+class AlignOptions:
+    """How :func:`align` measures (its keyword arguments, and ``ragmeter align``'s options)."""
+
+    kind: str | None = None
+    improve: bool = False
+    test_share: float = 0.5
+    shots: int = 4
+    seed: int = 0
+    label_field: str = "label"
+    reason_field: str = "reason"
+    level: float = 0.95
+    n_resamples: int = DEFAULT_RESAMPLES
+
+    def checked(self, metric: Metric) -> AlignOptions:
+        """These options, checked for ``metric`` (:class:`CannotImprove` or ValueError)."""
+        level = check_level(self.level)
+        check_resamples(self.n_resamples)
+        if self.improve:
+            if not isinstance(metric, SupportsExamples):
+                raise CannotImprove(cannot_improve(metric))
+            if not 0 < self.test_share < 1:
+                raise ValueError(f"test_share must be between 0 and 1, got {self.test_share!r}")
+            shots = self.shots
+            if isinstance(shots, bool) or not isinstance(shots, int) or shots < 1:
+                raise ValueError(f"shots must be a positive integer, got {shots!r}")
+        if self.label_field in SAMPLE_FIELDS:
+            raise ValueError(
+                f"label_field {self.label_field!r} is a sample field; give the human label its "
+                "own column, e.g. label"
+            )
+        return dataclasses.replace(self, level=level)
 
 
 def _resolve_kind(metric: Metric, kind: str | None, labels: Sequence[Any]) -> tuple[str, str]:
@@ -701,6 +741,126 @@ def _resolve_kind(metric: Metric, kind: str | None, labels: Sequence[Any]) -> tu
     if declared in KINDS:
         return str(declared), "metric"
     return infer_kind(labels), "labels"
+
+
+@dataclass(frozen=True)
+class _Measure:
+    """Measures a metric's agreement on some items with one set of figures."""
+
+    kind: str
+    numeric_labels: bool
+    level: float
+    n_resamples: int
+    seed: int
+
+    def __call__(
+        self, name: str, items: Sequence[_Item], results: Mapping[str, MetricResult | str]
+    ) -> tuple[Measurement, dict[str, _Prediction]]:
+        return _measurement(
+            name,
+            self.kind,
+            items,
+            results,
+            numeric_labels=self.numeric_labels,
+            level=self.level,
+            n_resamples=self.n_resamples,
+            seed=self.seed,
+        )
+
+    def change(
+        self,
+        items: Sequence[_Item],
+        before: Mapping[str, _Prediction],
+        after: Mapping[str, _Prediction],
+    ) -> dict[str, Agreement]:
+        """Each statistic's change from ``before`` to ``after`` on the items both scored."""
+        both = [item for item in items if item.sample_id in before and item.sample_id in after]
+        human, first, second = _arrays(
+            self.kind,
+            [i.value for i in both],
+            [before[i.sample_id].value for i in both],
+            [after[i.sample_id].value for i in both],
+        )
+        return {
+            statistic: measure_change(
+                statistic,
+                human,
+                first,
+                second,
+                level=self.level,
+                n_resamples=self.n_resamples,
+                seed=self.seed,
+            )
+            for statistic in STATISTICS[self.kind]
+        }
+
+
+def _items(
+    dataset: Dataset, metric: Metric, options: AlignOptions
+) -> tuple[list[_Item], list[str], str, str]:
+    """The labelled items with their values, the unlabelled ids, the kind and its source."""
+    items, unlabelled = _labelled_items(dataset, options.label_field, options.reason_field)
+    if not items:
+        raise ValueError(
+            f"no row of {dataset.source or 'the labelled data'} has a {options.label_field!r} "
+            "field with the human label (choose the column with --label-field / label_field=)"
+        )
+    kind, kind_source = _resolve_kind(metric, options.kind, [item.label for item in items])
+    items = _with_values(items, kind)
+    if options.improve and len(items) < 2:
+        raise ValueError("improving needs at least 2 labelled items: one to learn, one to test")
+    return items, unlabelled, kind, kind_source
+
+
+def _improved(metric: Metric, examples: list[dict[str, Any]]) -> Metric:
+    improved = cast(SupportsExamples, metric).with_examples(examples)
+    if not isinstance(improved, Metric):
+        raise TypeError(
+            f"{type(metric).__name__}.with_examples returned {type(improved).__name__}, "
+            "not a Metric"
+        )
+    return improved
+
+
+def _improve(
+    report: AlignmentReport,
+    metric: Metric,
+    items: list[_Item],
+    results: Mapping[str, MetricResult | str],
+    predictions: Mapping[str, _Prediction],
+    options: AlignOptions,
+    measure_on: _Measure,
+    score: Callable[[Metric, Sequence[_Item]], dict[str, MetricResult | str]],
+) -> None:
+    """Give the metric examples from a train split; measure both metrics on the test split."""
+    kind = report.kind
+    stratified = kind in ("discrete", "rubric")
+    train, test = _split(
+        items, stratify=stratified, test_share=options.test_share, seed=options.seed
+    )
+    compared = [item for item in items if item.sample_id in predictions]
+    sizes = _sizes(kind, compared, predictions)
+    chosen = _choose_examples(kind, train, sizes, shots=options.shots, seed=options.seed)
+    examples = [_example(kind, item) for item in chosen]
+    test_ids = {item.sample_id for item in test}
+    if test_ids & {item.sample_id for item in train}:  # a guard: _split never does this
+        raise RuntimeError("the train and test splits share items")
+    improved_metric = _improved(metric, examples)
+    original, before = measure_on(metric.name, test, {i: results[i] for i in test_ids})
+    improved, after = measure_on(improved_metric.name, test, score(improved_metric, test))
+    report.change = measure_on.change(test, before, after)
+    report.measured_on = "test split"
+    report.original = original
+    report.improved = improved
+    report.split = Split(
+        train_ids=tuple(item.sample_id for item in train),
+        test_ids=tuple(item.sample_id for item in test),
+        example_ids=tuple(item.sample_id for item in chosen),
+        examples=examples,
+        test_share=options.test_share,
+        seed=options.seed,
+        stratified=stratified,
+    )
 
 
 def align(
@@ -743,38 +903,24 @@ def align(
     the improved metric are then both measured on the test split only, so no figure counts an
     item used as an example.
     """
-    level = check_level(level)
-    check_resamples(n_resamples)
-    if improve:
-        if not isinstance(metric, SupportsExamples):
-            raise TypeError(cannot_improve(metric))
-        if not 0 < test_share < 1:
-            raise ValueError(f"test_share must be between 0 and 1, got {test_share!r}")
-        if isinstance(shots, bool) or not isinstance(shots, int) or shots < 1:
-            raise ValueError(f"shots must be a positive integer, got {shots!r}")
-    if label_field in SAMPLE_FIELDS:
-        raise ValueError(
-            f"label_field {label_field!r} is a sample field; give the human label its own "
-            "column, e.g. label"
-        )
+    options = AlignOptions(
+        kind, improve, test_share, shots, seed, label_field, reason_field, level, n_resamples
+    ).checked(metric)
     dataset = load_dataset(labelled)
-    items, unlabelled = _labelled_items(dataset, label_field, reason_field)
-    if not items:
-        raise ValueError(
-            f"no row of {dataset.source or 'the labelled data'} has a {label_field!r} field "
-            "with the human label (choose the column with --label-field / label_field=)"
-        )
-    kind, kind_source = _resolve_kind(metric, kind, [item.label for item in items])
-    items = _with_values(items, kind)
-    if improve and len(items) < 2:
-        raise ValueError("improving needs at least 2 labelled items: one to learn, one to test")
-    numeric_labels = all(isinstance(item.value, float) for item in items)
-    figures = {"level": level, "n_resamples": n_resamples, "seed": seed}
-
-    results = _score(metric, items, judge=judge, embeddings=embeddings, progress=progress)
-    everything, predictions = _measurement(
-        metric.name, kind, items, results, numeric_labels=numeric_labels, **figures
+    items, unlabelled, kind, kind_source = _items(dataset, metric, options)
+    measure_on = _Measure(
+        kind,
+        all(isinstance(item.value, float) for item in items),
+        options.level,
+        options.n_resamples,
+        options.seed,
     )
+
+    def score(scored: Metric, some: Sequence[_Item]) -> dict[str, MetricResult | str]:
+        return _score(scored, some, judge=judge, embeddings=embeddings, progress=progress)
+
+    results = score(metric, items)
+    everything, predictions = measure_on(metric.name, items, results)
     if not everything.n_compared:
         first = everything.unscored[0]
         raise ValueError(
@@ -786,72 +932,15 @@ def align(
         kind=kind,
         kind_source=kind_source,
         source=dataset.source,
-        label_field=label_field,
+        label_field=options.label_field,
         n_labelled=len(items),
         unlabelled=unlabelled,
         measured_on="all labelled items",
         original=everything,
-        **figures,
+        level=options.level,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
     )
-    if not improve:
-        return report
-    stratified = kind in ("discrete", "rubric")
-    train, test = _split(items, stratify=stratified, test_share=test_share, seed=seed)
-    compared = [item for item in items if item.sample_id in predictions]
-    sizes = _sizes(kind, compared, predictions)
-    chosen = _choose_examples(kind, train, sizes, shots=shots, seed=seed)
-    examples = [_example(kind, item) for item in chosen]
-    test_ids = {item.sample_id for item in test}
-    if test_ids & {item.sample_id for item in train}:  # a guard: _split never does this
-        raise RuntimeError("the train and test splits share items")
-    improved_metric = metric.with_examples(examples)
-    if not isinstance(improved_metric, Metric):
-        raise TypeError(
-            f"{type(metric).__name__}.with_examples returned {type(improved_metric).__name__}, "
-            "not a Metric"
-        )
-    original, before = _measurement(
-        metric.name,
-        kind,
-        test,
-        {i: results[i] for i in test_ids},
-        numeric_labels=numeric_labels,
-        **figures,
-    )
-    improved_results = _score(
-        improved_metric, test, judge=judge, embeddings=embeddings, progress=progress
-    )
-    improved, after = _measurement(
-        improved_metric.name,
-        kind,
-        test,
-        improved_results,
-        numeric_labels=numeric_labels,
-        **figures,
-    )
-    both = [item for item in test if item.sample_id in before and item.sample_id in after]
-    human, first, second = _arrays(
-        kind,
-        [i.value for i in both],
-        [before[i.sample_id].value for i in both],
-        [after[i.sample_id].value for i in both],
-    )
-    report.change = {
-        statistic: measure_change(
-            statistic, human, first, second, level=level, n_resamples=n_resamples, seed=seed
-        )
-        for statistic in STATISTICS[kind]
-    }
-    report.measured_on = "test split"
-    report.original = original
-    report.improved = improved
-    report.split = Split(
-        train_ids=tuple(item.sample_id for item in train),
-        test_ids=tuple(item.sample_id for item in test),
-        example_ids=tuple(item.sample_id for item in chosen),
-        examples=examples,
-        test_share=test_share,
-        seed=seed,
-        stratified=stratified,
-    )
+    if options.improve:
+        _improve(report, metric, items, results, predictions, options, measure_on, score)
     return report

@@ -1,6 +1,11 @@
 """The ``ragmeter`` command line."""
 
-from ragmeter.cli import _align, _generate, _runs, _serve  # noqa: F401 - register the commands
+# isort: off
+# Importing a module registers its commands; `ragmeter --help` lists them in this order.
+from ragmeter.cli import _eval, _run_commands  # noqa: F401
+from ragmeter.cli import _align, _generate, _judging, _runs, _serve  # noqa: F401
 from ragmeter.cli._app import app, main
+
+# isort: on
 
 __all__ = ["app", "main"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -9,24 +10,24 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from ragmeter.cli._app import (
+from ragmeter.cli._app import _fail, app, console
+from ragmeter.cli._judging import (
     CacheOption,
+    CacheOptions,
     JudgeBaseUrlOption,
     JudgeConfigOption,
     JudgeModelOption,
+    JudgeOptions,
     JudgeProviderOption,
     LogprobsOption,
     NoCacheOption,
-    _fail,
-    _judge_from_options,
-    app,
-    console,
 )
 from ragmeter.dataset import DatasetError
 from ragmeter.judge import JudgeError
 from ragmeter.metrics import UnknownMetricError
 
 if TYPE_CHECKING:
+    from ragmeter.align import AlignmentReport
     from ragmeter.judge import Judge
     from ragmeter.metrics import Metric
 
@@ -53,24 +54,21 @@ def load_metric_argument(value: str) -> Metric:
     return resolve_metrics([value])[0]
 
 
-def _judge_for(
-    metric: Metric,
-    model: str | None,
-    base_url: str | None,
-    provider: str | None,
-    config: Path | None,
-    logprobs: bool,
-    *,
-    cache: Path | None,
-    no_cache: bool,
-) -> Judge | None:
+def _judge_for(metric: Metric, judge: JudgeOptions, cache: CacheOptions) -> Judge | None:
     from ragmeter.metrics.llm import JudgedMetric
 
     if not (isinstance(metric, JudgedMetric) and metric.uses_judge):
         return None
-    return _judge_from_options(
-        model, base_url, provider, config, logprobs, cache=cache, no_cache=no_cache
+    return judge.build(cache)
+
+
+def _write_json(report: AlignmentReport, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False),
+        encoding="utf-8",
     )
+    console.print(f"report: {escape(str(path))}", highlight=False)
 
 
 @app.command("align")
@@ -137,34 +135,27 @@ def align_command(
     With --improve the metric gets few-shot examples chosen from a train split, and the
     original and the improved metric are measured on the held-out test split only.
     """
-    from ragmeter.align import SupportsExamples, align, cannot_improve
+    from ragmeter.align import AlignOptions, align
 
+    options = AlignOptions(
+        kind=kind,
+        improve=improve,
+        test_share=test_share,
+        shots=shots,
+        seed=seed,
+        label_field=label_field,
+        reason_field=reason_field,
+    )
     try:
         resolved = load_metric_argument(metric)
-        if improve and not isinstance(resolved, SupportsExamples):
-            raise ValueError(cannot_improve(resolved))
+        options.checked(resolved)  # before the judge is made
         judge = _judge_for(
             resolved,
-            judge_model,
-            judge_base_url,
-            judge_provider,
-            judge_config,
-            logprobs,
-            cache=cache,
-            no_cache=no_cache,
+            JudgeOptions(judge_model, judge_base_url, judge_provider, judge_config, logprobs),
+            CacheOptions(cache, no_cache),
         )
         report = align(
-            resolved,
-            labelled,
-            kind=kind,
-            judge=judge,
-            improve=improve,
-            test_share=test_share,
-            shots=shots,
-            seed=seed,
-            label_field=label_field,
-            reason_field=reason_field,
-            progress=not quiet,
+            resolved, labelled, judge=judge, progress=not quiet, **dataclasses.asdict(options)
         )
     except (
         UnknownMetricError,
@@ -178,9 +169,4 @@ def align_command(
     for line in report.summary(top=top).splitlines():
         console.print(escape(line), highlight=False, soft_wrap=True)
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(
-            json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False),
-            encoding="utf-8",
-        )
-        console.print(f"report: {escape(str(json_out))}", highlight=False)
+        _write_json(report, json_out)

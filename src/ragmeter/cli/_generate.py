@@ -3,29 +3,32 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter.cli._app import (
+from ragmeter.cli._app import _fail, app, console, errors
+from ragmeter.cli._judging import (
     CacheOption,
+    CacheOptions,
     JudgeBaseUrlOption,
     JudgeConfigOption,
     JudgeModelOption,
+    JudgeOptions,
     JudgeProviderOption,
     NoCacheOption,
-    _fail,
-    _judge_from_options,
-    app,
-    console,
-    errors,
 )
 from ragmeter.dataset import DatasetError
-from ragmeter.judge import JudgeError
+from ragmeter.judge import Judge, JudgeError
+
+if TYPE_CHECKING:
+    from ragmeter.testset import GeneratedTestset, KnowledgeGraph, LinkSettings
 
 
 def read_chunk_file(path: Path) -> list[dict[str, object]]:
@@ -53,6 +56,142 @@ def read_chunk_file(path: Path) -> list[dict[str, object]]:
                     ) from None
         return records
     raise ValueError(f"{path}: chunk files must be .jsonl, .json or .csv")
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    """What ``ragmeter generate`` asks for: how many questions of which kinds and voices,
+    and how the documents are chunked and linked. A stopped generation resumes from its
+    work folder with the same options."""
+
+    n: int = 50
+    mix: str = "single=0.5,multi=0.3,compare=0.2"
+    personas: int | tuple[str, ...] = 3  # how many to write from the corpus, or your own
+    styles: tuple[str, ...] = ("plain", "colloquial", "typos", "web")
+    lengths: tuple[str, ...] = ("short", "medium", "long")
+    seed: int = 0
+    language: str | None = None
+    chunk_size: int = 400
+    chunk_overlap: int | None = None  # default: 50, at most chunk_size / 8
+    similarity: float | None = None  # re-link at this least cosine
+    dedup: float = 0.92
+    attempts: int = 4
+
+    def check(self) -> None:
+        if self.language not in (None, "en", "zh"):
+            raise ValueError(f"--language must be en or zh, got {self.language!r}")
+
+    def link(self, graph: KnowledgeGraph | None) -> LinkSettings | None:
+        """The link settings of ``graph`` (or the defaults) with ``similarity``, if given."""
+        from ragmeter.testset import LinkSettings
+
+        if self.similarity is None:
+            return None
+        base = graph.settings if graph is not None else LinkSettings()
+        return dataclasses.replace(base, similarity_threshold=self.similarity)
+
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`ragmeter.testset.generate_testset`."""
+        return {
+            "n": self.n,
+            "mix": self.mix,
+            "personas": list(self.personas) if isinstance(self.personas, tuple) else self.personas,
+            "styles": list(self.styles),
+            "lengths": list(self.lengths),
+            "seed": self.seed,
+            "language": self.language,
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": (
+                min(50, self.chunk_size // 8) if self.chunk_overlap is None else self.chunk_overlap
+            ),
+            "dedup_threshold": self.dedup,
+            "attempts_per_question": self.attempts,
+        }
+
+
+def _sources(docs: list[Path], chunks: bool) -> object:
+    """The documents as given, or the chunks of the one chunk file."""
+    from ragmeter.testset import chunks_from_documents, documents_from_chunks
+
+    if not chunks:
+        return docs
+    if len(docs) != 1:
+        raise ValueError("--chunks takes one chunk file")
+    return chunks_from_documents(documents_from_chunks(read_chunk_file(docs[0])))
+
+
+def run_generate(
+    options: GenerateOptions,
+    sources: object,
+    *,
+    judge: Judge,
+    graph: KnowledgeGraph | None,
+    work_dir: Path,
+    resume: bool,
+    quiet: bool,
+) -> GeneratedTestset:
+    """Generate the test set; its progress is saved in ``work_dir``."""
+    from ragmeter.runner import make_progress
+    from ragmeter.testset import generate_testset
+
+    return generate_testset(
+        sources,  # type: ignore[arg-type]  # paths or chunks, checked by generate_testset
+        **options.arguments(),
+        judge=judge,
+        link=options.link(graph),
+        graph=graph,
+        work_dir=work_dir,
+        resume=resume,
+        progress=make_progress(None if not quiet else False),
+    )
+
+
+def _print_accounting(result: GeneratedTestset, n: int, output: Path) -> None:
+    table = Table(title=f"{len(result)} of {n} questions → {escape(str(output))}")
+    for column in ("synthesizer", "asked", "kept", "tried", "candidates", "rejected"):
+        table.add_column(
+            column, justify="left" if column in ("synthesizer", "rejected") else "right"
+        )
+    for name, account in result.accounting.synthesizers.items():
+        rejected = ", ".join(f"{c} {r}" for r, c in account.rejected.items()) or "—"
+        table.add_row(
+            name,
+            str(account.requested),
+            str(account.produced),
+            str(account.attempted),
+            str(account.available),
+            escape(rejected),
+        )
+    console.print(table)
+    for note in result.accounting.notes:
+        console.print(f"• {escape(note)}", highlight=False)
+
+
+def _usage_line(result: GeneratedTestset) -> str:
+    usage = result.total_usage
+    per_sample = result.judge_calls_per_sample
+    line = (
+        f"judge, all sessions: {usage.calls} calls (+{usage.cached_calls} cached), "
+        f"{usage.total_tokens:,} tokens"
+    )
+    if usage.cost:
+        line += f", cost {usage.cost:.4f}"
+    if per_sample is not None:
+        line += f", {per_sample:.2f} calls per question"
+    return line
+
+
+def _graph_line(result: GeneratedTestset, work_dir: Path) -> str:
+    summary = result.graph.summary()
+    return (
+        f"graph: {summary['chunks']} chunks ({summary['analysed']} read), "
+        f"{summary['entity_edges']} entity and {summary['similarity_edges']} similarity edges; "
+        f"saved in {work_dir / 'graph.json'}"
+    )
 
 
 @app.command("generate")
@@ -138,63 +277,38 @@ def generate_command(
     Progress is saved in OUTPUT's work folder (testset.work/ for testset.jsonl); run again
     with --resume to continue a stopped generation.
     """
-    from ragmeter.runner import make_progress
-    from ragmeter.testset import (
-        DocumentLoadError,
-        KnowledgeGraph,
-        LinkSettings,
-        chunks_from_documents,
-        documents_from_chunks,
-        generate_testset,
-    )
+    from ragmeter.testset import DocumentLoadError, KnowledgeGraph
 
+    options = GenerateOptions(
+        n=n,
+        mix=mix,
+        personas=tuple(persona) if persona else personas,
+        styles=_names(styles),
+        lengths=_names(lengths),
+        seed=seed,
+        language=language,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        similarity=similarity,
+        dedup=dedup,
+        attempts=attempts,
+    )
     work_dir = output.with_name(output.stem + ".work")
     try:
-        if language not in (None, "en", "zh"):
-            raise ValueError(f"--language must be en or zh, got {language!r}")
-        sources: object = docs
-        if chunks:
-            if len(docs) != 1:
-                raise ValueError("--chunks takes one chunk file")
-            sources = chunks_from_documents(documents_from_chunks(read_chunk_file(docs[0])))
-        link = None
+        options.check()
+        sources = _sources(docs, chunks)
         loaded_graph = KnowledgeGraph.load(graph) if graph is not None else None
-        if similarity is not None:
-            base = loaded_graph.settings if loaded_graph is not None else LinkSettings()
-            link = LinkSettings(
-                similarity_threshold=similarity,
-                max_similar=base.max_similar,
-                entity_match=base.entity_match,
-                max_entity_chunks=base.max_entity_chunks,
-            )
-        judge = _judge_from_options(
-            judge_model,
-            judge_base_url,
-            judge_provider,
-            judge_config,
-            False,
-            cache=cache,
-            no_cache=no_cache,
+        judge = JudgeOptions(judge_model, judge_base_url, judge_provider, judge_config).build(
+            CacheOptions(cache, no_cache)
         )
-        result = generate_testset(
-            sources,  # type: ignore[arg-type]
-            n=n,
-            mix=mix,
-            personas=list(persona) if persona else personas,
-            styles=[s.strip() for s in styles.split(",") if s.strip()],
-            lengths=[s.strip() for s in lengths.split(",") if s.strip()],
-            seed=seed,
+        result = run_generate(
+            options,
+            sources,
             judge=judge,
-            language=language,
-            chunk_size=chunk_size,
-            chunk_overlap=min(50, chunk_size // 8) if chunk_overlap is None else chunk_overlap,
-            link=link,
             graph=loaded_graph,
-            dedup_threshold=dedup,
-            attempts_per_question=attempts,
             work_dir=work_dir,
             resume=resume,
-            progress=make_progress(None if not quiet else False),
+            quiet=quiet,
         )
     except KeyboardInterrupt:
         errors.print(
@@ -215,41 +329,8 @@ def generate_command(
         _fail(str(error))
 
     result.save(output)
-    table = Table(title=f"{len(result)} of {n} questions → {escape(str(output))}")
-    for column in ("synthesizer", "asked", "kept", "tried", "candidates", "rejected"):
-        table.add_column(
-            column, justify="left" if column in ("synthesizer", "rejected") else "right"
-        )
-    for name, account in result.accounting.synthesizers.items():
-        rejected = ", ".join(f"{c} {r}" for r, c in account.rejected.items()) or "—"
-        table.add_row(
-            name,
-            str(account.requested),
-            str(account.produced),
-            str(account.attempted),
-            str(account.available),
-            escape(rejected),
-        )
-    console.print(table)
-    for note in result.accounting.notes:
-        console.print(f"• {escape(note)}", highlight=False)
-    usage = result.total_usage
-    per_sample = result.judge_calls_per_sample
-    line = (
-        f"judge, all sessions: {usage.calls} calls (+{usage.cached_calls} cached), "
-        f"{usage.total_tokens:,} tokens"
-    )
-    if usage.cost:
-        line += f", cost {usage.cost:.4f}"
-    if per_sample is not None:
-        line += f", {per_sample:.2f} calls per question"
-    console.print(line, highlight=False)
-    summary = result.graph.summary()
-    console.print(
-        f"graph: {summary['chunks']} chunks ({summary['analysed']} read), "
-        f"{summary['entity_edges']} entity and {summary['similarity_edges']} similarity edges; "
-        f"saved in {work_dir / 'graph.json'}",
-        highlight=False,
-    )
+    _print_accounting(result, n, output)
+    console.print(_usage_line(result), highlight=False)
+    console.print(_graph_line(result, work_dir), highlight=False)
     if len(result) < n:
         raise typer.Exit(1)

@@ -33,7 +33,6 @@ LEGACY_NAMES: dict[str, str] = {
 LIST_FIELDS: frozenset[str] = frozenset(
     {"retrieved_contexts", "retrieved_context_ids", "reference_contexts", "reference_context_ids"}
 )
-TEXT_FIELDS: frozenset[str] = frozenset({"id", "user_input", "response", "reference"})
 
 
 def _id_to_str(value: Any) -> Any:

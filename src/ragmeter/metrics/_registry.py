@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from ragmeter.metrics._base import Metric
 from ragmeter.metrics.context import (
@@ -38,6 +39,9 @@ from ragmeter.metrics.retrieval import (
 )
 from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
 
+#: Whether a metric's name takes ``@K``: it must, it may, or it takes none.
+Cutoff = Literal["required", "optional", "none"]
+
 
 @dataclass(frozen=True)
 class MetricSpec:
@@ -45,7 +49,7 @@ class MetricSpec:
 
     name: str
     build: Callable[[int | None], Metric]
-    cutoff: str  # "required", "optional" or "none"
+    cutoff: Cutoff
     family: str
     summary: str
     aliases: tuple[str, ...] = ()

@@ -8,7 +8,7 @@ from ragmeter.results._result import (
     SampleResult,
     aggregate,
 )
-from ragmeter.results._store import STORE_FILE, RunStore, tags_of
+from ragmeter.results._store import STORE_FILE, RunDatabase, tags_of
 
 __all__ = [
     "STORE_FILE",
@@ -16,7 +16,7 @@ __all__ = [
     "EvaluationResult",
     "Group",
     "MetricInfo",
-    "RunStore",
+    "RunDatabase",
     "SampleResult",
     "aggregate",
     "tags_of",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.dataset import InvalidRow, Problem, Sample
 from ragmeter.metrics import Direction, MetricResult, Status
-from ragmeter.results._store import STORE_FILE, RunStore, tags_of
+from ragmeter.results._store import STORE_FILE, RunDatabase, tags_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -183,7 +183,7 @@ class EvaluationResult:
         config: dict[str, Any] | None = None,
         skipped: list[InvalidRow] | None = None,
         *,
-        store: RunStore | None = None,
+        store: RunDatabase | None = None,
     ) -> None:
         if samples is None and store is None:
             raise ValueError("give the samples or the store that holds them")
@@ -195,7 +195,7 @@ class EvaluationResult:
         self._aggregates: dict[str, Aggregate] | None = None
 
     @classmethod
-    def from_store(cls, store: RunStore) -> EvaluationResult:
+    def from_store(cls, store: RunDatabase) -> EvaluationResult:
         """The run recorded in ``store`` (its samples are read when needed)."""
         return cls(
             None,
@@ -412,7 +412,7 @@ class EvaluationResult:
         written by :meth:`save`."""
         run_dir = Path(run_dir)
         if (run_dir / STORE_FILE).exists():
-            return cls.from_store(RunStore.in_dir(run_dir))
+            return cls.from_store(RunDatabase.in_dir(run_dir))
         summary_path = run_dir / SUMMARY_FILE
         if not summary_path.exists():
             raise FileNotFoundError(

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ from ragmeter.metrics import MetricResult
 
 STORE_FILE = "run.db"
 SCHEMA_VERSION = 1
+#: The meta key of the caller's record; run directories have always stored it under this name.
+RECORD_KEY = "invocation"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,10 +57,11 @@ def tags_of(metadata: dict[str, Any]) -> dict[str, list[str]]:
     return tags
 
 
-class RunStore:
-    """Per-sample inputs, per sample x metric results, usage and run metadata in SQLite.
+class RunDatabase:
+    """A run directory's ``run.db``: per-sample inputs, per sample x metric results, usage and
+    run metadata in SQLite (not :class:`ragmeter.store.Store`, which keeps many finished runs).
 
-    ``RunStore(None)`` keeps the file in a private temporary directory that lives as long as
+    ``RunDatabase(None)`` keeps the file in a private temporary directory that lives as long as
     the store (results of an ``evaluate()`` call without a run directory).
     """
 
@@ -84,7 +87,7 @@ class RunStore:
             )
 
     @classmethod
-    def in_dir(cls, run_dir: str | Path) -> RunStore:
+    def in_dir(cls, run_dir: str | Path) -> RunDatabase:
         return cls(Path(run_dir) / STORE_FILE)
 
     def close(self) -> None:
@@ -103,6 +106,14 @@ class RunStore:
         text = json.dumps(value, ensure_ascii=False)
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, text))
+
+    def get_record(self) -> dict[str, Any] | None:
+        """What the caller recorded to start the run again (``evaluate(record=...)``)."""
+        record = self.get_meta(RECORD_KEY)
+        return None if record is None else dict(record)
+
+    def set_record(self, record: Mapping[str, Any]) -> None:
+        self.set_meta(RECORD_KEY, dict(record))
 
     # -- writing ---------------------------------------------------------------------------
     def put_samples(self, rows: Iterable[tuple[int, int, str, dict[str, Any]]]) -> None:

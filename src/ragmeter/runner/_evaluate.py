@@ -17,7 +17,7 @@ from ragmeter.judge import Judge, JudgeConfigError, Usage
 from ragmeter.metrics import BatchContext, Metric, MetricResult, Status, resolve_metrics
 from ragmeter.metrics.llm import JudgedMetric
 from ragmeter.prompts import Language
-from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunStore
+from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunDatabase
 from ragmeter.runner._judged import JudgedSetup, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
@@ -73,7 +73,7 @@ def evaluate(
     run_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | ProgressReporter | None = None,
-    invocation: Mapping[str, Any] | None = None,
+    record: Mapping[str, Any] | None = None,
     repeats: int = 1,
 ) -> EvaluationResult:
     """Score every sample of ``dataset`` with every metric.
@@ -101,6 +101,10 @@ def evaluate(
     the mean of its repeats, each repeat's score in ``details["repeats"]``. Repeats differ
     only where the judge samples (temperature > 0).
 
+    ``record`` is what the caller needs to start the run again (JSON, never a secret; the CLI
+    records its options): it is kept in ``run_dir`` (:meth:`RunDatabase.get_record` reads it
+    back) and in ``result.config["invocation"]``; a resumed run without one keeps the old one.
+
     >>> result = evaluate(
     ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
     ...     ["mrr", "hit@1"],
@@ -123,7 +127,7 @@ def evaluate(
             run_dir=run_dir,
             resume=resume,
             progress=progress,
-            invocation=invocation,
+            record=record,
             repeats=repeats,
         )
     )
@@ -144,7 +148,7 @@ async def aevaluate(
     run_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | ProgressReporter | None = None,
-    invocation: Mapping[str, Any] | None = None,
+    record: Mapping[str, Any] | None = None,
     repeats: int = 1,
 ) -> EvaluationResult:
     """:func:`evaluate` for async code (same arguments)."""
@@ -163,7 +167,7 @@ async def aevaluate(
         MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
         for m in resolved
     ]
-    store = _open_store(run_dir, resume, data, infos, invocation, repeats)
+    store = _open_store(run_dir, resume, data, infos, record, repeats)
     reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
     judged = [m for m in resolved if isinstance(m, JudgedMetric)]
     plain = [m for m in resolved if not isinstance(m, JudgedMetric)]
@@ -186,9 +190,9 @@ def _open_store(
     resume: bool,
     data: Dataset,
     infos: list[MetricInfo],
-    invocation: Mapping[str, Any] | None,
+    record: Mapping[str, Any] | None,
     repeats: int,
-) -> RunStore:
+) -> RunDatabase:
     """A new store for the run, or the existing one of a run being resumed."""
     fingerprint = data.fingerprint()
     if run_dir is not None and (Path(run_dir) / STORE_FILE).exists():
@@ -197,7 +201,7 @@ def _open_store(
                 f"{str(run_dir)!r} already holds a run: resume it (resume=True, "
                 "--resume) or choose another directory"
             )
-        store = RunStore.in_dir(run_dir)
+        store = RunDatabase.in_dir(run_dir)
         recorded = store.get_meta("dataset") or {}
         if recorded.get("fingerprint") != fingerprint:
             store.close()
@@ -228,7 +232,7 @@ def _open_store(
             raise FileNotFoundError(
                 f"nothing to resume: {str(run_dir)!r} holds no run ({STORE_FILE} is missing)"
             )
-        store = RunStore(None if run_dir is None else Path(run_dir) / STORE_FILE)
+        store = RunDatabase(None if run_dir is None else Path(run_dir) / STORE_FILE)
         store.set_meta(
             "dataset",
             {
@@ -240,8 +244,8 @@ def _open_store(
         )
         store.set_meta("created_at", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
         store.set_meta("repeats", repeats)
-    if invocation is not None:
-        store.set_meta("invocation", dict(invocation))
+    if record is not None:
+        store.set_record(record)
     store.set_meta("metrics", [info.to_dict() for info in infos])
     store.set_meta(
         "skipped",
@@ -261,7 +265,7 @@ def _open_store(
 TODO_CHUNK = 1024
 
 
-def _todo(store: RunStore, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
+def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
     """(index, metric names) still to compute, never computed or failed, in dataset order."""
     names = [m.name for m in metrics]
     for start in range(0, n, TODO_CHUNK):
@@ -271,7 +275,7 @@ def _todo(store: RunStore, metrics: Sequence[Metric], n: int) -> Iterator[tuple[
 def _score_plain(
     data: Dataset,
     metrics: list[Metric],
-    store: RunStore,
+    store: RunDatabase,
     batch_size: int,
     reporter: ProgressReporter,
 ) -> None:
@@ -297,7 +301,7 @@ def _score_plain(
 class _Session:
     """What one call of the runner did with the judge (a resumed run has several)."""
 
-    def __init__(self, store: RunStore, reporter: ProgressReporter, repeats: int = 1) -> None:
+    def __init__(self, store: RunDatabase, reporter: ProgressReporter, repeats: int = 1) -> None:
         self.store = store
         self.repeats = repeats
         self.reporter = reporter
@@ -380,7 +384,7 @@ class _Session:
         return still
 
 
-def _config(store: RunStore, session: _Session) -> dict[str, Any]:
+def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
     """The run record: versions, dataset identity, judges and prompts, usage over every
     session of the run. Never holds a secret (judges and embeddings describe themselves)."""
     config = dict(store.get_meta("config") or {})
@@ -392,9 +396,9 @@ def _config(store: RunStore, session: _Session) -> dict[str, Any]:
             "repeats": store.get_meta("repeats") or 1,
         }
     )
-    invocation = store.get_meta("invocation")
-    if invocation is not None:
-        config["invocation"] = invocation
+    record = store.get_record()
+    if record is not None:
+        config["invocation"] = record
     services = session.services
     if services is not None:
         config["judges"] = {

@@ -17,9 +17,6 @@ class JudgedSetup:
     metrics: list[JudgedMetric]
     judges: dict[str, Judge]  # metric name -> judge
     embeddings: dict[str, Embeddings | None]  # metric name -> embeddings
-    #: Set when the judge refused its configuration (wrong key, model, endpoint, missing
-    #: extra): the run stopped calling it and the remaining judged results say so.
-    configuration_error: str | None = None
 
 
 def setup(

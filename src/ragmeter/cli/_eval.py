@@ -1,0 +1,378 @@
+"""``ragmeter eval``: score a dataset; the options a run records and ``--resume`` reads back."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
+
+import typer
+from rich.markup import escape
+
+from ragmeter.cli._app import (
+    BaselineOption,
+    GateOption,
+    JunitOption,
+    MarkdownOption,
+    _fail,
+    _print_problems,
+    app,
+    apply_gate,
+    console,
+    errors,
+    parse_params,
+    print_run,
+    record_run,
+)
+from ragmeter.cli._judging import (
+    CacheOption,
+    CacheOptions,
+    JudgeBaseUrlOption,
+    JudgeConfigOption,
+    JudgeModelOption,
+    JudgeOptions,
+    JudgeProviderOption,
+    LogprobsOption,
+    NoCacheOption,
+)
+from ragmeter.dataset import DatasetError
+from ragmeter.judge import Judge, JudgeError
+from ragmeter.metrics import Metric, UnknownMetricError, resolve_metrics
+from ragmeter.runner import DEFAULT_CONCURRENCY, evaluate
+
+if TYPE_CHECKING:
+    from ragmeter.prompts import Language
+    from ragmeter.results import EvaluationResult
+
+LANGUAGES = (None, "en", "zh")
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """What ``ragmeter eval`` scores and how: the run records it (``to_record``, the
+    ``invocation`` of ``config.json``) and ``--resume`` reads it back (``from_record``)."""
+
+    data: Path | None = None
+    metrics: str | None = None
+    column_map: tuple[str, ...] = ()  # YOUR_NAME=ragmeter_name pairs, as given
+    format: str | None = None
+    skip_invalid: bool = False
+    language: str | None = None
+    judge: JudgeOptions = field(default_factory=JudgeOptions)
+    repeats: int = 1
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "data": str(self.data),
+            "metrics": self.metrics,
+            "column_map": list(self.column_map),
+            "format": self.format,
+            "skip_invalid": self.skip_invalid,
+            "language": self.language,
+            "judge": self.judge.to_record(),
+            "repeats": self.repeats,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> EvalOptions:
+        data = record.get("data")
+        return cls(
+            data=Path(data) if data else None,
+            metrics=record.get("metrics"),
+            column_map=tuple(record.get("column_map") or ()),
+            format=record.get("format"),
+            skip_invalid=bool(record.get("skip_invalid")),
+            language=record.get("language"),
+            judge=JudgeOptions.from_record(record.get("judge") or {}),
+            repeats=int(record.get("repeats") or 1),
+        )
+
+    def or_recorded(self, recorded: EvalOptions) -> EvalOptions:
+        """These options, each one not given taken from ``recorded``; the larger repeats."""
+        return EvalOptions(
+            data=self.data or recorded.data,
+            metrics=self.metrics or recorded.metrics,
+            column_map=self.column_map or recorded.column_map,
+            format=self.format or recorded.format,
+            skip_invalid=self.skip_invalid or recorded.skip_invalid,
+            language=self.language or recorded.language,
+            judge=self.judge.or_recorded(recorded.judge),
+            repeats=max(self.repeats, recorded.repeats),
+        )
+
+    def require_data(self) -> Path:
+        """The data file; a usage error when the data or the metrics are missing."""
+        if self.data is None or not self.metrics:
+            raise ValueError("give a DATA file and --metrics, or --resume RUN_DIR")
+        return self.data
+
+    def column_mapping(self) -> dict[str, str]:
+        """``column_map`` as a dict; a pair without ``=`` is a usage error."""
+        mapping = {}
+        for pair in self.column_map:
+            source, sep, target = pair.partition("=")
+            if not sep or not source or not target:
+                raise typer.BadParameter(
+                    f"expected YOUR_NAME=ragmeter_name, got {pair!r}", param_hint="--column-map"
+                )
+            mapping[source.strip()] = target.strip()
+        return mapping
+
+
+def recorded_options(run_dir: Path) -> EvalOptions:
+    """The options a run directory was started with by ``ragmeter eval``."""
+    from ragmeter.results import STORE_FILE, RunDatabase
+
+    if not (run_dir / STORE_FILE).exists():
+        raise FileNotFoundError(f"nothing to resume: {str(run_dir)!r} holds no {STORE_FILE}")
+    database = RunDatabase.in_dir(run_dir)
+    try:
+        record = database.get_record()
+    finally:
+        database.close()
+    if not record:
+        raise ValueError(
+            f"{str(run_dir)!r} was not started by `ragmeter eval`: resume it from Python with "
+            "evaluate(..., run_dir=..., resume=True)"
+        )
+    return EvalOptions.from_record(record)
+
+
+def default_run_dir(data: Path) -> Path:
+    return Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
+
+
+def _judge_if_needed(
+    metrics: list[Metric], judge: JudgeOptions, cache: CacheOptions
+) -> Judge | None:
+    """The judge, built only when some metric calls one."""
+    from ragmeter.metrics.llm import JudgedMetric
+
+    if any(isinstance(m, JudgedMetric) and m.uses_judge for m in metrics):
+        return judge.build(cache)
+    return None
+
+
+def run_eval(
+    options: EvalOptions,
+    run_dir: Path,
+    *,
+    resume: bool,
+    cache: CacheOptions,
+    concurrency: int,
+    quiet: bool,
+) -> EvaluationResult:
+    """Score ``options.data`` into ``run_dir``, recording ``options`` with the run."""
+    data = options.require_data()
+    metrics = resolve_metrics(cast(str, options.metrics))
+    judge = _judge_if_needed(metrics, options.judge, cache)
+    if options.language not in LANGUAGES:
+        raise ValueError(f"--language must be en or zh, got {options.language!r}")
+    return evaluate(
+        data,
+        metrics,
+        column_map=options.column_mapping(),
+        skip_invalid=options.skip_invalid,
+        format=options.format,
+        judge=judge,
+        language=cast("Language | None", options.language),
+        concurrency=concurrency,
+        run_dir=run_dir,
+        resume=resume,
+        progress=not quiet,
+        record=options.to_record(),
+        repeats=options.repeats,
+    )
+
+
+def _store_run(
+    result: EvaluationResult,
+    url: str | None,
+    name: str | None,
+    tags: list[str],
+    params: dict[str, Any],
+) -> None:
+    recorded = record_run(result, url, name=name, tags=tags, params=params)
+    if recorded is not None:
+        console.print(f"recorded as run {recorded.id[:8]} ({escape(recorded.name)})")
+
+
+def _write_report(result: EvaluationResult, path: Path) -> None:
+    from ragmeter.diagnosis import diagnose
+    from ragmeter.report import write_report
+
+    write_report(result, path, findings=diagnose(result))
+    console.print(f"report: {path}", highlight=False)
+
+
+def _fail_on_judge_error(result: EvaluationResult, run_dir: Path) -> None:
+    judge_error = result.config.get("judge_error")
+    if judge_error:
+        _fail(
+            f"the judge refused its configuration, so the judged metrics were not computed "
+            f"(results so far are in {run_dir}; fix it and run ragmeter eval --resume "
+            f"{run_dir}): {judge_error}"
+        )
+
+
+@app.command("eval")
+def eval_command(
+    data: Annotated[
+        Path | None,
+        typer.Argument(help="Dataset file: .jsonl, .json, .csv or .parquet."),
+    ] = None,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics", "-m", help="Comma-separated metric names, e.g. precision@5,ndcg@10,mrr."
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Run directory for results (default runs/NAME-TIME)."),
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Finish a stopped run: compute only its missing or failed results.",
+        ),
+    ] = None,
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Evaluate the valid rows and list the others.")
+    ] = False,
+    column_map: Annotated[
+        list[str] | None,
+        typer.Option("--column-map", help="Rename a column: YOUR_NAME=ragmeter_name (repeatable)."),
+    ] = None,
+    format: Annotated[
+        str | None,
+        typer.Option("--format", help="jsonl, json, csv or parquet (default: from extension)."),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress display; print only the summary.")
+    ] = False,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    judge_provider: JudgeProviderOption = None,
+    judge_config: JudgeConfigOption = None,
+    logprobs: LogprobsOption = False,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", help="Judge prompts in en or zh (default: per sample)."),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="Samples in flight at once.", min=1)
+    ] = DEFAULT_CONCURRENCY,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
+    refresh_cache: Annotated[
+        bool, typer.Option("--refresh-cache", help="Ignore cached answers; store new ones.")
+    ] = False,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Also write the HTML report to this file.")
+    ] = None,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            "--repeats",
+            min=1,
+            help="Judge each sample R times to measure judge noise (use a temperature > 0).",
+        ),
+    ] = 1,
+    judge_temperature: Annotated[
+        float | None, typer.Option("--judge-temperature", help="The judge's temperature.")
+    ] = None,
+    gate: GateOption = None,
+    baseline: BaselineOption = None,
+    junit: JunitOption = None,
+    markdown: MarkdownOption = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store", help="Run store URL (default $RAGMETER_STORE_URL or .ragmeter/runs.db)."
+        ),
+    ] = None,
+    no_store: Annotated[
+        bool, typer.Option("--no-store", help="Do not record the run in the run store.")
+    ] = False,
+    name: Annotated[str | None, typer.Option("--name", help="The run's name in the store.")] = None,
+    run_tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="A tag for the run (repeatable).")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", help="A parameter of the system, KEY=VALUE (repeatable)."),
+    ] = None,
+) -> None:
+    """Score a dataset with the given metrics; results are saved as they are computed.
+
+    LLM metrics use the judge given by the --judge-* options, else the RAGMETER_JUDGE_* (or
+    OPENAI_*) environment, else the embedded offline judge. The API key is read from the
+    environment only. A stopped run (killed, interrupted, judge down) continues with
+    `ragmeter eval --resume RUN_DIR`; nothing already computed is computed again.
+    """
+    given = EvalOptions(
+        data=data,
+        metrics=metrics,
+        column_map=tuple(column_map or ()),
+        format=format,
+        skip_invalid=skip_invalid,
+        language=language,
+        judge=JudgeOptions(
+            judge_model, judge_base_url, judge_provider, judge_config, logprobs, judge_temperature
+        ),
+        repeats=repeats,
+    )
+    run_dir: Path | None = resume or output
+    try:
+        options = given if resume is None else given.or_recorded(recorded_options(resume))
+        data = options.require_data()
+        run_params = parse_params(param or [])
+        run_dir = run_dir or default_run_dir(data)
+        result = run_eval(
+            options,
+            run_dir,
+            resume=resume is not None,
+            cache=CacheOptions(cache, no_cache, refresh_cache),
+            concurrency=concurrency,
+            quiet=quiet,
+        )
+    except KeyboardInterrupt:
+        errors.print(
+            f"[yellow]interrupted:[/yellow] what was computed is saved; continue with "
+            f"ragmeter eval --resume {run_dir}",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
+    except (
+        UnknownMetricError,
+        DatasetError,
+        FileNotFoundError,
+        FileExistsError,
+        ValueError,
+        ImportError,
+        JudgeError,
+    ) as error:
+        _fail(str(error))
+    if not len(result):
+        _fail(f"no valid row to evaluate in {data}", result.skipped)
+
+    print_run(result, breakdowns=not quiet)
+    if not no_store:
+        _store_run(result, store, name, run_tag or [], run_params)
+    if report is not None:
+        _write_report(result, report)
+    _fail_on_judge_error(result, run_dir)
+    if result.skipped:
+        errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
+        _print_problems(result.skipped)
+    if not quiet:
+        console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
+    if gate is not None:
+        code = apply_gate(
+            result, gate, baseline, candidate_name=str(run_dir), junit=junit, markdown=markdown
+        )
+        raise typer.Exit(code)

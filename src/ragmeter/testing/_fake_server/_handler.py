@@ -1,0 +1,335 @@
+"""The HTTP side of the fake server: routing, authentication, transport faults, errors."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import threading
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ragmeter.testing._fake_server._faults import Fault
+from ragmeter.testing._fake_server._replies import (
+    chat_payload,
+    embeddings_payload,
+    models_payload,
+    reply_for,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.testing._fake_server._server import FakeOpenAIServer
+
+_CHAT_PATH = "/v1/chat/completions"
+_EMBEDDINGS_PATH = "/v1/embeddings"
+_MODELS_PATH = "/v1/models"
+_REDACTED_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
+
+
+class HTTPServer(ThreadingHTTPServer):
+    """Serves one :class:`FakeOpenAIServer` on ``127.0.0.1``, a thread per connection."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, owner: FakeOpenAIServer) -> None:
+        self.owner = owner
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Wake every handler blocked on its socket (idle keep-alive or slow request)."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # client went away: expected with timeouts and drops
+        super().handle_error(request, client_address)
+
+
+class _Dropped(Exception):
+    """Raised inside a handler to close the connection without a response."""
+
+
+class _Handled(Exception):
+    """Raised inside a handler once a fault's response is sent (the connection stays open)."""
+
+
+def _error_body(
+    message: str, type_: str, code: str | int | None = None, param: str | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def _status_error(status: int, message: str | None) -> dict[str, Any]:
+    if status == 404:
+        return _error_body(
+            message or "The model does not exist or you do not have access to it.",
+            "invalid_request_error",
+            "model_not_found",
+        )
+    if status >= 500:
+        return _error_body(
+            message or "The server had an error while processing your request.", "server_error"
+        )
+    return _error_body(message or "Invalid request.", "invalid_request_error")
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Routes a request, applies its fault and sends the scripted answer."""
+
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without TCP_NODELAY, Nagle waits for the
+    # client's delayed ACK (~40 ms) before sending the body, on every request.
+    disable_nagle_algorithm = True
+    server_version = "FakeOpenAI/1.0"
+    server: HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _leave(self) -> None:
+        """Stop counting this request as in flight (once), before its answer goes out: a
+        client that has its answer must never see the request still counted."""
+        if getattr(self, "_counted", False):
+            self._counted = False
+            self.server.owner._exit()
+
+    def _send(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+        self._leave()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _send_json(
+        self, status: int, payload: Any, headers: Mapping[str, str] | None = None
+    ) -> None:
+        self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), headers)
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            chunks: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _dispatch(self, method: str) -> None:
+        owner = self.server.owner
+        owner._enter()
+        self._counted = True
+        try:
+            raw = self._read_body()
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except ValueError:
+                body = None
+            authorized = owner._is_authorized(self.headers.get("Authorization"))
+            headers = {
+                k.lower(): v for k, v in self.headers.items() if k.lower() not in _REDACTED_HEADERS
+            }
+            path = urlsplit(self.path).path.rstrip("/")
+            owner._record(method, path, headers, body, authorized)
+            self._route(owner, method, path, body, authorized)
+        except _Handled:
+            pass
+        except _Dropped:
+            self.close_connection = True
+        except OSError:
+            self.close_connection = True
+        finally:
+            self._leave()
+
+    def _route(
+        self, owner: FakeOpenAIServer, method: str, path: str, body: Any, authorized: bool
+    ) -> None:
+        if owner._stopping.is_set():
+            raise _Dropped
+        expected = {_CHAT_PATH: "POST", _EMBEDDINGS_PATH: "POST", _MODELS_PATH: "GET"}
+        if path not in expected:
+            self._send_json(
+                404, _error_body(f"Unknown URL: {method} {path}", "invalid_request_error")
+            )
+            return
+        if expected[path] != method:
+            self._send_json(
+                405, _error_body(f"Method {method} not allowed on {path}", "invalid_request_error")
+            )
+            return
+        if not authorized:
+            missing = self.headers.get("Authorization") is None
+            message = (
+                "You didn't provide an API key (Authorization: Bearer <key>)."
+                if missing
+                else "Incorrect API key provided."
+            )
+            self._send_json(401, _error_body(message, "invalid_request_error", "invalid_api_key"))
+            return
+        if path == _MODELS_PATH:
+            self._send_json(200, models_payload(owner.model, owner._created))
+            return
+
+        fault = owner._next_fault()
+        if not owner._sleep(owner.latency_s):
+            raise _Dropped
+        if fault is not None:
+            self._apply_transport_fault(owner, fault)
+        if not isinstance(body, dict):
+            self._send_json(
+                400, _error_body("The request body must be a JSON object.", "invalid_request_error")
+            )
+            return
+        if path == _CHAT_PATH:
+            self._chat(owner, body, fault)
+        else:
+            self._embeddings(owner, body, fault)
+
+    def _apply_transport_fault(self, owner: FakeOpenAIServer, fault: Fault) -> None:
+        """Faults that replace the response (or delay it); content faults pass through."""
+        if fault.kind == "connection_drop":
+            raise _Dropped
+        if fault.kind == "timeout":
+            if not owner._sleep(fault.delay_s):
+                raise _Dropped
+            return
+        if fault.kind == "rate_limit":
+            headers: dict[str, str] = {}
+            if fault.retry_after_s is not None:
+                headers["Retry-After"] = f"{fault.retry_after_s:g}"
+                headers["retry-after-ms"] = str(round(fault.retry_after_s * 1000))
+            message = fault.message or "Rate limit reached for requests. Please try again later."
+            self._send_json(
+                429, _error_body(message, "requests", "rate_limit_exceeded"), headers=headers
+            )
+            raise _Handled
+        if fault.kind == "http_error":
+            self._send_json(fault.status, _status_error(fault.status, fault.message))
+            raise _Handled
+
+    # -- endpoints --------------------------------------------------------------------------
+
+    def _chat(self, owner: FakeOpenAIServer, body: dict[str, Any], fault: Fault | None) -> None:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            self._send_json(
+                400,
+                _error_body(
+                    "'messages' must be a non-empty array.",
+                    "invalid_request_error",
+                    None,
+                    "messages",
+                ),
+            )
+            return
+        if body.get("stream"):
+            self._send_json(
+                400,
+                _error_body(
+                    "stream=true is not supported by FakeOpenAIServer.",
+                    "invalid_request_error",
+                    None,
+                    "stream",
+                ),
+            )
+            return
+        response_format = body.get("response_format")
+        if response_format is not None:
+            rf_type = response_format.get("type") if isinstance(response_format, dict) else None
+            if rf_type == "json_schema" and not owner.supports_json_schema:
+                # What llama.cpp's server answered before it supported json_schema.
+                self._send_json(
+                    500,
+                    {
+                        "error": {
+                            "code": 500,
+                            "message": 'response_format type must be one of "text" or '
+                            '"json_object", but got: json_schema',
+                            "type": "server_error",
+                        }
+                    },
+                )
+                return
+            if rf_type not in ("text", "json_object", "json_schema"):
+                self._send_json(
+                    400,
+                    _error_body(
+                        f"Invalid response_format type: {rf_type!r}.",
+                        "invalid_request_error",
+                        None,
+                        "response_format",
+                    ),
+                )
+                return
+        try:
+            reply = reply_for(owner.responder, body)
+        except Exception as exc:  # noqa: BLE001 - the test's responder failed: report it as a 500
+            self._send_json(
+                500, _error_body(f"responder raised {type(exc).__name__}: {exc}", "server_error")
+            )
+            return
+        payload = chat_payload(
+            body, reply, fault, model=owner.model, report_usage=owner.report_usage, ids=owner._ids
+        )
+        self._send_json(200, payload)
+
+    def _embeddings(
+        self, owner: FakeOpenAIServer, body: dict[str, Any], fault: Fault | None
+    ) -> None:
+        try:
+            payload = embeddings_payload(
+                body,
+                model=owner.model,
+                report_usage=owner.report_usage,
+                dimensions=owner.embedding_dimensions,
+                embedder=owner.embedder,
+            )
+        except ValueError as exc:
+            self._send_json(400, _error_body(str(exc), "invalid_request_error"))
+            return
+        if fault is not None and fault.kind == "malformed_json":
+            self._send(
+                200, b'{"object": "list", "data": [{"object": "embedding", "embedding": [0.1'
+            )
+            return
+        encoded = json.dumps(payload).encode("utf-8")
+        if fault is not None and fault.kind == "truncated":
+            keep = min(len(encoded) - 1, max(1, int(len(encoded) * fault.keep_fraction)))
+            encoded = encoded[:keep]
+        self._send(200, encoded)
