@@ -161,7 +161,9 @@ class RecordingJudge(ScriptedJudge):
         super().__init__(*args, **kwargs)
         self.keys: list[dict[str, Any]] = []
 
-    async def generate(self, messages, schema, *, prompt_version, scope=None, sample_id=None, salt=""):  # type: ignore[no-untyped-def]  # noqa: E501
+    async def generate(
+        self, messages, schema, *, prompt_version, scope=None, sample_id=None, salt=""
+    ):  # type: ignore[no-untyped-def]
         self.keys.append(
             {
                 "messages": _digest([[m.role, m.content] for m in messages]),
@@ -279,6 +281,4 @@ def record(name: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    json.dump(
-        {name: record(name) for name in SCENARIOS}, sys.stdout, ensure_ascii=False, indent=1
-    )
+    json.dump({name: record(name) for name in SCENARIOS}, sys.stdout, ensure_ascii=False, indent=1)

@@ -47,7 +47,7 @@ answer = "抱歉，没有找到相关信息。"
 [zh.examples.outputs]
 abstains = 1
 why = "回答说没有找到信息。"
-'''
+'''  # noqa: E501 (a TOML file's long lines)
 
 # 2. The table entry.
 ABSTENTION = JudgmentKind[bool](

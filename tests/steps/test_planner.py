@@ -213,7 +213,9 @@ def leaving_out_one_context(times):
     return answer
 
 
-@pytest.mark.parametrize("repeat, salts", [(0, ["", "re-ask"]), (2, ["repeat-2", "repeat-2|re-ask"])])
+@pytest.mark.parametrize(
+    "repeat, salts", [(0, ["", "re-ask"]), (2, ["repeat-2", "repeat-2|re-ask"])]
+)
 def test_an_incomplete_answer_is_asked_again_once_with_the_re_ask_salt(repeat, salts):
     j = SaltJudge(leaving_out_one_context(1))
     facts = gather(j, [Need("usefulness_reference"), Need("statements")], repeat=repeat)

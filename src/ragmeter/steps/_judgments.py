@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 
 from ragmeter._text import normalize
 from ragmeter.dataset import Sample
-from ragmeter.judge import Judgment, JudgeError
+from ragmeter.judge import JudgeError, Judgment
 from ragmeter.steps._facts import (
     ClaimSource,
     ContextVerdict,

@@ -133,6 +133,8 @@ class StepRunner:
     def _jobs(self, planned: list[_Planned]) -> list[_Job]:
         """Judgments sharing a template become one call (a task at most once per call);
         the calls come in table order, each template's per-verdict work after its call."""
+        if not planned:
+            return []  # no judge needed (it may be None)
         batched = self.judge.supports_batched_verdicts
         ranks: dict[str, int] = {}
         jobs: list[tuple[int, bool, int, _Job]] = []

@@ -123,7 +123,11 @@ class JudgmentKind(Generic[T]):
             )
 
     def load(self, language: Language) -> PromptTemplate:
-        return self.prompt(language) if self.prompt is not None else load_prompt(self.template, language)
+        return (
+            self.prompt(language)
+            if self.prompt is not None
+            else load_prompt(self.template, language)
+        )
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -168,7 +172,7 @@ def schema_for(template: str, tasks: tuple[str, ...]) -> type[BaseModel]:
     for task in tasks:
         fields.update(_kind(template, task).fields)
     name = "".join(part.title() for part in (template, *tasks) for part in part.split("_"))
-    return create_model(name, **fields)  # type: ignore[call-overload, no-any-return]
+    return create_model(name, **fields)
 
 
 def _kind(template: str, task: str) -> JudgmentKind[Any]:
