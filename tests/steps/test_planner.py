@@ -238,3 +238,53 @@ def test_a_configuration_error_stops_the_run():
     j = judge(lambda m, s: JudgeConfigError("bad key"))
     with pytest.raises(JudgeConfigError):
         gather(j, [Need("response_claims")])
+
+
+def test_only_verdicts_on_claims_wait_for_the_verification():
+    from ragmeter.steps import verifies
+
+    assert verifies(CLAIMS_VS_CONTEXTS)
+    assert verifies(Need("support", claims_of="reference", against=("response",)))
+    assert not any(verifies(n) for n in (ATTRIBUTED, Need("questions", n=3), Need("entities")))
+
+
+def test_a_judgment_depending_on_another_is_asked_after_it_with_its_fact():
+    from typing import Literal
+
+    from ragmeter.prompts import parse_prompt
+    from ragmeter.steps import JudgmentKind, register, unregister
+
+    toml = """
+name = "claim_check"
+version = "1"
+[en]
+system = "Check claims."
+[en.tasks]
+check = "Is every claim true?"
+"""
+    kind = JudgmentKind[bool](
+        name="claims_true",
+        template="claim_check",
+        task="check",
+        fields={"verdict": (Literal[0, 1], ...)},
+        inputs=lambda r: {"claims": r.facts.response_claims or []},
+        read=lambda judgment, r: bool(judgment.output.verdict),
+        depends_on=("response_claims",),
+        prompt=lambda language: parse_prompt(toml, language),
+    )
+    register(kind)
+    try:
+
+        def answer(messages, schema):
+            if schema.__name__ == "ClaimCheckCheck":
+                return {"verdict": 1}
+            return batched_answer(messages, schema)
+
+        j = judge(answer)
+        facts = gather(j, [Need("claims_true"), Need("usefulness_reference")], language="en")
+        assert facts.error_for([Need("claims_true")]) is None
+    finally:
+        unregister("claims_true")
+    assert kinds(j) == ["ResponseAnalysisClaims", "ReferenceReviewUsefulness", "ClaimCheckCheck"]
+    assert j.calls[2].messages[-1].content.count("<item index=") == len(scripts.CLAIMS)
+    assert facts.value(kind) is True

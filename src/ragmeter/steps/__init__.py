@@ -53,6 +53,7 @@ from ragmeter.steps._table import (
     register,
     schema_for,
     unregister,
+    verifies,
 )
 
 __all__ = [
@@ -102,4 +103,5 @@ __all__ = [
     "schema_for",
     "stated_verbatim",
     "unregister",
+    "verifies",
 ]

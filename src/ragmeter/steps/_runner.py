@@ -186,20 +186,21 @@ class StepRunner:
         self, sample: Sample, facts: Facts, planned: list[_Planned]
     ) -> list[asyncio.Task[None]]:
         """One task per job; a job waits for the jobs of the judgments it depends on."""
-        done: dict[str, asyncio.Task[None]] = {}
+        done: dict[str, list[asyncio.Task[None]]] = {}
+        task_of: dict[int, asyncio.Task[None]] = {}
 
         async def run(job: _Job) -> None:
-            waits = {d for m in job.members for d in m.kind.depends_on if d in done}
-            await asyncio.gather(*(done[d] for d in waits if done[d] is not task_of[id(job)]))
+            own = task_of[id(job)]
+            waits = {d for m in job.members for d in m.kind.depends_on}
+            await asyncio.gather(*(t for d in waits for t in done.get(d, []) if t is not own))
             await self._run(job, sample, facts)
 
-        task_of: dict[int, asyncio.Task[None]] = {}
         tasks = []
         for job in self._jobs(planned):
             task = asyncio.ensure_future(run(job))
             task_of[id(job)] = task
             for member in job.members:
-                done.setdefault(member.kind.name, task)
+                done.setdefault(member.kind.name, []).append(task)
             tasks.append(task)
         return tasks
 

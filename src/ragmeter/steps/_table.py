@@ -165,6 +165,12 @@ def error_names(need: Need) -> list[str]:
     return [*kind.depends_on, kind.name_for(need)]
 
 
+def verifies(need: Need) -> bool:
+    """Whether ``need`` waits for the ``verify`` stage (verdicts on claims): a metric with
+    no such need can finish while the verification runs."""
+    return judgment(need.judgment).stage == "verify"
+
+
 @cache
 def schema_for(template: str, tasks: tuple[str, ...]) -> type[BaseModel]:
     """The output model of ``template`` doing ``tasks`` (its title names both)."""
