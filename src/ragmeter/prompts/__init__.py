@@ -8,6 +8,7 @@ from ragmeter.prompts._template import (
     data_block,
     detect_language,
     load_prompt,
+    parse_prompt,
 )
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "data_block",
     "detect_language",
     "load_prompt",
+    "parse_prompt",
 ]

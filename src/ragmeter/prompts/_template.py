@@ -87,40 +87,34 @@ class PromptTemplate:
         tasks: Sequence[str],
         *,
         params: Mapping[str, Any] | None = None,
+        output_keys: Mapping[str, Sequence[str]] | None = None,
     ) -> list[Message]:
         """System preamble and task instructions, few-shot pairs, then the data.
 
         ``params`` fill ``{placeholders}`` in the instructions (e.g. the number of questions).
+        ``output_keys`` name each task's keys in the examples' outputs (default: the task's
+        own name); examples show only the requested tasks' keys.
         """
+
+        def keys_of(task: str) -> Sequence[str]:
+            return (output_keys or {}).get(task, (task,))
+
         unknown = [t for t in tasks if t not in self.tasks]
         if unknown:
             raise KeyError(f"template {self.key} has no task(s) {unknown}")
         instructions = "\n\n".join(self.tasks[t].format(**(params or {})).strip() for t in tasks)
-        keys = {key for t in tasks for key in _output_keys(t)}
+        keys = {key for t in tasks for key in keys_of(t)}
         messages = [Message("system", f"{self.system.strip()}\n\n{instructions}")]
         for example in self.examples:
             if example.tasks and not set(tasks) <= set(example.tasks):
                 continue
-            if not all(any(k in example.outputs for k in _output_keys(t)) for t in tasks):
+            if not all(any(k in example.outputs for k in keys_of(t)) for t in tasks):
                 continue
             messages.append(Message("user", _data_message(example.inputs)))
             shown = {k: v for k, v in example.outputs.items() if k in keys}
             messages.append(Message("assistant", json.dumps(shown, ensure_ascii=False)))
         messages.append(Message("user", _data_message(inputs)))
         return messages
-
-
-#: Which output keys belong to a task (a task's answer may span several keys).
-TASK_OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
-    "questions": ("questions", "noncommittal"),
-    "single_hop": ("question", "answer"),
-    "multi_hop": ("question", "answer"),
-    "comparison": ("question", "answer"),
-}
-
-
-def _output_keys(task: str) -> tuple[str, ...]:
-    return TASK_OUTPUT_KEYS.get(task, (task,))
 
 
 def _data_message(inputs: Mapping[str, DataValue]) -> str:
@@ -133,7 +127,26 @@ def load_prompt(name: str, language: Language) -> PromptTemplate:
     if language not in LANGUAGES:
         raise ValueError(f"language must be one of {LANGUAGES}, got {language!r}")
     source = resources.files("ragmeter.prompts") / "templates" / f"{name}.toml"
-    data = tomllib.loads(source.read_text(encoding="utf-8"))
+    return parse_prompt(source.read_text(encoding="utf-8"), language)
+
+
+def parse_prompt(text: str, language: Language) -> PromptTemplate:
+    """The template in ``language`` from the text of a template TOML file.
+
+    >>> toml = '''
+    ... name = "tone"
+    ... version = "1"
+    ... [en]
+    ... system = "You judge tone."
+    ... [en.tasks]
+    ... tone = "Is the answer polite? Output key: tone, 0 or 1."
+    ... '''
+    >>> parse_prompt(toml, "en").key
+    'tone@1/en'
+    """
+    if language not in LANGUAGES:
+        raise ValueError(f"language must be one of {LANGUAGES}, got {language!r}")
+    data = tomllib.loads(text)
     body = data[language]
     return PromptTemplate(
         name=data["name"],

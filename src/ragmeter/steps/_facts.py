@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from ragmeter.judge import Usage
 from ragmeter.prompts import Language
+from ragmeter.steps._table import error_names
 
+if TYPE_CHECKING:
+    from ragmeter.steps._table import JudgmentKind
+
+T = TypeVar("T")
+
+#: The built-in judgments (any judgment in the table can be needed: ``Need(name)``).
 Fact = Literal[
     "response_claims",
     "questions",
@@ -27,14 +34,15 @@ PassageSource = Literal["contexts", "reference", "response", "reference_contexts
 
 @dataclass(frozen=True)
 class Need:
-    """One thing a metric needs from the judge for a sample.
+    """One thing a metric needs from the judge for a sample: a judgment of the table by
+    name (``fact``) and the options it takes.
 
     ``support`` needs name whose claims (``claims_of``: the response's claims or the
     reference's statements) are checked against which passages (``against``), and whether
     each passage's verdict is needed (``per_passage``) or only "some passage supports it".
     """
 
-    fact: Fact
+    fact: Fact | str
     n: int = 0
     claims_of: ClaimSource | None = None
     against: tuple[PassageSource, ...] = ()
@@ -42,6 +50,13 @@ class Need:
     #: For ``custom``: the custom prompt to ask (a hashable spec with ``render`` and
     #: ``schema`` methods, e.g. :class:`ragmeter.metrics.custom.PromptSpec`).
     prompt: Any = None
+
+    @property
+    def judgment(self) -> str:
+        """The name of the judgment in the table that answers this need."""
+        if self.fact == "support":
+            return f"support:{self.claims_of or 'response'}"
+        return self.fact
 
 
 @dataclass(frozen=True)
@@ -101,17 +116,13 @@ class CustomAnswer:
 
 @dataclass
 class Facts:
-    """Everything the steps established for one sample; ``errors`` holds what failed."""
+    """Everything the steps established for one sample; ``errors`` holds what failed.
+
+    Each judgment's fact is kept under its name (:meth:`get`, :meth:`value`); the built-in
+    ones also have typed properties (``facts.response_claims``, ``facts.statements``, ...).
+    """
 
     language: Language
-    response_claims: list[str] | None = None
-    questions: list[str] | None = None
-    noncommittal: bool | None = None
-    statements: list[Statement] | None = None
-    usefulness_reference: list[ContextVerdict] | None = None
-    usefulness_response: list[ContextVerdict] | None = None
-    usefulness_question: list[ContextVerdict] | None = None
-    entities: list[Entity] | None = None
     support: dict[tuple[ClaimSource, tuple[PassageSource, ...], bool], Support] = field(
         default_factory=dict
     )
@@ -120,24 +131,92 @@ class Facts:
     errors: dict[str, str] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     prompt_versions: set[str] = field(default_factory=set)
+    found: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, name: str) -> Any:
+        """The fact of the judgment ``name``; ``None`` when not asked for or failed."""
+        return self.found.get(name)
+
+    def value(self, kind: JudgmentKind[T]) -> T | None:
+        """The fact of ``kind``, typed as its declaration reads it."""
+        return cast("T | None", self.found.get(kind.name))
+
+    def set(self, name: str, value: Any) -> None:
+        self.found[name] = value
 
     def error_for(self, needs: list[Need]) -> str | None:
         """The first error among the facts ``needs`` depend on, if any."""
         for need in needs:
-            for name in _depends_on(need):
+            for name in error_names(need):
                 if name in self.errors:
                     return self.errors[name]
         return None
 
     def support_for(self, need: Need) -> Support:
-        key = (need.claims_of, need.against, need.per_passage)
-        return self.support[key]  # type: ignore[index]
+        key = (need.claims_of or "response", need.against, need.per_passage)
+        return self.support[key]
 
+    # -- the built-in judgments' facts -------------------------------------------------------
+    @property
+    def response_claims(self) -> list[str] | None:
+        return cast("list[str] | None", self.found.get("response_claims"))
 
-def _depends_on(need: Need) -> list[str]:
-    if need.fact == "custom":
-        return [need.prompt.key]
-    if need.fact == "support":
-        source = "response_claims" if need.claims_of == "response" else "statements"
-        return [source, f"support:{need.claims_of}"]
-    return [need.fact]
+    @response_claims.setter
+    def response_claims(self, value: list[str] | None) -> None:
+        self.found["response_claims"] = value
+
+    @property
+    def questions(self) -> list[str] | None:
+        return cast("list[str] | None", self.found.get("questions"))
+
+    @questions.setter
+    def questions(self, value: list[str] | None) -> None:
+        self.found["questions"] = value
+
+    @property
+    def noncommittal(self) -> bool | None:
+        return cast("bool | None", self.found.get("noncommittal"))
+
+    @noncommittal.setter
+    def noncommittal(self, value: bool | None) -> None:
+        self.found["noncommittal"] = value
+
+    @property
+    def statements(self) -> list[Statement] | None:
+        return cast("list[Statement] | None", self.found.get("statements"))
+
+    @statements.setter
+    def statements(self, value: list[Statement] | None) -> None:
+        self.found["statements"] = value
+
+    @property
+    def usefulness_reference(self) -> list[ContextVerdict] | None:
+        return cast("list[ContextVerdict] | None", self.found.get("usefulness_reference"))
+
+    @usefulness_reference.setter
+    def usefulness_reference(self, value: list[ContextVerdict] | None) -> None:
+        self.found["usefulness_reference"] = value
+
+    @property
+    def usefulness_response(self) -> list[ContextVerdict] | None:
+        return cast("list[ContextVerdict] | None", self.found.get("usefulness_response"))
+
+    @usefulness_response.setter
+    def usefulness_response(self, value: list[ContextVerdict] | None) -> None:
+        self.found["usefulness_response"] = value
+
+    @property
+    def usefulness_question(self) -> list[ContextVerdict] | None:
+        return cast("list[ContextVerdict] | None", self.found.get("usefulness_question"))
+
+    @usefulness_question.setter
+    def usefulness_question(self, value: list[ContextVerdict] | None) -> None:
+        self.found["usefulness_question"] = value
+
+    @property
+    def entities(self) -> list[Entity] | None:
+        return cast("list[Entity] | None", self.found.get("entities"))
+
+    @entities.setter
+    def entities(self, value: list[Entity] | None) -> None:
+        self.found["entities"] = value

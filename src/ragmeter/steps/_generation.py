@@ -151,6 +151,7 @@ class GenerationSteps(StepRunner):
             params=params,
             schema=QuestionOutput,
             check=check,  # type: ignore[arg-type]
+            output_keys={kind: tuple(QuestionOutput.model_fields)},
         )
         output = judgment.output
         return WrittenQuestion(output.question.strip(), output.answer.strip()), facts

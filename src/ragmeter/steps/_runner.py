@@ -2,56 +2,55 @@
 needs into as few judge calls as possible, run independent calls concurrently, and share
 every answer between the metrics that need it.
 
-With a judge that batches verdicts the standard suite (faithfulness, answer relevancy,
-context precision, context recall) costs three calls, two in sequence:
-
-1. ``response_analysis`` reads the response once: its claims and reverse-generated questions.
-2. ``reference_review`` reads question, reference and contexts once: the reference's
-   statements with the contexts that support them, and each context's usefulness.
-3. ``verify`` (after 1) checks all claims against all passages in one call.
-
-A judge that cannot batch verdicts (small local models) gets one yes/no question per
-verdict instead.
+The planner knows no judgment by name: it reads the table (``steps/_table.py``, built-in
+entries in ``steps/_judgments.py``). For each need it finds the judgments that serve it
+(and the ones those depend on); judgments sharing a template become one call doing all their
+tasks; ``read`` judgments run first, concurrently, each after the ones it depends on; then the
+``verify`` judgments (verdicts on claims), alongside ``while_verifying``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
-from rapidfuzz import fuzz
 
-from ragmeter._text import normalize
 from ragmeter.dataset import Sample
-from ragmeter.judge import BinaryVerdict, Judge, JudgeConfigError, JudgeError
+from ragmeter.judge import BinaryVerdict, Judge, JudgeConfigError, JudgeError, Judgment, Message
 from ragmeter.prompts import Language, PromptTemplate, detect_language, load_prompt
-from ragmeter.steps._facts import (
-    ClaimSource,
-    ContextVerdict,
-    CustomAnswer,
-    Entity,
-    Facts,
-    Need,
-    PassageSource,
-    Statement,
-    Support,
-)
-from ragmeter.steps._schemas import schema_for
+from ragmeter.steps._facts import Facts, Need
+from ragmeter.steps._judgments import StepError
+from ragmeter.steps._table import JUDGMENTS, DataValue, JudgmentKind, Request, schema_for
 
-SOURCE_ORDER: tuple[PassageSource, ...] = (
-    "reference",
-    "response",
-    "contexts",
-    "reference_contexts",
-)
-ANY_CONTEXT = "contexts:any"
+#: The template of one yes/no question, for judges that cannot batch verdicts.
+VERDICT_TEMPLATE = "verdict"
 
 
-class StepError(JudgeError):
-    """The judge's answer could not be used (e.g. fewer verdicts than claims, twice)."""
+@dataclass
+class _Planned:
+    """One judgment asked for this sample, with the needs it serves."""
+
+    kind: JudgmentKind[Any]
+    name: str
+    needs: list[Need] = field(default_factory=list)
+
+    def request(self, sample: Sample, facts: Facts, batched: bool) -> Request:
+        return Request(self.name, sample, tuple(self.needs), facts, batched)
+
+
+@dataclass
+class _Job:
+    """One call (several judgments sharing a template), or one judgment asked its own way."""
+
+    members: list[_Planned]
+    by_verdicts: bool = False
+
+    @property
+    def template(self) -> str:
+        return self.members[0].kind.template
 
 
 class StepRunner:
@@ -72,6 +71,11 @@ class StepRunner:
         self.repeat = repeat
 
     # -- the judge, through a template -----------------------------------------------------
+    def _salt(self, attempt: int = 0) -> str:
+        """``repeat-N`` for repeats, ``re-ask`` for the second try (both part of cache keys)."""
+        parts = (f"repeat-{self.repeat}" if self.repeat else "", "re-ask" if attempt else "")
+        return "|".join(part for part in parts if part)
+
     async def _ask(
         self,
         template: PromptTemplate,
@@ -82,10 +86,11 @@ class StepRunner:
         params: dict[str, Any] | None = None,
         schema: type[BaseModel] | None = None,
         check: Callable[[Any], str | None] | None = None,
+        output_keys: dict[str, tuple[str, ...]] | None = None,
     ) -> Any:
         """Ask the judge; when ``check`` finds the answer incomplete (e.g. fewer verdicts
         than claims), re-ask once, then give up with a :class:`StepError`."""
-        messages = template.render(inputs, tasks, params=params)
+        messages = template.render(inputs, tasks, params=params, output_keys=output_keys)
         schema = schema or schema_for(template.name, tuple(tasks))
         problem = None
         for attempt in range(2 if check else 1):
@@ -95,11 +100,7 @@ class StepRunner:
                 prompt_version=template.key,
                 scope=template.name,
                 sample_id=self.sample_id,
-                salt="|".join(
-                    part
-                    for part in (f"repeat-{self.repeat}" if self.repeat else "", "re-ask" * attempt)
-                    if part
-                ),
+                salt=self._salt(attempt),
             )
             facts.usage = facts.usage + judgment.usage
             facts.prompt_versions.add(template.key)
@@ -108,7 +109,54 @@ class StepRunner:
                 return judgment
         raise StepError(f"{problem} (also after a re-ask)")
 
-    # -- planning and running ----------------------------------------------------------------
+    # -- planning ------------------------------------------------------------------------------
+    @staticmethod
+    def plan(needs: Iterable[Need]) -> list[_Planned]:
+        """The judgments ``needs`` ask for, with those they depend on, in table order."""
+        planned: dict[tuple[str, str], _Planned] = {}
+
+        def add(kind: JudgmentKind[Any], name: str) -> _Planned:
+            if (kind.name, name) not in planned:
+                for dependency in kind.depends_on:
+                    add(JUDGMENTS[dependency], dependency)
+                planned[(kind.name, name)] = _Planned(kind, name)
+            return planned[(kind.name, name)]
+
+        needs = list(dict.fromkeys(needs))
+        for kind in JUDGMENTS.values():
+            for need in needs:
+                if kind.is_needed_by(need):
+                    add(kind, kind.name_for(need)).needs.append(need)
+        order = {name: i for i, name in enumerate(JUDGMENTS)}
+        return sorted(planned.values(), key=lambda p: order[p.kind.name])
+
+    def _jobs(self, planned: list[_Planned]) -> list[_Job]:
+        """Judgments sharing a template become one call (a task at most once per call);
+        the calls come in table order, each template's per-verdict work after its call."""
+        if not planned:
+            return []  # no judge needed (it may be None)
+        batched = self.judge.supports_batched_verdicts
+        ranks: dict[str, int] = {}
+        jobs: list[tuple[int, bool, int, _Job]] = []
+        calls: dict[str, _Job] = {}
+        for item in planned:
+            kind = item.kind
+            rank = ranks.setdefault(kind.template or f"{kind.name}:{item.name}", len(ranks))
+            templated = kind.call is None and bool(kind.template)
+            if kind.by_verdicts is not None and (not batched or not templated):
+                jobs.append((rank, True, len(jobs), _Job([item], by_verdicts=True)))
+            elif kind.call is not None:
+                jobs.append((rank, False, len(jobs), _Job([item])))
+            else:
+                call = calls.get(kind.template)
+                if call is None or any(m.kind.task == kind.task for m in call.members):
+                    call = calls[kind.template] = _Job([item])
+                    jobs.append((rank, False, len(jobs), call))
+                else:
+                    call.members.append(item)
+        return [job for *_, job in sorted(jobs, key=lambda j: j[:3])]
+
+    # -- running -------------------------------------------------------------------------------
     async def gather(
         self,
         sample: Sample,
@@ -116,51 +164,148 @@ class StepRunner:
         *,
         while_verifying: Callable[[Facts], Awaitable[None]] | None = None,
     ) -> Facts:
-        """The facts ``needs`` ask for: the first calls concurrently, then the verification
-        of claims against passages. ``while_verifying`` runs as soon as the first facts are
-        known, alongside the verification (e.g. the embedding calls of metrics that need no
-        verdict), so it adds nothing to the sample's chain of calls."""
-        needs = set(needs)
+        """The facts ``needs`` ask for: the ``read`` judgments concurrently, then the
+        verification of claims against passages. ``while_verifying`` runs as soon as the
+        first facts are known, alongside the verification (e.g. the embedding calls of
+        metrics that need no verdict), so it adds nothing to the sample's chain of calls."""
         language = self.language or detect_language(
             sample.user_input, sample.response, sample.reference
         )
         facts = Facts(language=language)
-        wanted = {n.fact for n in needs}
-        support = [n for n in needs if n.fact == "support"]
-        want_claims = "response_claims" in wanted or any(n.claims_of == "response" for n in support)
-        want_statements = "statements" in wanted or any(n.claims_of == "reference" for n in support)
-        attribution = any(n.fact == "statements" and "contexts" in n.against for n in needs)
-        questions = max((n.n for n in needs if n.fact == "questions"), default=0)
-
-        first = []
-        if want_claims or questions:
-            first.append(self._response_analysis(sample, facts, want_claims, questions))
-        if want_statements or {"usefulness_reference", "entities"} & wanted:
-            first.append(
-                self._reference_review(
-                    sample,
-                    facts,
-                    statements=want_statements,
-                    attribution=attribution,
-                    usefulness="usefulness_reference" in wanted,
-                    entities="entities" in wanted,
-                )
-            )
-        for target in ("response", "question"):
-            if f"usefulness_{target}" in wanted:
-                first.append(self._usefulness(sample, facts, target))
-        prompts = {n.prompt.key: n.prompt for n in needs if n.fact == "custom"}
-        first += [self._custom(sample, facts, prompt) for prompt in prompts.values()]
-        await asyncio.gather(*first)
-
-        groups: dict[ClaimSource, list[Need]] = {}
-        for need in support:
-            groups.setdefault(need.claims_of or "response", []).append(need)
+        planned = self.plan(needs)
+        first = [p for p in planned if p.kind.stage == "read"]
+        await asyncio.gather(*self._stage(sample, facts, first))
+        then = [p for p in planned if p.kind.stage != "read"]
         await asyncio.gather(
-            *(self._support(sample, facts, source, group) for source, group in groups.items()),
+            *self._stage(sample, facts, then),
             *([while_verifying(facts)] if while_verifying is not None else []),
         )
         return facts
+
+    def _stage(
+        self, sample: Sample, facts: Facts, planned: list[_Planned]
+    ) -> list[asyncio.Task[None]]:
+        """One task per job; a job waits for the jobs of the judgments it depends on."""
+        done: dict[str, list[asyncio.Task[None]]] = {}
+        task_of: dict[int, asyncio.Task[None]] = {}
+
+        async def run(job: _Job) -> None:
+            own = task_of[id(job)]
+            waits = {d for m in job.members for d in m.kind.depends_on}
+            await asyncio.gather(*(t for d in waits for t in done.get(d, []) if t is not own))
+            await self._run(job, sample, facts)
+
+        tasks = []
+        for job in self._jobs(planned):
+            task = asyncio.ensure_future(run(job))
+            task_of[id(job)] = task
+            for member in job.members:
+                done.setdefault(member.kind.name, []).append(task)
+            tasks.append(task)
+        return tasks
+
+    async def _run(self, job: _Job, sample: Sample, facts: Facts) -> None:
+        batched = self.judge.supports_batched_verdicts
+        members = []
+        for item in job.members:
+            if any(d in facts.errors for d in item.kind.depends_on):
+                continue  # what it reads failed; that error is already recorded
+            request = item.request(sample, facts, batched)
+            if item.kind.applies is not None and not item.kind.applies(request):
+                continue
+            value = item.kind.without_call(request) if item.kind.without_call else None
+            if value is not None:
+                self._store(facts, item, request, value)
+                continue
+            members.append((item, request))
+        if not members:
+            return
+        try:
+            if job.by_verdicts:
+                ((item, request),) = members
+                assert item.kind.by_verdicts is not None
+                value = await item.kind.by_verdicts(self._verdict(facts), request)
+                self._store(facts, item, request, value)
+            elif job.members[0].kind.call is not None:
+                ((item, request),) = members
+                assert item.kind.call is not None
+                value = await item.kind.call(self._generate(facts), request)
+                self._store(facts, item, request, value)
+            else:
+                await self._call(members, facts)
+        except JudgeError as error:
+            self._record_error(facts, [item.name for item, _ in members], error)
+
+    async def _call(self, members: list[tuple[_Planned, Request]], facts: Facts) -> None:
+        """One call through a template doing every member's task; each member reads its
+        answer (a member that cannot read it fails alone)."""
+        kinds = [item.kind for item, _ in members]
+        template = kinds[0].load(facts.language)
+        inputs: dict[str, DataValue] = {}
+        params: dict[str, Any] = {}
+        for kind, (_, request) in zip(kinds, members):
+            assert kind.inputs is not None
+            inputs.update(kind.inputs(request))
+            params.update(kind.params(request) if kind.params else {})
+
+        def check(output: Any) -> str | None:
+            for kind, (_, request) in zip(kinds, members):
+                problem = kind.check(output, request) if kind.check else None
+                if problem is not None:
+                    return problem
+            return None
+
+        judgment = await self._ask(
+            template,
+            [kind.task for kind in kinds],
+            inputs,
+            facts,
+            params=params,
+            check=check if any(kind.check for kind in kinds) else None,
+            output_keys={kind.task: kind.keys for kind in kinds},
+        )
+        for item, request in members:
+            assert item.kind.read is not None
+            try:
+                value = item.kind.read(judgment, request)
+            except JudgeError as error:
+                self._record_error(facts, [item.name], error)
+                continue
+            self._store(facts, item, request, value)
+
+    @staticmethod
+    def _store(facts: Facts, item: _Planned, request: Request, value: Any) -> None:
+        if item.kind.store is not None:
+            item.kind.store(facts, request, value)
+        else:
+            facts.set(item.name, value)
+
+    def _verdict(self, facts: Facts) -> Callable[..., Awaitable[tuple[bool, float | None]]]:
+        async def verdict(task: str, inputs: dict[str, DataValue]) -> tuple[bool, float | None]:
+            template = load_prompt(VERDICT_TEMPLATE, facts.language)
+            judgment = await self._ask(template, [task], inputs, facts, schema=BinaryVerdict)
+            p_yes = judgment.probabilities[0] if judgment.probabilities else None
+            return bool(judgment.output.verdict), p_yes
+
+        return verdict
+
+    def _generate(self, facts: Facts) -> Callable[..., Awaitable[Judgment[Any]]]:
+        async def generate(
+            messages: list[Message], schema: type[BaseModel], *, prompt_version: str, scope: str
+        ) -> Judgment[Any]:
+            judgment = await self.judge.generate(
+                messages,
+                schema,
+                prompt_version=prompt_version,
+                scope=scope,
+                sample_id=self.sample_id,
+                salt=self._salt(),
+            )
+            facts.usage = facts.usage + judgment.usage
+            facts.prompt_versions.add(prompt_version)
+            return judgment
+
+        return generate
 
     @staticmethod
     def _record_error(facts: Facts, names: Iterable[str], error: Exception) -> None:
@@ -169,378 +314,3 @@ class StepRunner:
         message = f"{type(error).__name__}: {error}"
         for name in names:
             facts.errors.setdefault(name, message)
-
-    # -- 1. the response ---------------------------------------------------------------------
-    async def _response_analysis(
-        self, sample: Sample, facts: Facts, claims: bool, questions: int
-    ) -> None:
-        tasks = [t for t, on in (("claims", claims), ("questions", questions > 0)) if on]
-        names = (["response_claims"] if claims else []) + (["questions"] if questions else [])
-        template = load_prompt("response_analysis", facts.language)
-        inputs = {"question": sample.user_input or "", "answer": sample.response or ""}
-        try:
-            judgment = await self._ask(template, tasks, inputs, facts, params={"n": questions})
-        except JudgeError as error:
-            self._record_error(facts, names, error)
-            return
-        output = judgment.output
-        if claims:
-            facts.response_claims = [c.strip() for c in output.claims if is_claim(c)]
-        if questions:
-            facts.questions = [q.strip() for q in output.questions if q.strip()][:questions]
-            facts.noncommittal = bool(output.noncommittal)
-
-    # -- 2. the reference and the contexts ----------------------------------------------------
-    async def _reference_review(
-        self,
-        sample: Sample,
-        facts: Facts,
-        *,
-        statements: bool,
-        attribution: bool,
-        usefulness: bool,
-        entities: bool,
-    ) -> None:
-        contexts = sample.retrieved_contexts or []
-        batched = self.judge.supports_batched_verdicts
-        tasks = []
-        if statements:
-            tasks.append("statements")
-        if usefulness and batched and contexts:
-            tasks.append("usefulness")
-        if entities:
-            tasks.append("entities")
-        jobs = []
-        if tasks:
-            jobs.append(
-                self._reference_call(sample, facts, tasks, contexts, attribution and batched)
-            )
-        if usefulness and (not batched or not contexts):
-            jobs.append(self._usefulness_by_verdicts(sample, facts, "reference"))
-        await asyncio.gather(*jobs)
-        if statements and attribution and not batched and facts.statements and contexts:
-            need = Need("support", claims_of="reference", against=("contexts",), per_passage=True)
-            await self._support(sample, facts, "reference", [need])
-            if "support:reference" not in facts.errors:
-                matrix = facts.support_for(need)
-                columns = context_columns(matrix)
-                facts.statements = [
-                    Statement(
-                        s.text, tuple(j for j, c in enumerate(columns) if matrix.matrix[i][c])
-                    )
-                    for i, s in enumerate(facts.statements)
-                ]
-
-    async def _reference_call(
-        self,
-        sample: Sample,
-        facts: Facts,
-        tasks: list[str],
-        contexts: list[str],
-        attribution: bool,
-    ) -> None:
-        template = load_prompt("reference_review", facts.language)
-        inputs: dict[str, Any] = {
-            "question": sample.user_input or "",
-            "reference": sample.reference or "",
-        }
-        if contexts and (attribution or "usefulness" in tasks or "entities" in tasks):
-            inputs["contexts"] = contexts
-        fact_names = [
-            {"statements": "statements", "usefulness": "usefulness_reference"}.get(t, t)
-            for t in tasks
-        ]
-        check = _rates_every_context(len(contexts)) if "usefulness" in tasks else None
-        try:
-            judgment = await self._ask(template, tasks, inputs, facts, check=check)
-            output = judgment.output
-            if "usefulness" in tasks:
-                facts.usefulness_reference = _context_verdicts(
-                    output.usefulness, len(contexts), judgment.probabilities
-                )
-        except JudgeError as error:
-            self._record_error(facts, fact_names, error)
-            return
-        if "statements" in tasks:
-            facts.statements = [
-                Statement(
-                    s.text.strip(),
-                    tuple(sorted({i - 1 for i in s.contexts if 1 <= i <= len(contexts)}))
-                    if attribution
-                    else (),
-                )
-                for s in output.statements
-                if is_claim(s.text)
-            ]
-        if "entities" in tasks:
-            facts.entities = [
-                Entity(e.entity.strip(), bool(e.in_contexts) or _mentioned(e.entity, contexts))
-                for e in output.entities
-                if e.entity.strip()
-            ]
-
-    async def _usefulness(self, sample: Sample, facts: Facts, target: str) -> None:
-        """Each context's usefulness for the response given (context utilization) or for the
-        question alone (context relevance)."""
-        name = f"usefulness_{target}"
-        contexts = sample.retrieved_contexts or []
-        if not contexts:
-            setattr(facts, name, [])
-            return
-        if not self.judge.supports_batched_verdicts:
-            await self._usefulness_by_verdicts(sample, facts, target)
-            return
-        template_name = "context_utilization" if target == "response" else "context_relevance"
-        template = load_prompt(template_name, facts.language)
-        inputs: dict[str, Any] = {"question": sample.user_input or ""}
-        if target == "response":
-            inputs["answer"] = sample.response or ""
-        inputs["contexts"] = contexts
-        try:
-            judgment = await self._ask(
-                template, ["usefulness"], inputs, facts, check=_rates_every_context(len(contexts))
-            )
-            setattr(
-                facts,
-                name,
-                _context_verdicts(
-                    judgment.output.usefulness, len(contexts), judgment.probabilities
-                ),
-            )
-        except JudgeError as error:
-            self._record_error(facts, [name], error)
-
-    async def _usefulness_by_verdicts(self, sample: Sample, facts: Facts, target: str) -> None:
-        name = f"usefulness_{target}"
-        contexts = sample.retrieved_contexts or []
-        answer = {"reference": sample.reference, "response": sample.response}.get(target)
-        task = "relevant" if target == "question" else "useful"
-        template = load_prompt("verdict", facts.language)
-
-        async def one(context: str) -> ContextVerdict:
-            # The text first and the question last: small models separate yes from no
-            # much better in this order (bench/RESULTS_local_judge.md).
-            inputs = {"text": context}
-            if task == "useful":
-                inputs["answer"] = answer or ""
-            inputs["question"] = sample.user_input or ""
-            judgment = await self._ask(template, [task], inputs, facts, schema=BinaryVerdict)
-            p_yes = judgment.probabilities[0] if judgment.probabilities else None
-            return ContextVerdict(bool(judgment.output.verdict), "", p_yes)
-
-        try:
-            verdicts = await asyncio.gather(*(one(c) for c in contexts))
-        except JudgeError as error:
-            self._record_error(facts, [name], error)
-            return
-        setattr(facts, name, list(verdicts))
-
-    # -- custom prompts --------------------------------------------------------------------------
-    async def _custom(self, sample: Sample, facts: Facts, prompt: Any) -> None:
-        """A custom metric's own prompt (one call), answered against its derived schema."""
-        messages = prompt.render(sample, facts.language)
-        version = f"{prompt.key}/{facts.language}"
-        try:
-            judgment = await self.judge.generate(
-                messages,
-                prompt.schema(),
-                prompt_version=version,
-                scope=prompt.key,
-                sample_id=self.sample_id,
-                salt=f"repeat-{self.repeat}" if self.repeat else "",
-            )
-        except JudgeError as error:
-            self._record_error(facts, [prompt.key], error)
-            return
-        facts.usage = facts.usage + judgment.usage
-        facts.prompt_versions.add(version)
-        facts.custom[prompt.key] = CustomAnswer(
-            judgment.output.model_dump(mode="json"), judgment.distribution
-        )
-
-    # -- 3. claims against passages ------------------------------------------------------------
-    async def _support(
-        self, sample: Sample, facts: Facts, source: ClaimSource, needs: list[Need]
-    ) -> None:
-        claims = (
-            facts.response_claims
-            if source == "response"
-            else ([s.text for s in facts.statements] if facts.statements is not None else None)
-        )
-        error_name = f"support:{source}"
-        if claims is None:
-            return  # the claims themselves failed; that error is already recorded
-        kinds = {kind for need in needs for kind in need.against}
-        sources = [k for k in SOURCE_ORDER if k in kinds]
-        per_passage = any(need.per_passage for need in needs)
-        labels, texts = _passages(sample, sources)
-        try:
-            if not claims:
-                support = Support((), tuple(labels), (), ())
-            elif self.judge.supports_batched_verdicts:
-                support = await self._verify_batched(facts, claims, labels, texts)
-            else:
-                support = await self._verify_by_verdicts(
-                    facts, claims, labels, texts, sample, sources, per_passage
-                )
-        except JudgeError as error:
-            self._record_error(facts, [error_name], error)
-            return
-        for need in needs:
-            facts.support[(source, need.against, need.per_passage)] = support
-
-    async def _verify_batched(
-        self, facts: Facts, claims: list[str], labels: list[str], texts: list[str]
-    ) -> Support:
-        if not texts:
-            return Support(
-                tuple(claims), (), tuple(() for _ in claims), ("no passage",) * len(claims)
-            )
-        template = load_prompt("verify", facts.language)
-        inputs = {"claims": claims, "passages": texts}
-
-        def check(output: Any) -> str | None:
-            got = {item.claim for item in output.support} & set(range(1, len(claims) + 1))
-            if len(got) < len(claims):
-                return f"the judge returned verdicts for {len(got)} of {len(claims)} claims"
-            return None
-
-        judgment = await self._ask(template, ["support"], inputs, facts, check=check)
-        items = {item.claim: item for item in judgment.output.support}
-        rows, reasons = [], []
-        for i in range(1, len(claims) + 1):
-            supported = {j - 1 for j in items[i].passages if 1 <= j <= len(texts)}
-            supported |= {j for j, t in enumerate(texts) if stated_verbatim(claims[i - 1], t)}
-            rows.append(tuple(j in supported for j in range(len(texts))))
-            reasons.append(items[i].reason)
-        return Support(tuple(claims), tuple(labels), tuple(rows), tuple(reasons))
-
-    async def _verify_by_verdicts(
-        self,
-        facts: Facts,
-        claims: list[str],
-        labels: list[str],
-        texts: list[str],
-        sample: Sample,
-        sources: list[PassageSource],
-        per_passage: bool,
-    ) -> Support:
-        if not per_passage and "contexts" in sources and sample.retrieved_contexts:
-            # One verdict per claim against all contexts together.
-            keep = [i for i, label in enumerate(labels) if not label.startswith("context:")]
-            labels = [labels[i] for i in keep] + [ANY_CONTEXT]
-            texts = [texts[i] for i in keep] + ["\n\n".join(sample.retrieved_contexts)]
-        template = load_prompt("verdict", facts.language)
-
-        async def one(claim: str, text: str) -> tuple[bool, float | None]:
-            if stated_verbatim(claim, text):
-                return True, 1.0  # the passage says it word for word: no call needed
-            inputs = {"text": text, "statement": claim}
-            judgment = await self._ask(template, ["supported"], inputs, facts, schema=BinaryVerdict)
-            p_yes = judgment.probabilities[0] if judgment.probabilities else None
-            return bool(judgment.output.verdict), p_yes
-
-        cells = await asyncio.gather(*(one(c, t) for c in claims for t in texts))
-        width = len(texts)
-        rows = tuple(
-            tuple(cells[i * width + j][0] for j in range(width)) for i in range(len(claims))
-        )
-        probabilities = tuple(
-            max((cells[i * width + j][1] or 0.0 for j in range(width)), default=None)
-            if width and all(cells[i * width + j][1] is not None for j in range(width))
-            else None
-            for i in range(len(claims))
-        )
-        return Support(tuple(claims), tuple(labels), rows, ("",) * len(claims), probabilities)
-
-
-_QUESTION_MARKS = ("?", "？")
-_NOT_WORDS = re.compile(r"[\W_]+", re.UNICODE)
-#: Shorter texts ("yes", "1 年") are contained in too many passages by chance.
-MIN_VERBATIM_CHARS = 8
-
-
-def is_claim(text: str) -> bool:
-    """Whether a claim the judge extracted can be one: not empty and not a question (small
-    judges sometimes copy the user's question into the claims)."""
-    text = text.strip()
-    return bool(text) and not text.endswith(_QUESTION_MARKS)
-
-
-def stated_verbatim(claim: str, passage: str) -> bool:
-    """Whether ``passage`` contains ``claim`` word for word (case, width, spacing and
-    punctuation aside): then it supports the claim and no judge needs to be asked.
-
-    >>> stated_verbatim("配合充电盒总续航 36 小时。", "S3 配合充电盒总续航36小时。")
-    True
-    >>> stated_verbatim("Battery lasts 36 hours", "The battery lasts 30 hours.")
-    False
-    """
-    needle = _NOT_WORDS.sub("", normalize(claim))
-    return len(needle) >= MIN_VERBATIM_CHARS and needle in _NOT_WORDS.sub("", normalize(passage))
-
-
-def _passages(sample: Sample, sources: Sequence[PassageSource]) -> tuple[list[str], list[str]]:
-    labels: list[str] = []
-    texts: list[str] = []
-    for source in sources:
-        if source == "contexts":
-            for i, context in enumerate(sample.retrieved_contexts or []):
-                labels.append(f"context:{i + 1}")
-                texts.append(context)
-        elif source == "reference_contexts":
-            # Always one column per reference context (never collapsed into "any context").
-            for i, context in enumerate(sample.reference_contexts or []):
-                labels.append(f"reference_context:{i + 1}")
-                texts.append(context)
-        else:
-            labels.append(source)
-            texts.append((sample.reference if source == "reference" else sample.response) or "")
-    return labels, texts
-
-
-def context_columns(support: Support) -> list[int]:
-    """The matrix columns that hold contexts (one "any context" column or one per context)."""
-    return [j for j, label in enumerate(support.passages) if str(label).startswith("context")]
-
-
-def _rates_every_context(n_contexts: int) -> Callable[[Any], str | None]:
-    def check(output: Any) -> str | None:
-        rated = {item.index for item in output.usefulness} & set(range(1, n_contexts + 1))
-        if len(rated) < n_contexts:
-            return f"the judge rated {len(rated)} of {n_contexts} contexts"
-        return None
-
-    return check
-
-
-def _context_verdicts(
-    items: Sequence[Any], n_contexts: int, probabilities: list[float] | None
-) -> list[ContextVerdict]:
-    by_index = {item.index: item for item in items}
-    missing = [i for i in range(1, n_contexts + 1) if i not in by_index]
-    if missing:
-        raise StepError(
-            f"the judge rated {n_contexts - len(missing)} of {n_contexts} contexts "
-            f"(missing {missing})"
-        )
-    usable = probabilities if probabilities and len(probabilities) == n_contexts else None
-    return [
-        ContextVerdict(
-            bool(by_index[i].useful), by_index[i].reason, usable[i - 1] if usable else None
-        )
-        for i in range(1, n_contexts + 1)
-    ]
-
-
-def _mentioned(entity: str, contexts: Sequence[str], threshold: float = 90.0) -> bool:
-    """Whether an entity appears in the contexts, allowing for case, width and small variants."""
-    target = normalize(entity)
-    return (
-        any(
-            target in normalize(c) or fuzz.partial_ratio(target, normalize(c)) >= threshold
-            for c in contexts
-        )
-        if target
-        else False
-    )

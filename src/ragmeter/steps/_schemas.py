@@ -1,53 +1,33 @@
-"""Output schemas of the judge calls; a call doing several tasks gets a combined schema."""
+"""Output schemas of the test-set generation calls; the judgments' schemas come from the
+table (``schema_for``: a call doing several tasks gets a combined schema)."""
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field
 
+from ragmeter.steps._judgments import (
+    EntityItem,
+    StatementItem,
+    SupportItem,
+    UsefulnessItem,
+)
+from ragmeter.steps._table import JUDGMENTS, schema_for
 
-class StatementItem(BaseModel):
-    text: str
-    contexts: list[int] = Field(default_factory=list)
-
-
-class UsefulnessItem(BaseModel):
-    index: int
-    useful: Literal[0, 1]
-    reason: str = ""
-
-
-class EntityItem(BaseModel):
-    entity: str
-    in_contexts: Literal[0, 1] = 0
-
-
-class SupportItem(BaseModel):
-    claim: int
-    passages: list[int] = Field(default_factory=list)
-    reason: str = ""
-
-
+#: The output fields of each built-in task (the table's ``fields``, by task name).
 TASK_FIELDS: dict[str, dict[str, Any]] = {
-    "claims": {"claims": (list[str], ...)},
-    "questions": {"questions": (list[str], ...), "noncommittal": (Literal[0, 1], 0)},
-    "statements": {"statements": (list[StatementItem], ...)},
-    "usefulness": {"usefulness": (list[UsefulnessItem], ...)},
-    "entities": {"entities": (list[EntityItem], ...)},
-    "support": {"support": (list[SupportItem], ...)},
+    kind.task: dict(kind.fields) for kind in JUDGMENTS.values() if kind.task
 }
 
-
-@cache
-def schema_for(template: str, tasks: tuple[str, ...]) -> type[BaseModel]:
-    """The output model of ``template`` doing ``tasks`` (its title names both)."""
-    fields: dict[str, Any] = {}
-    for task in tasks:
-        fields.update(TASK_FIELDS[task])
-    name = "".join(part.title() for part in (template, *tasks) for part in part.split("_"))
-    return create_model(name, **fields)  # type: ignore[call-overload, no-any-return]
+__all__ = [
+    "TASK_FIELDS",
+    "EntityItem",
+    "StatementItem",
+    "SupportItem",
+    "UsefulnessItem",
+    "schema_for",
+]
 
 
 # -- test-set generation ---------------------------------------------------------------------

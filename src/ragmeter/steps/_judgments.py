@@ -1,0 +1,540 @@
+"""The built-in judgments, in the order the planner asks for them.
+
+With a judge that batches verdicts the standard suite (faithfulness, answer relevancy,
+context precision, context recall) costs three calls, two in sequence:
+
+1. ``response_analysis`` reads the response once: its claims and reverse-generated questions.
+2. ``reference_review`` reads question, reference and contexts once: the reference's
+   statements with the contexts that support them, and each context's usefulness.
+3. ``verify`` (after 1) checks all claims against all passages in one call.
+
+A judge that cannot batch verdicts (small local models) gets one yes/no question per
+verdict instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from rapidfuzz import fuzz
+
+from ragmeter._text import normalize
+from ragmeter.dataset import Sample
+from ragmeter.judge import JudgeError, Judgment
+from ragmeter.steps._facts import (
+    ClaimSource,
+    ContextVerdict,
+    CustomAnswer,
+    Entity,
+    Facts,
+    Need,
+    PassageSource,
+    Statement,
+    Support,
+)
+from ragmeter.steps._table import (
+    DataValue,
+    Generate,
+    JudgmentKind,
+    Request,
+    Verdict,
+    register,
+)
+
+SOURCE_ORDER: tuple[PassageSource, ...] = (
+    "reference",
+    "response",
+    "contexts",
+    "reference_contexts",
+)
+ANY_CONTEXT = "contexts:any"
+
+
+class StepError(JudgeError):
+    """The judge's answer could not be used (e.g. fewer verdicts than claims, twice)."""
+
+
+# -- answer items --------------------------------------------------------------------------------
+class StatementItem(BaseModel):
+    text: str
+    contexts: list[int] = Field(default_factory=list)
+
+
+class UsefulnessItem(BaseModel):
+    index: int
+    useful: Literal[0, 1]
+    reason: str = ""
+
+
+class EntityItem(BaseModel):
+    entity: str
+    in_contexts: Literal[0, 1] = 0
+
+
+class SupportItem(BaseModel):
+    claim: int
+    passages: list[int] = Field(default_factory=list)
+    reason: str = ""
+
+
+# -- 1. the response -----------------------------------------------------------------------------
+def _response_inputs(request: Request) -> dict[str, DataValue]:
+    return {"question": request.sample.user_input or "", "answer": request.sample.response or ""}
+
+
+def _n_questions(request: Request) -> int:
+    return max((need.n for need in request.needs), default=0)
+
+
+RESPONSE_CLAIMS = register(
+    JudgmentKind[list[str]](
+        name="response_claims",
+        template="response_analysis",
+        task="claims",
+        fields={"claims": (list[str], ...)},
+        inputs=_response_inputs,
+        read=lambda judgment, _: [c.strip() for c in judgment.output.claims if is_claim(c)],
+    )
+)
+
+
+def _store_questions(facts: Facts, request: Request, value: tuple[list[str], bool]) -> None:
+    facts.questions, facts.noncommittal = value
+
+
+QUESTIONS = register(
+    JudgmentKind[tuple[list[str], bool]](
+        name="questions",
+        template="response_analysis",
+        task="questions",
+        fields={"questions": (list[str], ...), "noncommittal": (Literal[0, 1], 0)},
+        inputs=_response_inputs,
+        params=lambda request: {"n": _n_questions(request)},
+        read=lambda judgment, request: (
+            [q.strip() for q in judgment.output.questions if q.strip()][: _n_questions(request)],
+            bool(judgment.output.noncommittal),
+        ),
+        store=_store_questions,
+    )
+)
+
+
+# -- 2. the reference and the contexts ----------------------------------------------------------
+def _reference_inputs(request: Request, with_contexts: bool) -> dict[str, DataValue]:
+    inputs: dict[str, DataValue] = {
+        "question": request.sample.user_input or "",
+        "reference": request.sample.reference or "",
+    }
+    if with_contexts and request.contexts:
+        inputs["contexts"] = request.contexts
+    return inputs
+
+
+def _attribution(request: Request) -> bool:
+    """Whether the statements' supporting contexts are wanted."""
+    return any(need.fact == "statements" and "contexts" in need.against for need in request.needs)
+
+
+def _read_statements(judgment: Judgment[Any], request: Request) -> list[Statement]:
+    attributed = _attribution(request) and request.batched
+    n = len(request.contexts)
+    return [
+        Statement(
+            s.text.strip(),
+            tuple(sorted({i - 1 for i in s.contexts if 1 <= i <= n})) if attributed else (),
+        )
+        for s in judgment.output.statements
+        if is_claim(s.text)
+    ]
+
+
+STATEMENTS = register(
+    JudgmentKind[list[Statement]](
+        name="statements",
+        template="reference_review",
+        task="statements",
+        fields={"statements": (list[StatementItem], ...)},
+        inputs=lambda r: _reference_inputs(r, _attribution(r) and r.batched),
+        read=_read_statements,
+    )
+)
+
+
+def _no_contexts(request: Request) -> list[ContextVerdict] | None:
+    return [] if not request.contexts else None
+
+
+def _usefulness_by_verdicts(
+    answer: Callable[[Sample], str | None] | None,
+) -> Callable[[Verdict, Request], Any]:
+    """Each context's usefulness as one yes/no question each (``answer``: the answer the
+    context should be useful for; ``None``: relevant to the question)."""
+
+    async def by_verdicts(verdict: Verdict, request: Request) -> list[ContextVerdict]:
+        async def one(context: str) -> ContextVerdict:
+            # The text first and the question last: small models separate yes from no
+            # much better in this order (bench/RESULTS_local_judge.md).
+            inputs: dict[str, DataValue] = {"text": context}
+            if answer is not None:
+                inputs["answer"] = answer(request.sample) or ""
+            inputs["question"] = request.sample.user_input or ""
+            useful, p_yes = await verdict("useful" if answer else "relevant", inputs)
+            return ContextVerdict(useful, "", p_yes)
+
+        return list(await asyncio.gather(*(one(c) for c in request.contexts)))
+
+    return by_verdicts
+
+
+def _rates_every_context(output: Any, request: Request) -> str | None:
+    n_contexts = len(request.contexts)
+    rated = {item.index for item in output.usefulness} & set(range(1, n_contexts + 1))
+    if len(rated) < n_contexts:
+        return f"the judge rated {len(rated)} of {n_contexts} contexts"
+    return None
+
+
+def _read_usefulness(judgment: Judgment[Any], request: Request) -> list[ContextVerdict]:
+    return _context_verdicts(
+        judgment.output.usefulness, len(request.contexts), judgment.probabilities
+    )
+
+
+USEFULNESS = {"usefulness": (list[UsefulnessItem], ...)}
+
+USEFULNESS_REFERENCE = register(
+    JudgmentKind[list[ContextVerdict]](
+        name="usefulness_reference",
+        template="reference_review",
+        task="usefulness",
+        fields=USEFULNESS,
+        inputs=lambda r: _reference_inputs(r, True),
+        check=_rates_every_context,
+        read=_read_usefulness,
+        without_call=_no_contexts,
+        by_verdicts=_usefulness_by_verdicts(lambda sample: sample.reference),
+    )
+)
+
+
+def _read_entities(judgment: Judgment[Any], request: Request) -> list[Entity]:
+    return [
+        Entity(e.entity.strip(), bool(e.in_contexts) or _mentioned(e.entity, request.contexts))
+        for e in judgment.output.entities
+        if e.entity.strip()
+    ]
+
+
+ENTITIES = register(
+    JudgmentKind[list[Entity]](
+        name="entities",
+        template="reference_review",
+        task="entities",
+        fields={"entities": (list[EntityItem], ...)},
+        inputs=lambda r: _reference_inputs(r, True),
+        read=_read_entities,
+    )
+)
+
+
+def _attribution_applies(request: Request) -> bool:
+    return (
+        not request.batched
+        and _attribution(request)
+        and bool(request.facts.statements)
+        and bool(request.contexts)
+    )
+
+
+ATTRIBUTION_NEED = Need("support", claims_of="reference", against=("contexts",), per_passage=True)
+
+
+async def _attribute_by_verdicts(verdict: Verdict, request: Request) -> Support:
+    statements = [s.text for s in request.facts.statements or []]
+    return await _verify_by_verdicts(verdict, request, statements, ["contexts"], True)
+
+
+def _store_attribution(facts: Facts, request: Request, support: Support) -> None:
+    facts.support[("reference", ATTRIBUTION_NEED.against, True)] = support
+    columns = context_columns(support)
+    facts.statements = [
+        Statement(s.text, tuple(j for j, c in enumerate(columns) if support.matrix[i][c]))
+        for i, s in enumerate(facts.statements or [])
+    ]
+
+
+#: A judge that cannot batch verdicts attributes the reference's statements to the contexts
+#: one yes/no question at a time, once the statements are known.
+STATEMENT_CONTEXTS = register(
+    JudgmentKind[Support](
+        name="statement_contexts",
+        serves=lambda need: need.fact == "statements" and "contexts" in need.against,
+        request_name=lambda need: "support:reference",
+        depends_on=("statements",),
+        applies=_attribution_applies,
+        by_verdicts=_attribute_by_verdicts,
+        store=_store_attribution,
+    )
+)
+
+
+def _utilization_inputs(request: Request) -> dict[str, DataValue]:
+    return {
+        "question": request.sample.user_input or "",
+        "answer": request.sample.response or "",
+        "contexts": request.contexts,
+    }
+
+
+USEFULNESS_RESPONSE = register(
+    JudgmentKind[list[ContextVerdict]](
+        name="usefulness_response",
+        template="context_utilization",
+        task="usefulness",
+        fields=USEFULNESS,
+        inputs=_utilization_inputs,
+        check=_rates_every_context,
+        read=_read_usefulness,
+        without_call=_no_contexts,
+        by_verdicts=_usefulness_by_verdicts(lambda sample: sample.response),
+    )
+)
+
+USEFULNESS_QUESTION = register(
+    JudgmentKind[list[ContextVerdict]](
+        name="usefulness_question",
+        template="context_relevance",
+        task="usefulness",
+        fields=USEFULNESS,
+        inputs=lambda r: {"question": r.sample.user_input or "", "contexts": r.contexts},
+        check=_rates_every_context,
+        read=_read_usefulness,
+        without_call=_no_contexts,
+        by_verdicts=_usefulness_by_verdicts(None),
+    )
+)
+
+
+# -- custom prompts --------------------------------------------------------------------------------
+async def _ask_custom(generate: Generate, request: Request) -> CustomAnswer:
+    """A custom metric's own prompt (one call), answered against its derived schema."""
+    prompt = request.needs[0].prompt
+    judgment = await generate(
+        prompt.render(request.sample, request.facts.language),
+        prompt.schema(),
+        prompt_version=f"{prompt.key}/{request.facts.language}",
+        scope=prompt.key,
+    )
+    return CustomAnswer(judgment.output.model_dump(mode="json"), judgment.distribution)
+
+
+def _store_custom(facts: Facts, request: Request, answer: CustomAnswer) -> None:
+    facts.custom[request.name] = answer
+
+
+CUSTOM = register(
+    JudgmentKind[CustomAnswer](
+        name="custom",
+        request_name=lambda need: str(need.prompt.key),
+        call=_ask_custom,
+        store=_store_custom,
+    )
+)
+
+
+# -- 3. claims against passages ------------------------------------------------------------------
+def _claims(request: Request, source: ClaimSource) -> list[str]:
+    facts = request.facts
+    if source == "response":
+        return facts.response_claims or []
+    return [s.text for s in facts.statements or []]
+
+
+def _sources(request: Request) -> list[PassageSource]:
+    kinds = {kind for need in request.needs for kind in need.against}
+    return [k for k in SOURCE_ORDER if k in kinds]
+
+
+def _support_kind(source: ClaimSource) -> JudgmentKind[Support]:
+    def inputs(request: Request) -> dict[str, DataValue]:
+        _, texts = _passages(request.sample, _sources(request))
+        return {"claims": _claims(request, source), "passages": texts}
+
+    def without_call(request: Request) -> Support | None:
+        claims = _claims(request, source)
+        labels, texts = _passages(request.sample, _sources(request))
+        if not claims:
+            return Support((), tuple(labels), (), ())
+        if request.batched and not texts:
+            return Support(
+                tuple(claims), (), tuple(() for _ in claims), ("no passage",) * len(claims)
+            )
+        return None
+
+    def check(output: Any, request: Request) -> str | None:
+        n = len(_claims(request, source))
+        got = {item.claim for item in output.support} & set(range(1, n + 1))
+        if len(got) < n:
+            return f"the judge returned verdicts for {len(got)} of {n} claims"
+        return None
+
+    def read(judgment: Judgment[Any], request: Request) -> Support:
+        claims = _claims(request, source)
+        labels, texts = _passages(request.sample, _sources(request))
+        items = {item.claim: item for item in judgment.output.support}
+        rows, reasons = [], []
+        for i in range(1, len(claims) + 1):
+            supported = {j - 1 for j in items[i].passages if 1 <= j <= len(texts)}
+            supported |= {j for j, t in enumerate(texts) if stated_verbatim(claims[i - 1], t)}
+            rows.append(tuple(j in supported for j in range(len(texts))))
+            reasons.append(items[i].reason)
+        return Support(tuple(claims), tuple(labels), tuple(rows), tuple(reasons))
+
+    async def by_verdicts(verdict: Verdict, request: Request) -> Support:
+        per_passage = any(need.per_passage for need in request.needs)
+        claims = _claims(request, source)
+        return await _verify_by_verdicts(verdict, request, claims, _sources(request), per_passage)
+
+    def store(facts: Facts, request: Request, support: Support) -> None:
+        for need in request.needs:
+            facts.support[(source, need.against, need.per_passage)] = support
+
+    return JudgmentKind[Support](
+        name=f"support:{source}",
+        template="verify",
+        task="support",
+        fields={"support": (list[SupportItem], ...)},
+        inputs=inputs,
+        check=check,
+        read=read,
+        depends_on=("response_claims" if source == "response" else "statements",),
+        stage="verify",
+        without_call=without_call,
+        by_verdicts=by_verdicts,
+        store=store,
+    )
+
+
+SUPPORT_RESPONSE = register(_support_kind("response"))
+SUPPORT_REFERENCE = register(_support_kind("reference"))
+
+
+async def _verify_by_verdicts(
+    verdict: Verdict,
+    request: Request,
+    claims: list[str],
+    sources: Sequence[PassageSource],
+    per_passage: bool,
+) -> Support:
+    sample = request.sample
+    labels, texts = _passages(sample, sources)
+    if not claims:
+        return Support((), tuple(labels), (), ())
+    if not per_passage and "contexts" in sources and sample.retrieved_contexts:
+        # One verdict per claim against all contexts together.
+        keep = [i for i, label in enumerate(labels) if not label.startswith("context:")]
+        labels = [labels[i] for i in keep] + [ANY_CONTEXT]
+        texts = [texts[i] for i in keep] + ["\n\n".join(sample.retrieved_contexts)]
+
+    async def one(claim: str, text: str) -> tuple[bool, float | None]:
+        if stated_verbatim(claim, text):
+            return True, 1.0  # the passage says it word for word: no call needed
+        return await verdict("supported", {"text": text, "statement": claim})
+
+    cells = await asyncio.gather(*(one(c, t) for c in claims for t in texts))
+    width = len(texts)
+    rows = tuple(tuple(cells[i * width + j][0] for j in range(width)) for i in range(len(claims)))
+    probabilities = tuple(
+        max((cells[i * width + j][1] or 0.0 for j in range(width)), default=None)
+        if width and all(cells[i * width + j][1] is not None for j in range(width))
+        else None
+        for i in range(len(claims))
+    )
+    return Support(tuple(claims), tuple(labels), rows, ("",) * len(claims), probabilities)
+
+
+# -- text helpers --------------------------------------------------------------------------------
+_QUESTION_MARKS = ("?", "？")
+_NOT_WORDS = re.compile(r"[\W_]+", re.UNICODE)
+#: Shorter texts ("yes", "1 年") are contained in too many passages by chance.
+MIN_VERBATIM_CHARS = 8
+
+
+def is_claim(text: str) -> bool:
+    """Whether a claim the judge extracted can be one: not empty and not a question (small
+    judges sometimes copy the user's question into the claims)."""
+    text = text.strip()
+    return bool(text) and not text.endswith(_QUESTION_MARKS)
+
+
+def stated_verbatim(claim: str, passage: str) -> bool:
+    """Whether ``passage`` contains ``claim`` word for word (case, width, spacing and
+    punctuation aside): then it supports the claim and no judge needs to be asked.
+
+    >>> stated_verbatim("配合充电盒总续航 36 小时。", "S3 配合充电盒总续航36小时。")
+    True
+    >>> stated_verbatim("Battery lasts 36 hours", "The battery lasts 30 hours.")
+    False
+    """
+    needle = _NOT_WORDS.sub("", normalize(claim))
+    return len(needle) >= MIN_VERBATIM_CHARS and needle in _NOT_WORDS.sub("", normalize(passage))
+
+
+def _passages(sample: Sample, sources: Sequence[PassageSource]) -> tuple[list[str], list[str]]:
+    labels: list[str] = []
+    texts: list[str] = []
+    for source in sources:
+        if source == "contexts":
+            for i, context in enumerate(sample.retrieved_contexts or []):
+                labels.append(f"context:{i + 1}")
+                texts.append(context)
+        elif source == "reference_contexts":
+            # Always one column per reference context (never collapsed into "any context").
+            for i, context in enumerate(sample.reference_contexts or []):
+                labels.append(f"reference_context:{i + 1}")
+                texts.append(context)
+        else:
+            labels.append(source)
+            texts.append((sample.reference if source == "reference" else sample.response) or "")
+    return labels, texts
+
+
+def context_columns(support: Support) -> list[int]:
+    """The matrix columns that hold contexts (one "any context" column or one per context)."""
+    return [j for j, label in enumerate(support.passages) if str(label).startswith("context")]
+
+
+def _context_verdicts(
+    items: Sequence[Any], n_contexts: int, probabilities: list[float] | None
+) -> list[ContextVerdict]:
+    by_index = {item.index: item for item in items}
+    missing = [i for i in range(1, n_contexts + 1) if i not in by_index]
+    if missing:
+        raise StepError(
+            f"the judge rated {n_contexts - len(missing)} of {n_contexts} contexts "
+            f"(missing {missing})"
+        )
+    usable = probabilities if probabilities and len(probabilities) == n_contexts else None
+    return [
+        ContextVerdict(
+            bool(by_index[i].useful), by_index[i].reason, usable[i - 1] if usable else None
+        )
+        for i in range(1, n_contexts + 1)
+    ]
+
+
+def _mentioned(entity: str, contexts: Sequence[str], threshold: float = 90.0) -> bool:
+    """Whether an entity appears in the contexts, allowing for case, width and small variants."""
+    target = normalize(entity)
+    return (
+        any(
+            target in normalize(c) or fuzz.partial_ratio(target, normalize(c)) >= threshold
+            for c in contexts
+        )
+        if target
+        else False
+    )

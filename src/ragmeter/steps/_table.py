@@ -1,0 +1,188 @@
+"""The table of judgments: one declaration per kind of judgment the steps can ask for.
+
+A declaration says which template and task ask for it, the fields of its answer, how the
+answer is checked and read into a fact, which other judgments it needs first, and how a judge
+that cannot batch verdicts answers it instead. The planner (:class:`StepRunner`) reads only
+this table: judgments sharing a template are asked in one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, create_model
+
+from ragmeter.dataset import Sample
+from ragmeter.judge import Judgment, Message
+from ragmeter.prompts import Language, PromptTemplate, load_prompt
+
+if TYPE_CHECKING:
+    from ragmeter.steps._facts import Facts, Need
+
+T = TypeVar("T")
+#: ``read`` judgments run first, concurrently; ``verify`` judgments (verdicts on claims)
+#: after every ``read`` one, alongside the work that needs no verdict (``while_verifying``).
+Stage = Literal["read", "verify"]
+DataValue = str | Sequence[str]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One judgment asked for one sample: the needs it serves and what is known so far."""
+
+    #: What the judgment's failure is recorded under in ``facts.errors`` (usually its name).
+    name: str
+    sample: Sample
+    needs: tuple[Need, ...]
+    facts: Facts
+    #: Whether the judge answers many verdicts in one call (``Judge.supports_batched_verdicts``).
+    batched: bool
+
+    @property
+    def contexts(self) -> list[str]:
+        return self.sample.retrieved_contexts or []
+
+
+class Verdict(Protocol):
+    """One yes/no question through the ``verdict`` template: (verdict, P(yes) or None)."""
+
+    def __call__(
+        self, task: str, inputs: dict[str, DataValue]
+    ) -> Awaitable[tuple[bool, float | None]]: ...
+
+
+class Generate(Protocol):
+    """A judge call made by a judgment's own ``call`` (usage and versions are recorded)."""
+
+    def __call__(
+        self, messages: list[Message], schema: type[BaseModel], *, prompt_version: str, scope: str
+    ) -> Awaitable[Judgment[Any]]: ...
+
+
+@dataclass(frozen=True, eq=False)
+class JudgmentKind(Generic[T]):
+    """The declaration of one kind of judgment (see the module docstring).
+
+    Most judgments are asked through a TOML template: ``template`` and ``task`` name the
+    instruction, ``fields`` the answer's output keys (pydantic ``create_model`` field
+    definitions), ``inputs`` the data blocks, ``read`` turns the answer into the fact.
+    """
+
+    #: The fact's name: what metrics ask for (``Need(name)``) and read (``facts.get(name)``).
+    name: str
+    #: The TOML template (``ragmeter/prompts/templates/TEMPLATE.toml``) and its task.
+    template: str = ""
+    task: str = ""
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    inputs: Callable[[Request], dict[str, DataValue]] | None = None
+    read: Callable[[Judgment[Any], Request], T] | None = None
+    #: Finds an incomplete answer (e.g. a context left unrated): the call is asked again
+    #: once, then the judgment fails with a ``StepError``.
+    check: Callable[[Any, Request], str | None] | None = None
+    #: Values for ``{placeholders}`` in the task's instruction.
+    params: Callable[[Request], dict[str, Any]] | None = None
+    #: Judgments whose facts this one reads: asked for with it and answered before it.
+    depends_on: tuple[str, ...] = ()
+    stage: Stage = "read"
+    #: Which needs this judgment serves (default: ``Need(name)``).
+    serves: Callable[[Need], bool] | None = None
+    #: The name of the request serving ``need`` when one kind makes several calls (e.g. one
+    #: per custom prompt); default: ``name``.
+    request_name: Callable[[Need], str] | None = None
+    #: The fact without asking, or ``None`` to ask (e.g. no contexts: nothing to rate).
+    without_call: Callable[[Request], T | None] | None = None
+    #: Whether to ask at all, decided when the judgments it depends on are known.
+    applies: Callable[[Request], bool] | None = None
+    #: For judges that cannot batch verdicts: the fact from one yes/no question per verdict.
+    by_verdicts: Callable[[Verdict, Request], Awaitable[T]] | None = None
+    #: Asks the judge itself instead of through ``template`` (e.g. custom prompts).
+    call: Callable[[Generate, Request], Awaitable[T]] | None = None
+    #: Stores the fact; default: ``facts.set(request.name, value)``.
+    store: Callable[[Facts, Request, T], None] | None = None
+    #: The template in a language; default: ``load_prompt(template, language)`` (the TOML
+    #: file ``ragmeter/prompts/templates/TEMPLATE.toml``).
+    prompt: Callable[[Language], PromptTemplate] | None = None
+    #: Output keys of the task in the template's examples; default: ``fields``.
+    output_keys: tuple[str, ...] | None = None
+
+    def is_needed_by(self, need: Need) -> bool:
+        return self.serves(need) if self.serves is not None else need.judgment == self.name
+
+    def name_for(self, need: Need) -> str:
+        return self.request_name(need) if self.request_name is not None else self.name
+
+    def __post_init__(self) -> None:
+        templated = self.template and self.task and self.fields and self.inputs and self.read
+        if not templated and self.call is None and self.by_verdicts is None:
+            raise ValueError(
+                f"judgment {self.name!r}: give template, task, fields, inputs and read "
+                "(or call, or by_verdicts for a judgment asked only one verdict at a time)"
+            )
+
+    def load(self, language: Language) -> PromptTemplate:
+        return (
+            self.prompt(language)
+            if self.prompt is not None
+            else load_prompt(self.template, language)
+        )
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.output_keys if self.output_keys is not None else tuple(self.fields)
+
+
+#: Every judgment by name, in the order the planner asks for them.
+JUDGMENTS: dict[str, JudgmentKind[Any]] = {}
+
+
+def register(kind: JudgmentKind[T]) -> JudgmentKind[T]:
+    """Add ``kind`` to the table (replacing one of the same name) and return it."""
+    JUDGMENTS[kind.name] = kind
+    schema_for.cache_clear()
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Remove a judgment from the table (tests that add their own)."""
+    JUDGMENTS.pop(name, None)
+    schema_for.cache_clear()
+
+
+def judgment(name: str) -> JudgmentKind[Any]:
+    try:
+        return JUDGMENTS[name]
+    except KeyError:
+        raise KeyError(f"no judgment {name!r}; known: {sorted(JUDGMENTS)}") from None
+
+
+def error_names(need: Need) -> list[str]:
+    """What the facts a need reads are recorded under when they fail: the judgments it
+    depends on, then its own."""
+    kind = judgment(need.judgment)
+    return [*kind.depends_on, kind.name_for(need)]
+
+
+def verifies(need: Need) -> bool:
+    """Whether ``need`` waits for the ``verify`` stage (verdicts on claims): a metric with
+    no such need can finish while the verification runs."""
+    return judgment(need.judgment).stage == "verify"
+
+
+@cache
+def schema_for(template: str, tasks: tuple[str, ...]) -> type[BaseModel]:
+    """The output model of ``template`` doing ``tasks`` (its title names both)."""
+    fields: dict[str, Any] = {}
+    for task in tasks:
+        fields.update(_kind(template, task).fields)
+    name = "".join(part.title() for part in (template, *tasks) for part in part.split("_"))
+    return create_model(name, **fields)
+
+
+def _kind(template: str, task: str) -> JudgmentKind[Any]:
+    for kind in JUDGMENTS.values():
+        if kind.template == template and kind.task == task:
+            return kind
+    raise KeyError(f"no judgment asks task {task!r} of template {template!r}")
