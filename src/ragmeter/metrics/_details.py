@@ -299,7 +299,7 @@ class Details(Mapping[str, Any]):
         found: dict[str, Any] = {}
         extra = {k: v for k, v in data.items() if k not in _TYPED_KEYS}
 
-        def take(key: str, parse: Callable[[Any], Any], record: type) -> None:
+        def take(key: str, parse: Callable[[Any], R], record: type[R]) -> None:
             value = data.get(key)
             records = _records(value, parse, record)
             if records is None:
@@ -371,11 +371,12 @@ class Details(Mapping[str, Any]):
         return f"Details({', '.join(shown)})"
 
 
-def _records(value: Any, parse: Callable[[Any], R], record: type) -> tuple[R, ...] | None:
-    """Parsed entries, or ``None`` when ``value`` is not a list of such entries."""
+def _records(value: Any, parse: Callable[[Any], R], record: type[R]) -> tuple[R, ...] | None:
+    """Parsed entries (records given as such kept), or ``None`` when ``value`` is not a list
+    of such entries."""
     if not isinstance(value, Sequence) or isinstance(value, str):
         return None
-    out = []
+    out: list[R] = []
     for item in value:
         if isinstance(item, record):
             out.append(item)
