@@ -258,27 +258,27 @@ def findings(
     typed = Details.from_dict(details)
     out: list[tuple[str, list[str]]] = []
 
-    def refuted(check: ClaimCheck, claims: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
+    def checked(check: ClaimCheck, claims: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
         return [c for c in claims if c.check is check]
 
     claims = typed.claims
-    _add(out, "unsupported claims", refuted(ClaimCheck.SUPPORTED, claims), _claim_wrong)
+    _add(out, "unsupported claims", checked(ClaimCheck.SUPPORTED, claims), _claim_wrong)
     _add(
         out,
         "response claims the reference does not support",
-        refuted(ClaimCheck.IN_REFERENCE, claims),
+        checked(ClaimCheck.IN_REFERENCE, claims),
         _claim_wrong,
     )
     _add(
         out,
         "reference statements missing from the response",
-        refuted(ClaimCheck.IN_RESPONSE, claims),
+        checked(ClaimCheck.IN_RESPONSE, claims),
         _claim_wrong,
     )
     _add(
         out,
         "incorrect claims counted as noise",
-        list(claims),
+        checked(ClaimCheck.CORRECT, claims),
         lambda c: (c.text, c.reason) if isinstance(c, NoiseClaimVerdict) and c.counted else None,
     )
     texts = list(sample.retrieved_contexts or []) if sample is not None else []
