@@ -200,3 +200,15 @@ def test_a_plain_mapping_given_to_the_constructor_is_read_as_the_stored_form():
 def test_empty_details_are_not_written():
     assert "details" not in MetricResult.ok(1.0).to_dict()
     assert not Details() and Details() == {}
+
+
+def test_entries_the_records_cannot_write_back_unchanged_stay_as_given():
+    own = {
+        "claims": [{"claim": "x", "supported": True, "source": "doc 2"}],
+        "contexts": ["not a judgment"],
+        "statements": [{"statement": "s", "found": True, "contexts": [1], "weight": 2}],
+        "hops": [{"hop": 1, "used": True, "claims": []}],
+    }
+    details = MetricResult.ok(1.0, **own).details
+    assert not (details.claims or details.contexts or details.statements or details.hops)
+    assert details.extra == own and details.to_dict() == own

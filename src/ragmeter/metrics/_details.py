@@ -15,9 +15,14 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-R = TypeVar("R")
+
+class _Stored(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=_Stored)
 
 
 class ClaimCheck(str, Enum):
@@ -373,7 +378,7 @@ class Details(Mapping[str, Any]):
 
 def _records(value: Any, parse: Callable[[Any], R], record: type[R]) -> tuple[R, ...] | None:
     """Parsed entries (records given as such kept), or ``None`` when ``value`` is not a list
-    of such entries."""
+    of entries whose every key the records write back unchanged (reading drops nothing)."""
     if not isinstance(value, Sequence) or isinstance(value, str):
         return None
     out: list[R] = []
@@ -384,10 +389,21 @@ def _records(value: Any, parse: Callable[[Any], R], record: type[R]) -> tuple[R,
         if not isinstance(item, Mapping):
             return None
         try:
-            out.append(parse(item))
+            parsed = parse(item)
         except (KeyError, TypeError, ValueError, StopIteration):
             return None
+        written = parsed.to_dict()
+        kept = all(k in written and written[k] == v for k, v in item.items())
+        if not kept and not _legacy_claim(item):
+            return None
+        out.append(parsed)
     return tuple(out)
+
+
+def _legacy_claim(item: Mapping[str, Any]) -> bool:
+    """A claim as multi-hop completeness wrote it before details were typed:
+    ``{"claim": 1, "text": ...}`` (read with the text as the claim)."""
+    return set(item) == {"claim", "text"} and isinstance(item["claim"], int)
 
 
 def _matches(verdicts: Any, similarities: Any) -> tuple[PassageMatch, ...] | None:
