@@ -248,3 +248,30 @@ def test_no_dash_zero_and_no_nan_anywhere(llm_result, improved_result):
     page = render_html(improved_result, compare=llm_result)
     assert "nan" not in re.sub(r"<style>.*?</style>", "", page, flags=re.S).lower().split()
     assert "-0.0000" not in page
+
+
+def test_multihop_claims_stored_in_the_old_shape_render_with_their_text():
+    """Runs stored before details were typed wrote {"claim": 1, "text": ...}: the report
+    showed "1" as the claim."""
+    stored = {
+        "score": 0.5,
+        "status": "ok",
+        "reason": "the response uses 1 of 2 hops",
+        "details": {
+            "hops": [
+                {"hop": 1, "used": True, "claims": [1, 2]},
+                {"hop": 2, "used": False, "claims": []},
+            ],
+            "claims": [
+                {"claim": 1, "text": "The X200 comes with Buds S earbuds."},
+                {"claim": 2, "text": "保修两年。"},
+            ],
+        },
+    }
+    run = built({"multihop_completeness": [MetricResult.from_dict(stored)]})
+    card = parse(render_html(run)).find(id="sample-0")
+    items = card.find("ul", class_="claims").find_all("li")
+    shown = [li.find_all("span")[-1].text() for li in items]
+    assert shown == ["The X200 comes with Buds S earbuds.", "保修两年。"]
+    assert all(li.text() not in ("1", "2") for li in items)
+    assert "hop 1 ✓ claims 1, 2" in card.text() and "hop 2 ✗" in card.text()

@@ -95,3 +95,25 @@ def test_aggregates_from_the_store_match_hand_counts():
     agg = evaluate(rows, ["mrr"]).aggregates["mrr"]
     assert (agg.n_total, agg.n_ok, agg.n_not_applicable, agg.n_failed) == (3, 2, 1, 0)
     assert (agg.mean, agg.median, agg.coverage) == (0.75, 0.75, pytest.approx(2 / 3))
+
+
+def test_results_written_in_the_old_details_shape_load_as_typed_records(tmp_path):
+    """results.jsonl written before details were typed (multi-hop claims as
+    {"claim": 1, "text": ...}) still loads, and writes back in the current shape."""
+    import json
+
+    run_dir = evaluate(RECORDS[:1], ["id_context_precision"]).save(tmp_path / "run")
+    path = run_dir / "results.jsonl"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    old_claims = [{"claim": 1, "text": "first"}, {"claim": 2, "text": "second"}]
+    record["metrics"]["id_context_precision"]["details"] = {
+        "verdicts": [0, 1],
+        "claims": old_claims,
+        "soft_score": 0.25,
+    }
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    details = EvaluationResult.load(run_dir).samples[0].scores["id_context_precision"].details
+    assert [c.text for c in details.claims] == ["first", "second"]
+    assert [m.matched for m in details.matches] == [False, True]
+    assert details.extra == {"soft_score": 0.25}
+    assert details.to_dict()["claims"] == [{"claim": "first"}, {"claim": "second"}]

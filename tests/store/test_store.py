@@ -149,6 +149,29 @@ def test_not_a_number_in_details_is_stored_as_null(store_url: str):
     assert details == {"weights": [None, 1.0]}
 
 
+def test_details_stored_in_the_old_shape_load_as_typed_records(store_url: str):
+    """Rows written before details were typed: multi-hop claims as {"claim": 1, "text": ...},
+    faithfulness claims with their verdicts and probabilities."""
+    import json
+
+    store = Store(store_url)
+    info = store.record(run({"q0": 0.5}, name="multihop_completeness"))
+    old = {
+        "hops": [{"hop": 1, "used": True, "claims": [1]}, {"hop": 2, "used": False, "claims": []}],
+        "claims": [{"claim": 1, "text": "The X200 comes with Buds S."}],
+    }
+    engine = sa.create_engine(store.url)
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text("UPDATE run_results SET details = :details WHERE run_id = :run_id"),
+            {"details": json.dumps(old), "run_id": info.id},
+        )
+    engine.dispose()
+    details = store.load(info.id).samples[0].scores["multihop_completeness"].details
+    assert [c.text for c in details.claims] == ["The X200 comes with Buds S."]
+    assert [h.used for h in details.hops] == [True, False]
+
+
 def test_the_git_commit_and_dirty_flag_are_recorded(tmp_path: Path, store_url: str):
     project = tmp_path / "project"
     project.mkdir()

@@ -444,6 +444,31 @@ def test_findings_of_claim_comparisons() -> None:
     assert findings({}) == []
 
 
+def test_findings_read_typed_details() -> None:
+    from ragmeter.metrics import (
+        ClaimCheck,
+        ClaimVerdict,
+        ContextCriterion,
+        ContextJudgment,
+        Details,
+        NoiseClaimVerdict,
+    )
+
+    details = Details(
+        claims=(
+            ClaimVerdict("listed only"),  # multi-hop completeness: no verdict, no finding
+            ClaimVerdict("a", ClaimCheck.SUPPORTED, False, "not said"),
+            NoiseClaimVerdict("n", ClaimCheck.CORRECT, False, counted=True),
+        ),
+        contexts=(ContextJudgment(2, ContextCriterion.RELEVANT, False, "off topic"),),
+    )
+    assert findings(details) == [
+        ("unsupported claims (1 of 1)", ["a (judge: not said)"]),
+        ("incorrect claims counted as noise (1 of 1)", ["n"]),
+        ("contexts judged not relevant (1 of 1)", ["#2 (judge: off topic)"]),
+    ]
+
+
 def test_summary_lines_without_a_session() -> None:
     log = plugin.SessionLog()
     assert plugin.summary_lines(log) == []

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any, ClassVar, TypeVar
 
 from ragmeter.dataset import Sample
+from ragmeter.metrics._details import Details
 
 T = TypeVar("T")
 
@@ -32,15 +33,21 @@ class Direction(str, Enum):
 
 @dataclass(frozen=True)
 class MetricResult:
-    """One metric's outcome on one sample. ``score`` is ``None`` unless ``status`` is ok."""
+    """One metric's outcome on one sample. ``score`` is ``None`` unless ``status`` is ok.
+
+    ``details`` are typed records (:class:`Details`); a plain mapping given instead is read
+    as their stored form.
+    """
 
     score: float | None
     status: Status = Status.OK
     reason: str | None = None
     error: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Details = field(default_factory=Details)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.details, Details):
+            object.__setattr__(self, "details", Details.from_dict(self.details))
         if self.status is Status.OK:
             if self.score is None or not math.isfinite(self.score):
                 raise ValueError(f"an ok result needs a finite score, got {self.score!r}")
@@ -48,8 +55,20 @@ class MetricResult:
             raise ValueError(f"a {self.status.value} result carries no score")
 
     @classmethod
-    def ok(cls, score: float, reason: str | None = None, **details: Any) -> MetricResult:
-        return cls(float(score), Status.OK, reason=reason, details=details)
+    def ok(
+        cls, score: float, reason: str | None = None, details: Details | None = None, **extra: Any
+    ) -> MetricResult:
+        """An ok result; ``extra`` keys are read as the stored form of details (a function
+        metric's own keys land in ``Details.extra``).
+
+        >>> MetricResult.ok(1, "why", tokens=3).details.extra
+        {'tokens': 3}
+        """
+        if details is not None and not isinstance(details, Details):
+            extra = {"details": details, **extra}  # a user's own key named "details"
+            details = None
+        typed = (details or Details()).merged(extra) if extra else details or Details()
+        return cls(float(score), Status.OK, reason=reason, details=typed)
 
     @classmethod
     def not_applicable(cls, reason: str) -> MetricResult:
@@ -66,7 +85,7 @@ class MetricResult:
         if self.error is not None:
             out["error"] = self.error
         if self.details:
-            out["details"] = self.details
+            out["details"] = self.details.to_dict()
         return out
 
     @classmethod
@@ -76,7 +95,7 @@ class MetricResult:
             Status(data["status"]),
             reason=data.get("reason"),
             error=data.get("error"),
-            details=data.get("details") or {},
+            details=Details.from_dict(data.get("details")),
         )
 
 

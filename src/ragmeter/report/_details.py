@@ -6,95 +6,101 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragmeter.metrics import MetricResult
+from ragmeter.metrics import (
+    ClaimCheck,
+    ClaimVerdict,
+    ContextJudgment,
+    EntityFinding,
+    GeneratedQuestion,
+    HopUse,
+    MetricResult,
+    NoiseClaimVerdict,
+    PassageMatch,
+    StatementFinding,
+)
 from ragmeter.report._markup import Markup, el, join, text
 
-#: Keys whose value is drawn by a dedicated renderer below.
-_STRUCTURED = ("claims", "statements", "entities", "questions", "contexts", "verdicts")
+#: Per check, the label and tone of a true and of a false verdict.
+_CLAIM_LABELS: dict[ClaimCheck, tuple[tuple[str, str], tuple[str, str]]] = {
+    ClaimCheck.SUPPORTED: (("supported", "good"), ("unsupported", "bad")),
+    ClaimCheck.IN_REFERENCE: (("in reference", "good"), ("not in reference", "bad")),
+    ClaimCheck.IN_RESPONSE: (("in response", "good"), ("missing in response", "warn")),
+    ClaimCheck.CORRECT: (("correct", "good"), ("incorrect", "warn")),
+}
 
 
 def _verdict(label: str, tone: str) -> Markup:
     return el("span", label, class_=f"verdict {tone}")
 
 
-def claim_verdict(claim: Mapping[str, Any]) -> tuple[str, str]:
+def claim_verdict(claim: ClaimVerdict) -> tuple[str, str]:
     """A claim's verdict as (label, tone), tone being "good", "bad" or "warn"."""
-    if "supported" in claim:
-        return ("supported", "good") if claim["supported"] else ("unsupported", "bad")
-    if "in_reference" in claim:
-        return ("in reference", "good") if claim["in_reference"] else ("not in reference", "bad")
-    if "in_response" in claim:
-        return ("in response", "good") if claim["in_response"] else ("missing in response", "warn")
-    if "correct" in claim:
-        if claim.get("counted"):
-            return "incorrect · counted as noise", "bad"
-        return ("correct", "good") if claim["correct"] else ("incorrect", "warn")
-    return "", "neutral"
+    if claim.check is None or claim.verdict is None:
+        return "", "neutral"
+    if isinstance(claim, NoiseClaimVerdict) and claim.counted:
+        return "incorrect · counted as noise", "bad"
+    yes, no = _CLAIM_LABELS[claim.check]
+    return yes if claim.verdict else no
 
 
-def _claims(claims: Sequence[Any]) -> Markup:
+def _claims(claims: Sequence[ClaimVerdict]) -> Markup:
     items = []
-    for claim in claims:
-        if not isinstance(claim, Mapping):
-            items.append(el("li", text(str(claim), "span")))
-            continue
+    for number, claim in enumerate(claims, start=1):
         label, tone = claim_verdict(claim)
-        side = claim.get("side")
         items.append(
             el(
                 "li",
-                _verdict(label, tone) if label else None,
-                el("span", f"{side}: ", class_="muted") if side else None,
-                text(str(claim.get("claim", "")), "span"),
-                el("span", claim["reason"], class_="why") if claim.get("reason") else None,
+                _verdict(label, tone) if label else el("span", f"{number}. ", class_="muted"),
+                el("span", f"{claim.side}: ", class_="muted") if claim.side else None,
+                text(claim.text, "span"),
+                el("span", claim.reason, class_="why") if claim.reason else None,
                 class_=tone,
             )
         )
     return el("div", el("h5", "claims"), el("ul", items, class_="claims"))
 
 
-def _statements(statements: Sequence[Any]) -> Markup:
+def _statements(statements: Sequence[StatementFinding]) -> Markup:
     items = []
     for item in statements:
-        if not isinstance(item, Mapping):
-            continue
-        cited = item.get("contexts") or []
-        found = bool(item.get("found", bool(cited)))
+        cited = item.contexts
         where = "in context " + ", ".join(f"#{c}" for c in cited) if cited else "found"
         items.append(
             el(
                 "li",
-                _verdict(where if found else "not in contexts", "good" if found else "bad"),
-                text(str(item.get("statement", "")), "span"),
-                class_="good" if found else "bad",
+                _verdict(where if item.found else "not in contexts", tone := _tone(item.found)),
+                text(item.text, "span"),
+                class_=tone,
             )
         )
     return el("div", el("h5", "reference statements"), el("ul", items, class_="claims"))
 
 
-def _entities(entities: Sequence[Any]) -> Markup:
+def _tone(good: bool) -> str:
+    return "good" if good else "bad"
+
+
+def _entities(entities: Sequence[EntityFinding]) -> Markup:
     chips = [
         el(
             "span",
-            "✓ " if e.get("in_contexts") else "✗ ",
-            text(str(e.get("entity", "")), "span"),
-            class_="chip " + ("good" if e.get("in_contexts") else "bad"),
+            "✓ " if e.in_contexts else "✗ ",
+            text(e.text, "span"),
+            class_="chip " + _tone(e.in_contexts),
         )
         for e in entities
-        if isinstance(e, Mapping)
     ]
     return el("div", el("h5", "entities (in contexts?)"), el("div", chips, class_="chips"))
 
 
-def _questions(questions: Sequence[Any], similarities: Sequence[Any] | None) -> Markup:
-    sims = list(similarities or [])
+def _questions(questions: Sequence[GeneratedQuestion]) -> Markup:
     items = [
         el(
             "li",
-            el("span", f"{sims[i]:.3f}", class_="num") if i < len(sims) else None,
-            text(str(q), "span"),
+            el("span", f"{q.similarity:.3f}", class_="num") if q.similarity is not None else None,
+            text(q.text, "span"),
         )
-        for i, q in enumerate(questions)
+        for q in questions
     ]
     return el(
         "div",
@@ -103,47 +109,50 @@ def _questions(questions: Sequence[Any], similarities: Sequence[Any] | None) -> 
     )
 
 
-def _context_verdicts(contexts: Sequence[Any]) -> Markup:
+def _context_verdicts(contexts: Sequence[ContextJudgment]) -> Markup:
     items = []
     for c in contexts:
-        if not isinstance(c, Mapping):
-            continue
-        good = bool(c.get("useful", c.get("relevant")))
-        word = "relevant" if "relevant" in c else "useful"
-        p = c.get("p_useful", c.get("p_relevant"))
+        word = c.criterion.value
+        p = c.probability
         items.append(
             el(
                 "li",
-                _verdict(
-                    f"#{c.get('rank', '?')} {word if good else 'not ' + word}",
-                    "good" if good else "bad",
-                ),
-                el("span", f"p={p:.2f}", class_="num") if isinstance(p, int | float) else None,
-                el("span", c["reason"], class_="why") if c.get("reason") else None,
+                _verdict(f"#{c.rank} {word if c.verdict else 'not ' + word}", _tone(c.verdict)),
+                el("span", f"p={p:.2f}", class_="num") if p is not None else None,
+                el("span", c.reason, class_="why") if c.reason else None,
             )
         )
     return el("div", el("h5", "per-context verdicts"), el("ul", items, class_="plain"))
 
 
+def _hops(hops: Sequence[HopUse]) -> Markup:
+    chips = [
+        el(
+            "span",
+            f"hop {h.hop} ✓ claims {', '.join(map(str, h.claims))}" if h.used else f"hop {h.hop} ✗",
+            class_="chip " + _tone(h.used),
+        )
+        for h in hops
+    ]
+    return el("div", el("h5", "hops (used by claims)"), el("div", chips, class_="chips"))
+
+
 def by_retrieved_rank(metric: str) -> bool:
-    """Whether ``metric``'s ``verdicts`` follow the retrieved ranks (precision-style metrics)
-    rather than the reference contexts (recall-style ones)."""
+    """Whether ``metric``'s passage matches follow the retrieved ranks (precision-style
+    metrics) rather than the reference contexts (recall-style ones)."""
     return "precision" in metric
 
 
-def _verdict_strip(
-    verdicts: Sequence[Any], similarities: Sequence[Any] | None, metric: str
-) -> Markup:
-    sims = list(similarities or [])
+def _verdict_strip(matches: Sequence[PassageMatch], metric: str) -> Markup:
     retrieved = by_retrieved_rank(metric)
     chips = [
         el(
             "span",
-            f"{'#' if retrieved else 'ref '}{i + 1} {'✓' if v else '✗'}",
-            class_="chip " + ("good" if v else "bad"),
-            title=f"similarity {sims[i]}" if i < len(sims) else None,
+            f"{'#' if retrieved else 'ref '}{i + 1} {'✓' if m.matched else '✗'}",
+            class_="chip " + _tone(m.matched),
+            title=f"similarity {m.similarity}" if m.similarity is not None else None,
         )
-        for i, v in enumerate(verdicts)
+        for i, m in enumerate(matches)
     ]
     heading = "relevant, by retrieved rank" if retrieved else "found, per reference context"
     return el("div", el("h5", heading), el("div", chips, class_="chips"))
@@ -161,31 +170,33 @@ def _plain(value: Any) -> str:
 
 
 def details_html(result: MetricResult, metric: str = "") -> Markup:
-    """Everything in ``result.details`` of ``metric``: known structures drawn, other keys as
+    """Everything in ``result.details`` of ``metric``: the typed records drawn, ``extra`` as
     name/value."""
     details = result.details
     if not details:
         return Markup("")
     parts: list[Markup] = []
-    if isinstance(details.get("claims"), list):
-        parts.append(_claims(details["claims"]))
-    if isinstance(details.get("statements"), list):
-        parts.append(_statements(details["statements"]))
-    if isinstance(details.get("entities"), list):
-        parts.append(_entities(details["entities"]))
-    if isinstance(details.get("questions"), list):
-        parts.append(_questions(details["questions"], details.get("similarities")))
-    if isinstance(details.get("contexts"), list):
-        parts.append(_context_verdicts(details["contexts"]))
-    if isinstance(details.get("verdicts"), list):
-        parts.append(_verdict_strip(details["verdicts"], details.get("similarities"), metric))
-    drawn = set(_STRUCTURED)
-    if "questions" in details or "verdicts" in details:
-        drawn.add("similarities")
+    if details.claims:
+        parts.append(_claims(details.claims))
+    if details.statements:
+        parts.append(_statements(details.statements))
+    if details.entities:
+        parts.append(_entities(details.entities))
+    if details.questions:
+        parts.append(_questions(details.questions))
+    if details.contexts:
+        parts.append(_context_verdicts(details.contexts))
+    if details.matches:
+        parts.append(_verdict_strip(details.matches, metric))
+    if details.hops:
+        parts.append(_hops(details.hops))
+    scalars: dict[str, Any] = {}
+    if details.noncommittal is not None:
+        scalars["noncommittal"] = details.noncommittal
+    scalars.update(details.extra)
     rest = [
         el("span", el("b", key), " ", _plain(value), class_="chip")
-        for key, value in details.items()
-        if key not in drawn
+        for key, value in scalars.items()
     ]
     if rest:
         parts.append(el("div", rest, class_="chips"))
@@ -198,30 +209,21 @@ def context_marks(
     """Per retrieved context (by rank), the verdicts metrics gave it: (label, tone, reason)."""
     marks: list[list[tuple[str, str, str]]] = [[] for _ in range(n_contexts)]
 
-    def add(rank: Any, label: str, tone: str, reason: str = "") -> None:
-        if isinstance(rank, int) and 1 <= rank <= n_contexts:
+    def add(rank: int, label: str, tone: str, reason: str = "") -> None:
+        if 1 <= rank <= n_contexts:
             marks[rank - 1].append((label, tone, reason))
 
     for name, result in scores.items():
         details = result.details
-        for c in details.get("contexts") or []:
-            if isinstance(c, Mapping):
-                good = bool(c.get("useful", c.get("relevant")))
-                add(
-                    c.get("rank"),
-                    f"{name} {'✓' if good else '✗'}",
-                    "good" if good else "bad",
-                    str(c.get("reason") or ""),
-                )
-        if by_retrieved_rank(name) and isinstance(details.get("verdicts"), list):
-            for i, v in enumerate(details["verdicts"]):
-                add(i + 1, f"{name} {'✓' if v else '✗'}", "good" if v else "bad")
+        for c in details.contexts:
+            add(c.rank, f"{name} {'✓' if c.verdict else '✗'}", _tone(c.verdict), c.reason)
+        if by_retrieved_rank(name):
+            for i, m in enumerate(details.matches):
+                add(i + 1, f"{name} {'✓' if m.matched else '✗'}", _tone(m.matched))
         cited: dict[int, int] = {}
-        for statement in details.get("statements") or []:
-            if isinstance(statement, Mapping):
-                for rank in statement.get("contexts") or []:
-                    if isinstance(rank, int):
-                        cited[rank] = cited.get(rank, 0) + 1
+        for statement in details.statements:
+            for rank in statement.contexts:
+                cited[rank] = cited.get(rank, 0) + 1
         for rank, n in cited.items():
             add(rank, f"{name}: {n} statement{'s' if n > 1 else ''}", "good")
     return marks

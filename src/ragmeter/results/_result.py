@@ -273,10 +273,10 @@ class EvaluationResult:
         for sample in self:
             result = sample.scores[metric]
             if soft:
-                found = result.details.get("soft_repeats")
+                found = result.details.extra.get("soft_repeats")
                 out.append(list(found) if isinstance(found, list) else [])
                 continue
-            repeats = result.details.get("repeats")
+            repeats = result.details.extra.get("repeats")
             out.append(list(repeats) if isinstance(repeats, list) else [result.score])
         return out
 

@@ -241,7 +241,9 @@ class Store:
                             "score": score.score,
                             "reason": score.reason,
                             "error": score.error,
-                            "details": _json_safe(score.details) if score.details else None,
+                            "details": _json_safe(score.details.to_dict())
+                            if score.details
+                            else None,
                         }
                     )
                 if len(samples_page) >= PAGE:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ragmeter.dataset import Sample
     from ragmeter.embed import Embeddings
     from ragmeter.judge import Judge
-    from ragmeter.metrics import Metric, MetricResult
+    from ragmeter.metrics import ClaimVerdict, ContextJudgment, Details, Metric, MetricResult
     from ragmeter.results import EvaluationResult, SampleResult
 
 #: Scores within this distance of a bound count as meeting it (floating-point rounding).
@@ -242,99 +242,99 @@ def _describe(
 
 
 def findings(
-    details: Mapping[str, Any], sample: Sample | None = None
+    details: Details | Mapping[str, Any], sample: Sample | None = None
 ) -> list[tuple[str, list[str]]]:
     """What a judged result's ``details`` say went wrong, as (title, items) pairs: the
     unsupported claims, the contexts judged not useful or not relevant, the reference
-    statements or entities not found in the contexts, and the like.
+    statements or entities not found in the contexts, and the like. A plain mapping is read
+    as the stored form of :class:`ragmeter.metrics.Details`.
 
     >>> claims = [{"claim": "a", "supported": True}, {"claim": "b", "supported": False}]
     >>> findings({"claims": claims})
     [('unsupported claims (1 of 2)', ['b'])]
     """
+    from ragmeter.metrics import ClaimCheck, ContextCriterion, Details, NoiseClaimVerdict
+
+    typed = Details.from_dict(details)
     out: list[tuple[str, list[str]]] = []
-    claims = _entries(details.get("claims"))
-    _add(out, "unsupported claims", claims, lambda c: c.get("supported") is False, "claim")
-    response = [c for c in claims if c.get("side") == "response"]
-    reference = [c for c in claims if c.get("side") == "reference"]
+
+    def checked(check: ClaimCheck, claims: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
+        return [c for c in claims if c.check is check]
+
+    claims = typed.claims
+    _add(out, "unsupported claims", checked(ClaimCheck.SUPPORTED, claims), _claim_wrong)
     _add(
         out,
         "response claims the reference does not support",
-        response,
-        lambda c: c.get("in_reference") is False,
-        "claim",
+        checked(ClaimCheck.IN_REFERENCE, claims),
+        _claim_wrong,
     )
     _add(
         out,
         "reference statements missing from the response",
-        reference,
-        lambda c: c.get("in_response") is False,
-        "claim",
+        checked(ClaimCheck.IN_RESPONSE, claims),
+        _claim_wrong,
     )
     _add(
         out,
         "incorrect claims counted as noise",
-        claims,
-        lambda c: c.get("counted") is True,
-        "claim",
+        checked(ClaimCheck.CORRECT, claims),
+        lambda c: (c.text, c.reason) if isinstance(c, NoiseClaimVerdict) and c.counted else None,
     )
-    contexts = _entries(details.get("contexts"))
     texts = list(sample.retrieved_contexts or []) if sample is not None else []
 
-    def context(entry: Mapping[str, Any]) -> str:
-        rank = entry.get("rank")
-        text = texts[rank - 1] if isinstance(rank, int) and 0 < rank <= len(texts) else ""
-        return f"#{rank} {text}".rstrip()
+    def context(criterion: ContextCriterion) -> Any:
+        def wrong(entry: ContextJudgment) -> tuple[str, str | None] | None:
+            if entry.criterion is not criterion or entry.verdict:
+                return None
+            rank = entry.rank
+            text = texts[rank - 1] if 0 < rank <= len(texts) else ""
+            return f"#{rank} {text}".rstrip(), entry.reason
 
-    _add(out, "contexts judged not useful", contexts, lambda c: c.get("useful") is False, context)
-    _add(
-        out,
-        "contexts judged not relevant",
-        contexts,
-        lambda c: c.get("relevant") is False,
-        context,
-    )
+        return wrong
+
+    contexts = typed.contexts
+    useful = [c for c in contexts if c.criterion is ContextCriterion.USEFUL]
+    relevant = [c for c in contexts if c.criterion is ContextCriterion.RELEVANT]
+    _add(out, "contexts judged not useful", useful, context(ContextCriterion.USEFUL))
+    _add(out, "contexts judged not relevant", relevant, context(ContextCriterion.RELEVANT))
     _add(
         out,
         "reference statements not found in the contexts",
-        _entries(details.get("statements")),
-        lambda s: s.get("found") is False,
-        "statement",
+        list(typed.statements),
+        lambda s: None if s.found else (s.text, None),
     )
     _add(
         out,
         "reference entities not found in the contexts",
-        _entries(details.get("entities")),
-        lambda e: not e.get("in_contexts"),
-        "entity",
+        list(typed.entities),
+        lambda e: None if e.in_contexts else (e.text, None),
     )
-    if details.get("noncommittal") is True:
+    if typed.noncommittal is True:
         out.append(("the response is noncommittal", []))
-    questions, similarities = details.get("questions"), details.get("similarities")
-    if isinstance(questions, list) and isinstance(similarities, list) and similarities:
-        pairs = [f"{q} (similarity {s:.2f})" for q, s in zip(questions, similarities)]
+    questions = typed.questions
+    if questions and all(q.similarity is not None for q in questions):
+        pairs = [f"{q.text} (similarity {q.similarity:.2f})" for q in questions]
         out.append(("questions the response answers, by similarity to the question", pairs))
     return out
 
 
-def _entries(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+def _claim_wrong(claim: ClaimVerdict) -> tuple[str, str | None] | None:
+    return (claim.text, claim.reason) if claim.verdict is False else None
 
 
 def _add(
     out: list[tuple[str, list[str]]],
     title: str,
-    entries: list[Mapping[str, Any]],
-    wrong: Any,
-    text: Any,
+    entries: Sequence[Any],
+    wrong: Callable[[Any], tuple[str, str | None] | None],
 ) -> None:
-    bad = [e for e in entries if wrong(e)]
+    """Add the entries ``wrong`` finds wrong (it returns their text and the judge's reason)."""
+    bad = [found for found in map(wrong, entries) if found is not None]
     if not bad:
         return
     items = []
-    for entry in bad:
-        item = text(entry) if callable(text) else str(entry.get(text, ""))
-        reason = entry.get("reason")
+    for item, reason in bad:
         if isinstance(reason, str) and reason.strip():
             item += f" (judge: {reason.strip()})"
         items.append(item)

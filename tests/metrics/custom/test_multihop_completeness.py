@@ -96,10 +96,9 @@ def test_every_hop_used(batched):
         {"hop": 1, "used": True, "claims": [1]},
         {"hop": 2, "used": True, "claims": [2]},
     ]
-    assert result.details["claims"] == [
-        {"claim": 1, "text": BOTH[0]},
-        {"claim": 2, "text": BOTH[1]},
-    ]
+    assert result.details["claims"] == [{"claim": BOTH[0]}, {"claim": BOTH[1]}]
+    assert [c.text for c in result.details.claims] == BOTH
+    assert [h.claims for h in result.details.hops] == [(1,), (2,)]
     if batched:
         assert script.calls == {"ResponseAnalysisClaims": 1, "VerifySupport": 1}
         assert script.passages_seen == [HOPS]  # verified against the hops, not the contexts
@@ -180,3 +179,17 @@ def test_faithfulness_counts_only_the_retrieved_contexts_when_hops_are_verified_
     assert result.scores("faithfulness") == [0.5]
     assert result.scores("multihop_completeness") == [1.0]
     assert script.passages_seen == [RETRIEVED + HOPS]
+
+
+def test_the_report_shows_the_claims_by_their_text():
+    from ragmeter.report import render_html
+    from tests.report.dom import parse
+
+    result = evaluate([sample()], [MultiHopCompleteness(judge=judge_for(Script(FIRST_HOP_ONLY)))])
+    card = parse(render_html(result)).find(id="sample-0")
+    claims = [
+        li.find_all("span")[-1].text() for li in card.find("ul", class_="claims").find_all("li")
+    ]
+    assert claims == FIRST_HOP_ONLY
+    hops = [chip.text() for chip in card.find_all("span", class_="chip") if "hop" in chip.text()]
+    assert hops == ["hop 1 ✓ claims 1", "hop 2 ✗"]

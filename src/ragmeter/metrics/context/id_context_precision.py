@@ -2,6 +2,7 @@ from typing import ClassVar
 
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._details import Details, PassageMatch
 from ragmeter.metrics.context._ids import relevant_ids
 from ragmeter.metrics.retrieval._ranking import average_precision
 
@@ -44,5 +45,5 @@ class IDContextPrecision(Metric):
         return MetricResult.ok(
             score,
             reason=f"{sum(verdicts)} of {len(verdicts)} retrieved ids are relevant",
-            verdicts=verdicts,
+            details=Details(matches=tuple(PassageMatch(bool(v)) for v in verdicts)),
         )

@@ -4,6 +4,7 @@ import numpy as np
 
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._details import Details, PassageMatch
 from ragmeter.metrics.context._similarity import SimilarityMeasure, check_measure, similarity_matrix
 from ragmeter.metrics.retrieval._ranking import average_precision
 
@@ -47,6 +48,9 @@ class StringContextPrecision(Metric):
         return MetricResult.ok(
             float(average_precision([verdicts])[0]),
             reason=f"{sum(verdicts)} of {len(verdicts)} retrieved contexts match a reference",
-            verdicts=verdicts,
-            similarities=[round(x, 4) for x in best.tolist()],
+            details=Details(
+                matches=tuple(
+                    PassageMatch(bool(v), round(x, 4)) for v, x in zip(verdicts, best.tolist())
+                ),
+            ),
         )

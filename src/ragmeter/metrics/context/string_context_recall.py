@@ -2,6 +2,7 @@ from typing import Any, ClassVar
 
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._details import Details, PassageMatch
 from ragmeter.metrics.context._similarity import SimilarityMeasure, check_measure, similarity_matrix
 
 
@@ -43,6 +44,7 @@ class StringContextRecall(Metric):
         return MetricResult.ok(
             sum(found) / len(found),
             reason=f"{sum(found)} of {len(found)} reference contexts found",
-            verdicts=found,
-            similarities=[round(x, 4) for x in best],
+            details=Details(
+                matches=tuple(PassageMatch(bool(v), round(x, 4)) for v, x in zip(found, best)),
+            ),
         )

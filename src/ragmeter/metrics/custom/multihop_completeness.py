@@ -10,11 +10,12 @@ the reference contexts together.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import ClaimVerdict, Details, HopUse
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.steps import Facts, Need
 
@@ -36,7 +37,7 @@ class MultiHopCompleteness(JudgedMetric):
     answered completely only when the answer draws on both: with claims supported by passage
     1 only, the score is 1 / 2. Samples with fewer than two reference contexts are not
     applicable (not multi-hop); a response without a factual claim uses no hop (0).
-    ``details["hops"]`` says, per hop, whether it is used and by which claims.
+    ``details.hops`` says, per hop, which claims (1-based, in ``details.claims``) use it.
     """
 
     name = "multihop_completeness"
@@ -60,23 +61,21 @@ class MultiHopCompleteness(JudgedMetric):
             return MetricResult.ok(
                 0.0,
                 reason=f"the response makes no factual claim: it uses none of the {len(hops)} hops",
-                hops=[{"hop": i + 1, "used": False, "claims": []} for i in range(len(hops))],
-                claims=[],
+                details=Details(hops=tuple(HopUse(i + 1) for i in range(len(hops)))),
             )
         support = facts.support_for(HOP_SUPPORT)
         columns = [support.column(f"reference_context:{i + 1}") for i in range(len(hops))]
-        entries: list[dict[str, Any]] = []
-        for i, column in enumerate(columns):
-            using = [c + 1 for c in range(len(claims)) if support.matrix[c][column]]
-            entries.append({"hop": i + 1, "used": bool(using), "claims": using})
-        used = sum(entry["used"] for entry in entries)
-        unused = [entry["hop"] for entry in entries if not entry["used"]]
+        entries = [
+            HopUse(i + 1, tuple(c + 1 for c in range(len(claims)) if support.matrix[c][column]))
+            for i, column in enumerate(columns)
+        ]
+        used = sum(entry.used for entry in entries)
+        unused = [entry.hop for entry in entries if not entry.used]
         reason = f"the response uses {used} of {len(hops)} hops"
         if unused:
             reason += f"; hop(s) {', '.join(map(str, unused))} support none of its claims"
         return MetricResult.ok(
             used / len(hops),
             reason=reason,
-            hops=entries,
-            claims=[{"claim": i + 1, "text": text} for i, text in enumerate(claims)],
+            details=Details(hops=tuple(entries), claims=tuple(ClaimVerdict(c) for c in claims)),
         )

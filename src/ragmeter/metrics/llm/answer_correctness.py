@@ -3,6 +3,7 @@ from typing import Any, ClassVar
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.metrics.llm._claims import ClaimCounts
 from ragmeter.steps import Facts, Need
@@ -11,17 +12,17 @@ RESPONSE_VS_REFERENCE = Need("support", claims_of="response", against=("referenc
 REFERENCE_VS_RESPONSE = Need("support", claims_of="reference", against=("response",))
 
 
-def claim_counts(facts: Facts) -> tuple[ClaimCounts, list[dict[str, Any]]]:
+def claim_counts(facts: Facts) -> tuple[ClaimCounts, list[ClaimVerdict]]:
     """TP / FP / FN from the two support checks, with per-claim details."""
     forward = facts.support_for(RESPONSE_VS_REFERENCE)
     backward = facts.support_for(REFERENCE_VS_RESPONSE)
     tp = sum(forward.supported(i) for i in range(len(forward.claims)))
     fn = sum(not backward.supported(i) for i in range(len(backward.claims)))
     details = [
-        {"claim": c, "side": "response", "in_reference": forward.supported(i)}
+        ClaimVerdict(c, ClaimCheck.IN_REFERENCE, forward.supported(i))
         for i, c in enumerate(forward.claims)
     ] + [
-        {"claim": c, "side": "reference", "in_response": backward.supported(i)}
+        ClaimVerdict(c, ClaimCheck.IN_RESPONSE, backward.supported(i))
         for i, c in enumerate(backward.claims)
     ]
     return ClaimCounts(tp=tp, fp=len(forward.claims) - tp, fn=fn), details
@@ -71,9 +72,9 @@ class AnswerCorrectness(JudgedMetric):
     async def compute(
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None
     ) -> MetricResult:
-        f_score, details, counts = 0.0, [], None
+        f_score, claims, counts = 0.0, list[ClaimVerdict](), None
         if self.weights[0] > 0:
-            counts, details = claim_counts(facts)
+            counts, claims = claim_counts(facts)
             value = counts.f_beta(self.beta)
             if value is None:
                 return MetricResult.not_applicable("neither response nor reference makes a claim")
@@ -88,8 +89,8 @@ class AnswerCorrectness(JudgedMetric):
         return MetricResult.ok(
             score,
             reason=f"claim F{self.beta:g} {f_score:.3f}, similarity {similarity:.3f}",
-            f_score=f_score,
-            similarity=similarity,
-            claims=details,
-            **extra,
+            details=Details(
+                claims=tuple(claims),
+                extra={"f_score": f_score, "similarity": similarity, **extra},
+            ),
         )

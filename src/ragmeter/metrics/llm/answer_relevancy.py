@@ -5,6 +5,7 @@ import numpy as np
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import Details, GeneratedQuestion
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.steps import Facts, Need
 
@@ -47,7 +48,11 @@ class AnswerRelevancy(JudgedMetric):
         questions = facts.questions or []
         if facts.noncommittal:
             return MetricResult.ok(
-                0.0, reason="the response is noncommittal", questions=questions, noncommittal=True
+                0.0,
+                reason="the response is noncommittal",
+                details=Details(
+                    questions=tuple(GeneratedQuestion(q) for q in questions), noncommittal=True
+                ),
             )
         if not questions:
             return MetricResult.failed("the judge generated no question from the response")
@@ -57,7 +62,10 @@ class AnswerRelevancy(JudgedMetric):
         return MetricResult.ok(
             mean_similarity(similarities),
             reason=f"mean similarity of {len(questions)} generated questions to the question",
-            questions=questions,
-            similarities=[round(x, 4) for x in similarities],
-            noncommittal=False,
+            details=Details(
+                questions=tuple(
+                    GeneratedQuestion(q, round(s, 4)) for q, s in zip(questions, similarities)
+                ),
+                noncommittal=False,
+            ),
         )

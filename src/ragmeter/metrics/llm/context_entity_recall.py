@@ -3,6 +3,7 @@ from typing import ClassVar
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import Details, EntityFinding
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.steps import Facts, Need
 
@@ -32,5 +33,5 @@ class ContextEntityRecall(JudgedMetric):
         return MetricResult.ok(
             found / len(entities),
             reason=f"{found} of {len(entities)} reference entities are in the contexts",
-            entities=[{"entity": e.text, "in_contexts": e.in_contexts} for e in entities],
+            details=Details(entities=tuple(EntityFinding(e.text, e.in_contexts) for e in entities)),
         )

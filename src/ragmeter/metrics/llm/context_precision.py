@@ -3,6 +3,7 @@ from typing import ClassVar
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import ContextCriterion, ContextJudgment, Details
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.metrics.retrieval._ranking import average_precision
 from ragmeter.steps import ContextVerdict, Facts, Need
@@ -15,10 +16,12 @@ def precision_result(verdicts: list[ContextVerdict], target: str) -> MetricResul
     return MetricResult.ok(
         score,
         reason=f"{sum(useful)} of {len(useful)} contexts are useful for the {target}",
-        contexts=[
-            {"rank": i + 1, "useful": v.useful, "reason": v.reason, "p_useful": v.probability}
-            for i, v in enumerate(verdicts)
-        ],
+        details=Details(
+            contexts=tuple(
+                ContextJudgment(i + 1, ContextCriterion.USEFUL, v.useful, v.reason, v.probability)
+                for i, v in enumerate(verdicts)
+            )
+        ),
     )
 
 

@@ -3,6 +3,7 @@ from typing import ClassVar
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import Details, StatementFinding
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.steps import Facts, Need
 
@@ -35,8 +36,10 @@ class ContextRecall(JudgedMetric):
         return MetricResult.ok(
             sum(found) / len(found),
             reason=f"{sum(found)} of {len(found)} reference statements are in the contexts",
-            statements=[
-                {"statement": s.text, "found": f, "contexts": [i + 1 for i in s.contexts]}
-                for s, f in zip(statements, found)
-            ],
+            details=Details(
+                statements=tuple(
+                    StatementFinding(s.text, f, tuple(i + 1 for i in s.contexts))
+                    for s, f in zip(statements, found)
+                )
+            ),
         )

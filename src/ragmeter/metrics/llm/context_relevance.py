@@ -3,6 +3,7 @@ from typing import ClassVar
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import ContextCriterion, ContextJudgment, Details
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.steps import Facts, Need
 
@@ -28,13 +29,12 @@ class ContextRelevance(JudgedMetric):
         return MetricResult.ok(
             relevant / len(verdicts),
             reason=f"{relevant} of {len(verdicts)} contexts are relevant to the question",
-            contexts=[
-                {
-                    "rank": i + 1,
-                    "relevant": v.useful,
-                    "reason": v.reason,
-                    "p_relevant": v.probability,
-                }
-                for i, v in enumerate(verdicts)
-            ],
+            details=Details(
+                contexts=tuple(
+                    ContextJudgment(
+                        i + 1, ContextCriterion.RELEVANT, v.useful, v.reason, v.probability
+                    )
+                    for i, v in enumerate(verdicts)
+                )
+            ),
         )

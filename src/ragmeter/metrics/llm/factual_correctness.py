@@ -3,6 +3,7 @@ from typing import Any, ClassVar, Literal
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import Details
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.metrics.llm.answer_correctness import (
     REFERENCE_VS_RESPONSE,
@@ -51,15 +52,14 @@ class FactualCorrectness(JudgedMetric):
             return MetricResult.ok(
                 tp / len(forward.claims), reason=f"{tp} of {len(forward.claims)} claims backed"
             )
-        counts, details = claim_counts(facts)
+        counts, claims = claim_counts(facts)
         value = counts.recall if self.mode == "recall" else counts.f_beta(self.beta)
         if value is None:
             return MetricResult.not_applicable("no claim to compare")
         return MetricResult.ok(
             value,
             reason=f"TP {counts.tp}, FP {counts.fp}, FN {counts.fn}",
-            tp=counts.tp,
-            fp=counts.fp,
-            fn=counts.fn,
-            claims=details,
+            details=Details(
+                claims=tuple(claims), extra={"tp": counts.tp, "fp": counts.fp, "fn": counts.fn}
+            ),
         )

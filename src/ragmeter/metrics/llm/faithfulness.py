@@ -3,6 +3,7 @@ from typing import ClassVar
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
+from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.steps import Facts, Need, context_columns
 
@@ -43,18 +44,17 @@ class Faithfulness(JudgedMetric):
             if len(support.probabilities) == len(claims):
                 probabilities = list(support.probabilities)
         supported = sum(verdicts)
-        entries = [
-            {"claim": c, "supported": v, "reason": r} for c, v, r in zip(claims, verdicts, reasons)
-        ]
-        details: dict[str, object] = {"claims": entries}
-        if all(p is not None for p in probabilities):
-            # The judge gave P(supported) per claim: their mean is a score with less judge
-            # noise than the count of yes verdicts (see ragmeter.stats.judge_noise).
-            for entry, p in zip(entries, probabilities):
-                entry["p_supported"] = p
-            details["soft_score"] = sum(probabilities) / len(claims)  # type: ignore[arg-type]
+        known = [p for p in probabilities if p is not None]
+        soft = len(known) == len(probabilities)
+        entries = tuple(
+            ClaimVerdict(c, ClaimCheck.SUPPORTED, v, r, p if soft else None)
+            for c, v, r, p in zip(claims, verdicts, reasons, probabilities)
+        )
+        # When the judge gave P(supported) per claim, their mean is a score with less judge
+        # noise than the count of yes verdicts (see ragmeter.stats.judge_noise).
+        extra = {"soft_score": sum(known) / len(claims)} if soft else {}
         return MetricResult.ok(
             supported / len(claims),
             reason=f"{supported} of {len(claims)} claims are supported by the contexts",
-            **details,
+            details=Details(claims=entries, extra=extra),
         )

@@ -3,6 +3,7 @@ from typing import Any, ClassVar, Literal
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import Direction, MetricResult, Requirements
+from ragmeter.metrics._details import ClaimCheck, Details, NoiseClaimVerdict
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.steps import Facts, Need, context_columns
 
@@ -49,7 +50,7 @@ class NoiseSensitivity(JudgedMetric):
         relevant = {i for s in facts.statements or [] for i in s.contexts}
         relevant_cols = {columns[i] for i in relevant if i < len(columns)}
         irrelevant_cols = set(columns) - relevant_cols
-        flagged, details = 0, []
+        flagged, details = 0, list[NoiseClaimVerdict]()
         for i, claim in enumerate(claims):
             correct = support.matrix[i][reference]
             from_relevant = support.supported(i, relevant_cols)
@@ -60,18 +61,21 @@ class NoiseSensitivity(JudgedMetric):
                 noisy = not correct and from_irrelevant and not from_relevant
             flagged += noisy
             details.append(
-                {
-                    "claim": claim,
-                    "correct": correct,
-                    "from_relevant_context": from_relevant,
-                    "from_irrelevant_context": from_irrelevant,
-                    "counted": noisy,
-                }
+                NoiseClaimVerdict(
+                    claim,
+                    ClaimCheck.CORRECT,
+                    correct,
+                    from_relevant_context=from_relevant,
+                    from_irrelevant_context=from_irrelevant,
+                    counted=noisy,
+                )
             )
         return MetricResult.ok(
             flagged / len(claims),
             reason=f"{flagged} of {len(claims)} claims are incorrect and come from "
             f"{self.mode} contexts",
-            claims=details,
-            relevant_contexts=sorted(i + 1 for i in relevant),
+            details=Details(
+                claims=tuple(details),
+                extra={"relevant_contexts": sorted(i + 1 for i in relevant)},
+            ),
         )

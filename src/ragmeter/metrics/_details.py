@@ -1,0 +1,449 @@
+"""What a metric found on a sample, as typed records: claims with verdicts, reference
+statements, per-context judgments, entities, generated questions, passage matches, hops.
+
+:class:`Details` holds them plus ``extra``, a free-form mapping for everything else (a custom
+or function metric's keys, scalars such as ``soft_score`` or ``precision``). Its stored form
+(:meth:`Details.to_dict`, the JSON of results.jsonl, run stores and resume files) is the
+plain dict metrics have always written; :meth:`Details.from_dict` reads it back, old runs
+included. A :class:`Details` is also a read-only mapping of that stored form, so
+``details["soft_score"]`` keeps working.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from typing import Any, Protocol, TypeVar
+
+
+class _Stored(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=_Stored)
+
+
+class ClaimCheck(str, Enum):
+    """What a claim's ``verdict`` answers (the value is its key in the stored form)."""
+
+    #: The retrieved contexts support the claim (faithfulness).
+    SUPPORTED = "supported"
+    #: The reference supports this claim of the response (answer / factual correctness).
+    IN_REFERENCE = "in_reference"
+    #: The response supports this statement of the reference (answer / factual correctness).
+    IN_RESPONSE = "in_response"
+    #: The reference supports the claim (noise sensitivity).
+    CORRECT = "correct"
+
+    @property
+    def side(self) -> str | None:
+        """Whose claim it is, for the two directions of a claim comparison."""
+        return {"in_reference": "response", "in_response": "reference"}.get(self.value)
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """A claim and, when one was asked, the verdict ``check`` gave it.
+
+    >>> ClaimVerdict("Paris is in France", ClaimCheck.SUPPORTED, True, "stated").to_dict()
+    {'claim': 'Paris is in France', 'supported': True, 'reason': 'stated'}
+    """
+
+    text: str
+    check: ClaimCheck | None = None
+    #: The answer to ``check``; ``None`` when the claim is only listed (no verdict asked).
+    verdict: bool | None = None
+    reason: str | None = None
+    #: The judge's probability that ``verdict`` is true, when it gave token probabilities.
+    probability: float | None = None
+
+    @property
+    def side(self) -> str | None:
+        return self.check.side if self.check is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"claim": self.text}
+        if self.check is not None:
+            if self.side is not None:
+                out["side"] = self.side
+            out[self.check.value] = self.verdict
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.probability is not None and self.check is not None:
+            out[f"p_{self.check.value}"] = self.probability
+        return out
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> ClaimVerdict:
+        if "from_relevant_context" in data or "counted" in data:
+            return NoiseClaimVerdict.from_dict(data)
+        text = data["claim"]
+        if not isinstance(text, str):  # multi-hop completeness wrote {"claim": 1, "text": ...}
+            text = data["text"]
+        check = next((c for c in ClaimCheck if c.value in data), None)
+        probability = data.get(f"p_{check.value}") if check is not None else None
+        return ClaimVerdict(
+            _str(text),
+            check,
+            bool(data[check.value]) if check is not None else None,
+            _opt_str(data.get("reason")),
+            _opt_float(probability),
+        )
+
+
+@dataclass(frozen=True)
+class NoiseClaimVerdict(ClaimVerdict):
+    """A response claim checked against the reference (``check`` is ``CORRECT``) and traced
+    to the contexts it came from; ``counted`` when it counts as noise for the metric's mode."""
+
+    from_relevant_context: bool = False
+    from_irrelevant_context: bool = False
+    counted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "from_relevant_context": self.from_relevant_context,
+            "from_irrelevant_context": self.from_irrelevant_context,
+            "counted": self.counted,
+        }
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> NoiseClaimVerdict:
+        return NoiseClaimVerdict(
+            _str(data["claim"]),
+            ClaimCheck.CORRECT,
+            bool(data["correct"]),
+            _opt_str(data.get("reason")),
+            _opt_float(data.get("p_correct")),
+            bool(data.get("from_relevant_context")),
+            bool(data.get("from_irrelevant_context")),
+            bool(data.get("counted")),
+        )
+
+
+@dataclass(frozen=True)
+class StatementFinding:
+    """A reference statement and the retrieved contexts (1-based ranks) it is found in."""
+
+    text: str
+    found: bool
+    contexts: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statement": self.text, "found": self.found, "contexts": list(self.contexts)}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> StatementFinding:
+        contexts = tuple(int(c) for c in data.get("contexts") or ())
+        return StatementFinding(
+            _str(data["statement"]), bool(data.get("found", bool(contexts))), contexts
+        )
+
+
+class ContextCriterion(str, Enum):
+    """What a per-context judgment decides (the value is its key in the stored form)."""
+
+    #: Useful to reach the reference answer or the response (context precision/utilization).
+    USEFUL = "useful"
+    #: Relevant to the question alone (context relevance).
+    RELEVANT = "relevant"
+
+
+@dataclass(frozen=True)
+class ContextJudgment:
+    """The judge's verdict on one retrieved context (``rank`` is 1-based)."""
+
+    rank: int
+    criterion: ContextCriterion
+    verdict: bool
+    reason: str = ""
+    probability: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        key = self.criterion.value
+        return {
+            "rank": self.rank,
+            key: self.verdict,
+            "reason": self.reason,
+            f"p_{key}": self.probability,
+        }
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> ContextJudgment:
+        criterion = next(c for c in ContextCriterion if c.value in data)
+        return ContextJudgment(
+            int(data["rank"]),
+            criterion,
+            bool(data[criterion.value]),
+            _str(data.get("reason") or ""),
+            _opt_float(data.get(f"p_{criterion.value}")),
+        )
+
+
+@dataclass(frozen=True)
+class EntityFinding:
+    """A reference entity and whether the retrieved contexts name it."""
+
+    text: str
+    in_contexts: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entity": self.text, "in_contexts": self.in_contexts}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> EntityFinding:
+        return EntityFinding(_str(data["entity"]), bool(data["in_contexts"]))
+
+
+@dataclass(frozen=True)
+class GeneratedQuestion:
+    """A question generated back from the response and its similarity to the user input."""
+
+    text: str
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class PassageMatch:
+    """Whether a passage matched its counterpart (a string or id match, no judge): one per
+    retrieved context by rank for the precision-style metrics, one per reference context
+    for the recall-style ones (the stored form does not say which; the metric does)."""
+
+    matched: bool
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class HopUse:
+    """A hop (1-based reference context) of a multi-hop question and the response claims
+    (1-based) it supports."""
+
+    hop: int
+    claims: tuple[int, ...] = ()
+
+    @property
+    def used(self) -> bool:
+        return bool(self.claims)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hop": self.hop, "used": self.used, "claims": list(self.claims)}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> HopUse:
+        return HopUse(int(data["hop"]), tuple(int(c) for c in data.get("claims") or ()))
+
+
+#: The stored keys the typed fields take; every other key is ``extra``.
+_TYPED_KEYS = frozenset(
+    {"claims", "statements", "contexts", "entities", "questions", "similarities"}
+    | {"noncommittal", "verdicts", "hops"}
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Details(Mapping[str, Any]):
+    """Everything a metric found on one sample besides its score and reason.
+
+    Equal to, and readable as, the plain dict of its stored form:
+
+    >>> d = Details(entities=(EntityFinding("Paris", True),), extra={"soft_score": 0.5})
+    >>> d["soft_score"], d == {"entities": [{"entity": "Paris", "in_contexts": True}],
+    ...                        "soft_score": 0.5}
+    (0.5, True)
+    >>> Details.from_dict({"claims": [{"claim": 1, "text": "a"}]}).claims
+    (ClaimVerdict(text='a', check=None, verdict=None, reason=None, probability=None),)
+    """
+
+    claims: tuple[ClaimVerdict, ...] = ()
+    statements: tuple[StatementFinding, ...] = ()
+    contexts: tuple[ContextJudgment, ...] = ()
+    entities: tuple[EntityFinding, ...] = ()
+    questions: tuple[GeneratedQuestion, ...] = ()
+    #: Answer relevancy: whether the response is noncommittal ("I don't know").
+    noncommittal: bool | None = None
+    matches: tuple[PassageMatch, ...] = ()
+    hops: tuple[HopUse, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form: the JSON-ready dict of results.jsonl and run stores."""
+        out: dict[str, Any] = {}
+        if self.claims:
+            out["claims"] = [c.to_dict() for c in self.claims]
+        if self.statements:
+            out["statements"] = [s.to_dict() for s in self.statements]
+        if self.contexts:
+            out["contexts"] = [c.to_dict() for c in self.contexts]
+        if self.entities:
+            out["entities"] = [e.to_dict() for e in self.entities]
+        if self.hops:
+            out["hops"] = [h.to_dict() for h in self.hops]
+        if self.questions:
+            out["questions"] = [q.text for q in self.questions]
+            if any(q.similarity is not None for q in self.questions):
+                out["similarities"] = [q.similarity for q in self.questions]
+        if self.noncommittal is not None:
+            out["noncommittal"] = self.noncommittal
+        if self.matches:
+            out["verdicts"] = [int(m.matched) for m in self.matches]
+            if any(m.similarity is not None for m in self.matches):
+                out["similarities"] = [m.similarity for m in self.matches]
+        out.update(self.extra)
+        return out
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any] | None) -> Details:
+        """Read a stored form back (any version). A known key whose value has an unknown
+        shape, as a function metric may return, stays in ``extra`` unchanged."""
+        if isinstance(data, Details):
+            return data
+        data = dict(data or {})
+        found: dict[str, Any] = {}
+        extra = {k: v for k, v in data.items() if k not in _TYPED_KEYS}
+
+        def take(key: str, parse: Callable[[Any], R], record: type[R]) -> None:
+            value = data.get(key)
+            records = _records(value, parse, record)
+            if records is None:
+                if key in data:
+                    extra[key] = value
+            else:
+                found[key] = records
+
+        take("claims", ClaimVerdict.from_dict, ClaimVerdict)
+        take("statements", StatementFinding.from_dict, StatementFinding)
+        take("contexts", ContextJudgment.from_dict, ContextJudgment)
+        take("entities", EntityFinding.from_dict, EntityFinding)
+        take("hops", HopUse.from_dict, HopUse)
+        similarities = data.get("similarities")
+        if "verdicts" in data:
+            matches = _matches(data["verdicts"], similarities)
+            if matches is None:
+                for key in ("verdicts", "similarities"):
+                    if key in data:
+                        extra[key] = data[key]
+            else:
+                found["matches"] = matches
+            similarities = None  # the matches' (or kept in extra with them)
+        if "questions" in data:
+            questions = _questions(data["questions"], similarities)
+            if questions is None:
+                extra["questions"] = data["questions"]
+                if similarities is not None:
+                    extra["similarities"] = similarities
+            else:
+                found["questions"] = questions
+        elif similarities is not None:
+            extra["similarities"] = similarities
+        if "noncommittal" in data:
+            if isinstance(data["noncommittal"], bool):
+                found["noncommittal"] = data["noncommittal"]
+            else:
+                extra["noncommittal"] = data["noncommittal"]
+        return Details(**found, extra=extra)
+
+    def with_extra(self, **values: Any) -> Details:
+        """A copy with ``values`` added to (or replacing keys of) ``extra``."""
+        return replace(self, extra={**self.extra, **values})
+
+    def merged(self, values: Mapping[str, Any]) -> Details:
+        """A copy with the stored-form ``values`` laid over this one's."""
+        return Details.from_dict({**self.to_dict(), **values}) if values else self
+
+    # -- read as the mapping of the stored form ----------------------------------------------
+    @functools.cached_property
+    def _stored(self) -> dict[str, Any]:
+        return self.to_dict()
+
+    def __getitem__(self, key: str) -> Any:
+        return self._stored[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stored)
+
+    def __len__(self) -> int:
+        return len(self._stored)
+
+    def __repr__(self) -> str:
+        shown = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in fields(self)
+            if getattr(self, f.name) not in ((), None, {})
+        ]
+        return f"Details({', '.join(shown)})"
+
+
+def _records(value: Any, parse: Callable[[Any], R], record: type[R]) -> tuple[R, ...] | None:
+    """Parsed entries (records given as such kept), or ``None`` when ``value`` is not a list
+    of entries whose every key the records write back unchanged (reading drops nothing)."""
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        return None
+    out: list[R] = []
+    for item in value:
+        if isinstance(item, record):
+            out.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            return None
+        try:
+            parsed = parse(item)
+        except (KeyError, TypeError, ValueError, StopIteration):
+            return None
+        written = parsed.to_dict()
+        kept = all(k in written and written[k] == v for k, v in item.items())
+        if not kept and not _legacy_claim(item):
+            return None
+        out.append(parsed)
+    return tuple(out)
+
+
+def _legacy_claim(item: Mapping[str, Any]) -> bool:
+    """A claim as multi-hop completeness wrote it before details were typed:
+    ``{"claim": 1, "text": ...}`` (read with the text as the claim)."""
+    return set(item) == {"claim", "text"} and isinstance(item["claim"], int)
+
+
+def _matches(verdicts: Any, similarities: Any) -> tuple[PassageMatch, ...] | None:
+    if not isinstance(verdicts, list) or not all(isinstance(v, int | bool) for v in verdicts):
+        return None
+    sims = _numbers(similarities, len(verdicts))
+    if sims is None:
+        return None
+    return tuple(PassageMatch(bool(v), s) for v, s in zip(verdicts, sims))
+
+
+def _questions(questions: Any, similarities: Any) -> tuple[GeneratedQuestion, ...] | None:
+    if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+        return None
+    sims = _numbers(similarities, len(questions))
+    if sims is None:
+        return None
+    return tuple(GeneratedQuestion(q, s) for q, s in zip(questions, sims))
+
+
+def _numbers(values: Any, n: int) -> list[float | None] | None:
+    """``n`` similarities (``None`` each when absent), or ``None`` when they do not fit."""
+    if values is None:
+        return [None] * n
+    if not isinstance(values, list) or len(values) != n:
+        return None
+    if not all(v is None or isinstance(v, int | float) for v in values):
+        return None
+    return [None if v is None else float(v) for v in values]
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {value!r}")
+    return value
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
