@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from types import ModuleType
 from typing import Literal
 
 Tokenizer = Literal["auto", "char", "jieba", "whitespace"]
@@ -35,7 +36,7 @@ def normalize(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _jieba():  # type: ignore[no-untyped-def]
+def _jieba() -> ModuleType:
     try:
         import jieba
     except ImportError:
