@@ -59,7 +59,8 @@ def precision_at_k(
     cutoff = _cutoff(k)
     if cutoff is None:
         raise ValueError("precision_at_k needs a cutoff k")
-    return _hits(relevance, cutoff, relevance_level).sum(axis=1) / cutoff
+    shares: NDArray[np.float64] = _hits(relevance, cutoff, relevance_level).sum(axis=1) / cutoff
+    return shares
 
 
 def recall_at_k(
