@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 Tokenizer = Literal["auto", "char", "jieba", "whitespace"]
 
@@ -35,7 +35,7 @@ def normalize(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _jieba():  # type: ignore[no-untyped-def]
+def _jieba() -> Any:  # the jieba module, which ships no type information
     try:
         import jieba
     except ImportError:

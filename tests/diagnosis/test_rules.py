@@ -123,3 +123,16 @@ def test_a_bad_condition_says_how_to_write_it():
     with pytest.raises(ValueError, match="METRIC OP NUMBER"):
         Condition.parse("context_recall<0.5")
     assert str(Condition.parse("a|b@* >= 0.7")) == "a|b@* >= 0.7"
+
+
+def test_examples_unscored_on_the_order_by_metric_come_last(tmp_path):
+    # order_by names a metric the rule does not read; s1 has no score for it.
+    path = tmp_path / "rules.toml"
+    path.write_text(
+        '[[rule]]\nid = "slow"\nwhen = ["latency > 2"]\norder_by = "quality"\nmin_share = 0\n'
+        '[rule.en]\ntitle = "Slow"\nexplanation = "x"\n',
+        encoding="utf-8",
+    )
+    result = run({"latency": [3.0, 5.0, 4.0], "quality": [0.9, None, 0.2]})
+    (finding,) = diagnose(result, rules=load_rules(path))
+    assert finding.sample_ids == ["s2", "s0", "s1"]

@@ -40,7 +40,7 @@ class AgreementUndefined(ValueError):
 # -- the statistics ---------------------------------------------------------------------------
 
 
-def _check_pair(human: Sequence[Any], metric: Sequence[Any]) -> int:
+def _check_pair(human: Sequence[Any] | np.ndarray, metric: Sequence[Any] | np.ndarray) -> int:
     n_human, n_metric = len(human), len(metric)
     if n_human != n_metric:
         raise ValueError(

@@ -120,7 +120,8 @@ def create_app(store: Store, *, token: str | None = None) -> FastAPI:
             for info in infos:
                 if isinstance(info, HTMLResponse):
                     return info
-            older, newer = sorted(infos, key=lambda i: i.created_at)  # type: ignore[union-attr]
+            found = [info for info in infos if not isinstance(info, HTMLResponse)]
+            older, newer = sorted(found, key=lambda i: i.created_at)
             return RedirectResponse(f"/compare?base={older.id}&candidate={newer.id}", 303)
         if base is None or candidate is None:
             message = f"Tick exactly two runs to compare ({len(ticked)} ticked)."

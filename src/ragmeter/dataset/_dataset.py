@@ -7,7 +7,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 from pydantic import ValidationError
 
@@ -131,7 +131,11 @@ class Dataset(Sequence[Sample]):
     def __len__(self) -> int:
         return len(self.samples)
 
-    def __getitem__(self, index: int) -> Sample:  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Sample: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Sample]: ...
+    def __getitem__(self, index: int | slice) -> Sample | list[Sample]:
         return self.samples[index]
 
     def __iter__(self) -> Iterator[Sample]:

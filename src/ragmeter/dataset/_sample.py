@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -60,7 +61,7 @@ Relevance = Annotated[dict[str, float], BeforeValidator(_relevance_keys_to_str)]
 
 
 def canonical_record(
-    record: dict[str, Any], column_map: dict[str, str] | None = None
+    record: Mapping[str, Any], column_map: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """Rename a raw record's keys to ragmeter's field names.
 

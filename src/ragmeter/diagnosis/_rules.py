@@ -94,7 +94,9 @@ class Rule:
     def from_dict(cls, data: dict[str, Any]) -> Rule:
         try:
             when = tuple(Condition.parse(c) for c in data["when"])
-            text = {lang: data[lang] for lang in ("en", "zh") if lang in data}
+            text: dict[str, dict[str, Any]] = {
+                lang: data[lang] for lang in ("en", "zh") if lang in data
+            }
             if not text:
                 raise ValueError("a rule needs its text in [rule.en] and/or [rule.zh]")
             order_by = tuple(data["order_by"].split("|")) if "order_by" in data else ()
@@ -144,33 +146,36 @@ def diagnose(
     names = [m.name for m in result.metrics]
     directions = {m.name: m.direction for m in result.metrics}
     language = language or _run_language(result)
-    scores = {name: result.scores(name) for name in names}
+    # metric -> sample index -> score, for the samples with an ok score
+    scored = {
+        name: {i: value for i, value in enumerate(result.scores(name)) if value is not None}
+        for name in names
+    }
     ids = [s.sample_id for s in result]
     findings: list[Finding] = []
     for rule in load_rules() if rules is None else rules:
-        metrics = [c.resolve(names) for c in rule.when]
-        if any(m is None for m in metrics):
+        resolved = [c.resolve(names) for c in rule.when]
+        metrics = [m for m in resolved if m is not None]
+        if len(metrics) < len(resolved):
             continue
-        read = [m for m in dict.fromkeys(metrics) if m is not None]
-        evaluated = [i for i in range(len(ids)) if all(scores[m][i] is not None for m in read)]
+        read = list(dict.fromkeys(metrics))
+        evaluated = [i for i in range(len(ids)) if all(i in scored[m] for m in read)]
         matching = [
             i
             for i in evaluated
-            if all(c.holds(scores[m][i]) for c, m in zip(rule.when, metrics))  # type: ignore[arg-type,index]
+            if all(c.holds(scored[m][i]) for c, m in zip(rule.when, metrics, strict=True))
         ]
         if len(matching) < rule.min_samples or len(matching) < rule.min_share * len(evaluated):
             continue
         key = _resolve(rule.order_by, names) or read[0]
-        worst_first = sorted(
-            matching,
-            key=lambda i: (
-                scores[key][i] * (1 if directions[key] is Direction.HIGHER_IS_BETTER else -1)
-            ),  # type: ignore[operator]
-        )
+        order = scored[key]
+        sign = 1 if directions[key] is Direction.HIGHER_IS_BETTER else -1
+        # samples without a score for the order_by metric (one the rule does not read) go last
+        worst_first = sorted(matching, key=lambda i: (i not in order, sign * order.get(i, 0.0)))
         figures: dict[str, float] = {}
         for metric in read:
-            figures[f"{metric} (matching)"] = statistics.fmean(scores[metric][i] for i in matching)  # type: ignore[misc]
-            figures[f"{metric} (run)"] = statistics.fmean(scores[metric][i] for i in evaluated)  # type: ignore[misc]
+            figures[f"{metric} (matching)"] = statistics.fmean(scored[metric][i] for i in matching)
+            figures[f"{metric} (run)"] = statistics.fmean(scored[metric][i] for i in evaluated)
         words = rule.words(language)
         findings.append(
             Finding(

@@ -62,10 +62,14 @@ def _require(result: EvaluationResult, metric: str, which: str) -> None:
 def _estimate(
     result: EvaluationResult, rule: Threshold | Regression, rules: GateRules
 ) -> MeanEstimate | None:
-    options = {"level": rules.level, "seed": rules.seed, "metrics": [rule.metric]}
+    metrics = [rule.metric]
     if rule.tag is None:
-        return estimate_means(result, **options).get(rule.metric)
-    groups = estimate_group_means(result, rule.tag, **options)
+        return estimate_means(result, level=rules.level, seed=rules.seed, metrics=metrics).get(
+            rule.metric
+        )
+    groups = estimate_group_means(
+        result, rule.tag, level=rules.level, seed=rules.seed, metrics=metrics
+    )
     return groups.get(str(rule.value), {}).get(rule.metric)
 
 
@@ -149,7 +153,8 @@ def run_gate(
     Raises :class:`GateUsageError` when a rule names a metric a run lacks, or regression
     rules are given without a baseline.
     """
-    for rule in (*rules.thresholds, *rules.regressions):
+    every_rule: list[Threshold | Regression] = [*rules.thresholds, *rules.regressions]
+    for rule in every_rule:
         _require(candidate, rule.metric, "candidate")
     if rules.regressions:
         if baseline is None:

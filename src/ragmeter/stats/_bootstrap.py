@@ -111,12 +111,14 @@ def difference_ci(
 
 
 def _resampled_means(x: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-    return x[rng.integers(0, len(x), (size, len(x)))].mean(axis=1)
+    means: np.ndarray = x[rng.integers(0, len(x), (size, len(x)))].mean(axis=1)
+    return means
 
 
 def _jackknife_means(x: np.ndarray) -> np.ndarray:
     """The mean of ``x`` without each value in turn."""
-    return (x.sum() - x) / (len(x) - 1)
+    means: np.ndarray = (x.sum() - x) / (len(x) - 1)
+    return means
 
 
 def _interval(

@@ -9,6 +9,7 @@ statistics, the report and the gate work on stored runs as on fresh ones.
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import os
 import subprocess
@@ -370,7 +371,7 @@ class Store:
         config = {**info.config, "store_run_id": info.id, "name": info.name}
         return EvaluationResult(samples, [MetricInfo.from_dict(m) for m in info.metrics], config)
 
-    def pipeline_outputs(self, ref: str) -> list[dict[str, Any] | None]:
+    def pipeline_outputs(self, ref: str) -> builtins.list[dict[str, Any] | None]:
         """What an experiment's pipeline returned per sample (``None`` for plain runs)."""
         info = self.get(ref)
         with self.engine.connect() as connection:
@@ -447,7 +448,7 @@ def _row(info: RunInfo) -> dict[str, Any]:
     }
 
 
-def _info(row: Mapping[str, Any]) -> RunInfo:
+def _info(row: sa.RowMapping) -> RunInfo:
     created = row["created_at"]
     if created.tzinfo is None:  # SQLite returns naive datetimes
         created = created.replace(tzinfo=dt.timezone.utc)

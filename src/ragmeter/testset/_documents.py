@@ -234,7 +234,10 @@ def _walk(root: Path, *, recursive: bool) -> tuple[list[Path], list[SkippedFile]
                 skipped.append(SkippedFile(path, f"unsupported type {path.suffix or '(none)'!r}"))
             else:
                 files.append(path)
-    order = lambda p: p.relative_to(root).parts  # noqa: E731
+
+    def order(path: Path) -> tuple[str, ...]:
+        return path.relative_to(root).parts
+
     return sorted(files, key=order), sorted(skipped, key=lambda s: order(s.path))
 
 

@@ -66,13 +66,13 @@ def parse_mix(mix: str | Mapping[str, float] | None) -> dict[SynthesizerName, fl
     if isinstance(mix, str):
         pairs: dict[str, float] = {}
         for part in filter(None, (p.strip() for p in mix.split(","))):
-            name, sep, weight = part.partition("=")
+            key, sep, value = part.partition("=")
             if not sep:
                 raise ValueError(f"mix part {part!r} needs NAME=WEIGHT, e.g. single=0.5")
             try:
-                pairs[name.strip()] = float(weight)
+                pairs[key.strip()] = float(value)
             except ValueError:
-                raise ValueError(f"mix weight {weight!r} of {name!r} is not a number") from None
+                raise ValueError(f"mix weight {value!r} of {key!r} is not a number") from None
         mix = pairs
     weights: dict[SynthesizerName, float] = {}
     for name, weight in mix.items():
@@ -104,12 +104,15 @@ def as_chunks(
     if isinstance(documents, (str, os.PathLike)):
         documents = [documents]
     items = list(documents)
-    if items and all(isinstance(item, Chunk) for item in items):
-        return items  # type: ignore[return-value]
-    if items and all(isinstance(item, Document) for item in items):
-        return chunk_documents(items, size=chunk_size, overlap=chunk_overlap)  # type: ignore[arg-type]
-    if all(isinstance(item, (str, os.PathLike)) for item in items):
-        loaded = load_documents(items)  # type: ignore[arg-type]
+    chunks = [item for item in items if isinstance(item, Chunk)]
+    if items and len(chunks) == len(items):
+        return chunks
+    texts = [item for item in items if isinstance(item, Document)]
+    if items and len(texts) == len(items):
+        return chunk_documents(texts, size=chunk_size, overlap=chunk_overlap)
+    paths = [item for item in items if isinstance(item, (str, os.PathLike))]
+    if len(paths) == len(items):
+        loaded = load_documents(paths)
         return chunk_documents(loaded, size=chunk_size, overlap=chunk_overlap)
     raise TypeError("documents must be paths, Document objects or Chunk objects (not a mix)")
 

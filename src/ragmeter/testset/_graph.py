@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -161,7 +162,7 @@ class KnowledgeGraph:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> KnowledgeGraph:
+    def load(cls, path: str | os.PathLike[str]) -> KnowledgeGraph:
         path = Path(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -269,7 +270,12 @@ async def abuild_graph(
         if checkpoint is not None:
             _append_checkpoint(
                 checkpoint,
-                {"embeddings": {node.id: encode_vector(node.embedding) for node in window}},  # type: ignore[arg-type]
+                {
+                    "embeddings": {
+                        node.id: encode_vector(vector)
+                        for node, vector in zip(window, vectors, strict=True)
+                    }
+                },
             )
     ordered = {chunk.id: nodes[chunk.id] for chunk in chunks}
     graph = KnowledgeGraph(ordered, settings=settings or LinkSettings())
@@ -426,12 +432,13 @@ def _entity_edges(nodes: Sequence[Node], settings: LinkSettings) -> tuple[list[E
 
 
 def _similarity_edges(nodes: Sequence[Node], settings: LinkSettings) -> list[Edge]:
-    usable = [node for node in nodes if node.embedding is not None]
+    embedded = [(node, node.embedding) for node in nodes if node.embedding is not None]
+    usable = [node for node, _ in embedded]
     if len(usable) < 2:
         return []
     _, groups = np.unique([node.document_id for node in usable], return_inverse=True)
     pairs = nearest_pairs(
-        np.stack([node.embedding for node in usable]),  # type: ignore[misc]
+        np.stack([vector for _, vector in embedded]),
         threshold=settings.similarity_threshold,
         k=settings.max_similar,
         groups=groups,

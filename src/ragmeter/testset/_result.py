@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.judge import Usage
 from ragmeter.steps import Persona
 from ragmeter.testset._graph import KnowledgeGraph
+
+if TYPE_CHECKING:
+    from ragmeter.dataset import Dataset
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,7 @@ class GeneratedTestset:
     def __len__(self) -> int:
         return len(self.samples)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[GeneratedSample]:
         return iter(self.samples)
 
     @property
@@ -149,7 +152,7 @@ class GeneratedTestset:
         temporary.replace(path)
         return path
 
-    def to_dataset(self):  # type: ignore[no-untyped-def]
+    def to_dataset(self) -> Dataset:
         """A :class:`~ragmeter.Dataset`; synthesizer, persona, style, length and language
         become metadata tags, so results break down by them."""
         from ragmeter.dataset import Dataset

@@ -121,7 +121,8 @@ def _focuses(node: Node) -> list[str]:
 
 def _multi_hop(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Random) -> Supply:
     usable = {node.id: node for node in nodes}
-    cross, within = [], []
+    cross: list[Candidate] = []
+    within: list[Candidate] = []
     members: dict[str, set[str]] = defaultdict(set)
     for edge in graph.edges_of("entity"):
         a, b = usable.get(edge.source), usable.get(edge.target)
@@ -158,7 +159,8 @@ def _multi_hop(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Random)
 
 def _comparison(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Random) -> Supply:
     usable = {node.id: node for node in nodes}
-    cross, within = [], []
+    cross: list[Candidate] = []
+    within: list[Candidate] = []
     for edge in graph.edges_of("similarity"):
         a, b = usable.get(edge.source), usable.get(edge.target)
         if a is None or b is None or a.language != b.language:

@@ -341,17 +341,15 @@ class Writer:
     async def _deduplicate(self, outcomes: Sequence[_Outcome]) -> None:
         """Drop, in candidate order, questions that repeat one already kept: the same text
         once normalised, or an embedding at least ``dedup_threshold`` similar."""
-        fresh = [o for o in outcomes if o.sample is not None]
+        fresh = [(o, o.sample) for o in outcomes if o.sample is not None]
         if not fresh:
             return
         vectors = await self.embeddings.embed(
-            [o.sample.user_input for o in fresh],  # type: ignore[union-attr]
+            [sample.user_input for _, sample in fresh],
             kind="query",
             scope="testset_dedup",
         )
-        for outcome, vector in zip(fresh, vectors, strict=True):
-            sample = outcome.sample
-            assert sample is not None
+        for (outcome, sample), vector in zip(fresh, vectors, strict=True):
             text = normalize(sample.user_input)
             duplicate_of = self.kept_texts.get(text)
             similarity = 1.0

@@ -13,11 +13,11 @@ from rapidfuzz.distance import Indel, Jaro, JaroWinkler, Levenshtein
 SimilarityMeasure = Literal["levenshtein", "indel", "jaro", "jaro_winkler", "partial"]
 
 
-def _partial(a: str, b: str, **kwargs: object) -> float:
-    return fuzz.partial_ratio(a, b, **kwargs) / 100.0  # type: ignore[arg-type]
+def _partial(a: str, b: str, *, score_cutoff: float | None = None) -> float:
+    return fuzz.partial_ratio(a, b, score_cutoff=score_cutoff) / 100.0
 
 
-SCORERS: dict[str, Callable[..., float]] = {
+SCORERS: dict[SimilarityMeasure, Callable[..., float]] = {
     "levenshtein": Levenshtein.normalized_similarity,
     "indel": Indel.normalized_similarity,
     "jaro": Jaro.normalized_similarity,
@@ -26,7 +26,7 @@ SCORERS: dict[str, Callable[..., float]] = {
 }
 
 
-def check_measure(measure: str) -> str:
+def check_measure(measure: str) -> SimilarityMeasure:
     if measure not in SCORERS:
         raise ValueError(f"unknown similarity measure {measure!r}; use one of {', '.join(SCORERS)}")
     return measure

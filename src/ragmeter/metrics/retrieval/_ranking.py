@@ -56,10 +56,11 @@ def precision_at_k(
     >>> precision_at_k([1, 0, 1, 1, 0], k=5)
     array([0.6])
     """
-    k = _cutoff(k)
-    if k is None:
+    cutoff = _cutoff(k)
+    if cutoff is None:
         raise ValueError("precision_at_k needs a cutoff k")
-    return _hits(relevance, k, relevance_level).sum(axis=1) / k
+    shares: NDArray[np.float64] = _hits(relevance, cutoff, relevance_level).sum(axis=1) / cutoff
+    return shares
 
 
 def recall_at_k(
@@ -95,7 +96,7 @@ def hit_at_k(
     >>> hit_at_k([[0, 0, 1], [0, 0, 0]], k=3)
     array([1., 0.])
     """
-    return _hits(relevance, k, relevance_level).any(axis=1).astype(np.float64)
+    return np.asarray(_hits(relevance, k, relevance_level).any(axis=1), dtype=np.float64)
 
 
 def reciprocal_rank(
