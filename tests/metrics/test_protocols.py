@@ -178,8 +178,8 @@ def test_fallback_gathers_the_secondarys_facts_only_where_the_primary_cannot():
     composed = Fallback(Tagged(), ClaimCount())
     records = [
         {"id": "a", "response": "x", "metadata": {"tag": "y"}},
-        {"id": "b", "response": "x"},
-        {"id": "c", "response": "x"},
+        {"id": "b", "response": "y"},
+        {"id": "c", "response": "z"},
     ]
     result = evaluate(records, [composed], judge=judge)
     assert result.scores("tagged") == [1.0, 2.0, 2.0]
@@ -218,7 +218,7 @@ def test_parse_direction_is_the_one_parser():
     with pytest.raises(ValueError, match="direction must be 'higher' or 'lower'"):
         metric(name="m", direction="down")(len)
     with pytest.raises(ValueError, match="direction must be 'higher' or 'lower'"):
-        PromptMetric("p", kind="discrete", instruction="i", direction="down")
+        PromptMetric("p", kind="discrete", instruction="i", labels=("a", "b"), direction="up")
     assert metric(name="m", direction="LOWER")(len).direction is Direction.LOWER_IS_BETTER
 
 
@@ -235,10 +235,10 @@ def test_is_async_tells_async_functions_and_callables():
 
 @pytest.mark.parametrize("suffix", [".toml", ".yaml", ".json"])
 def test_one_resolver_reads_every_metric_file(tmp_path: Path, suffix):
-    pytest.importorskip("yaml") if suffix == ".yaml" else None
-    path = PromptMetric("tone", kind="discrete", instruction="Polite?").save(
-        tmp_path / f"tone{suffix}"
-    )
+    if suffix == ".yaml":
+        pytest.importorskip("yaml")
+    tone = PromptMetric("tone", kind="discrete", instruction="Polite?", labels=("yes", "no"))
+    path = tone.save(tmp_path / f"tone{suffix}")
     assert resolve_metric(str(path)).name == "tone"
     with pytest.raises(UnknownMetricError, match="no such metric file") as error:
         resolve_metric(str(tmp_path / f"nothing{suffix}"))
