@@ -29,7 +29,6 @@ from ragmeter.metrics.llm import (
 from ragmeter.metrics.retrieval import RANKING_SPECS
 from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
 
-
 SPECS: tuple[MetricSpec, ...] = (
     MetricSpec(
         "faithfulness",
@@ -218,9 +217,7 @@ def resolve_metric(name: str) -> Metric:
     """
     if Path(name).suffix.lower() in METRIC_FILE_SUFFIXES:
         if not Path(name).is_file():
-            raise UnknownMetricError(
-                f"no such metric file: {name!r} (no metric file at that path)"
-            )
+            raise UnknownMetricError(f"no such metric file: {name!r} (no metric file at that path)")
         from ragmeter.metrics.custom import load_metric
 
         return load_metric(name)

@@ -25,7 +25,7 @@ from ragmeter.prompts import Language
 from ragmeter.steps import Facts, Need, StepRunner
 
 
-class CannotScore(Exception):  # noqa: N818 - a signal, not an error: "this metric cannot"
+class CannotScore(Exception):
     """Raised by :meth:`SampleMetric.compute` when the metric cannot decide the sample (e.g.
     no database to execute a query on). Alone, the metric is then not applicable; inside a
     :class:`Fallback` the secondary metric scores the sample instead."""

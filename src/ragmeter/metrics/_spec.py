@@ -46,10 +46,7 @@ def build_metric(name: str, specs: Sequence[MetricSpec], *, kind: str = "metric"
     what ``specs`` hold in the error for an unknown name."""
     match = _NAME.match(name.strip())
     base = match.group("base").lower() if match else None
-    spec = next(
-        (s for s in specs if base is not None and base in (k.lower() for k in (s.name, *s.aliases))),
-        None,
-    )
+    spec = next((s for s in specs if base in (key.lower() for key in (s.name, *s.aliases))), None)
     if match is None or spec is None:
         known = ", ".join(s.name + ("@K" if s.cutoff == "required" else "") for s in specs)
         raise UnknownMetricError(f"unknown {kind} {name!r}; known {kind}s: {known}")
