@@ -210,9 +210,9 @@ async def score_sample(
     groups: dict[tuple[int, Language | None], list[tuple[SampleMetric, Embeddings | None]]] = {}
     judges: dict[int, Judge | None] = {}
     for metric in metrics:
-        early = metric.precheck(sample)
-        if early is not None:
-            outcome.results[metric.name] = early
+        prechecked = metric.precheck(sample)
+        if prechecked is not None:
+            outcome.results[metric.name] = prechecked
             continue
         judge, vectors = services(metric)
         judges[id(judge)] = judge
@@ -288,10 +288,18 @@ class Fallback(SampleMetric):
         judged = self.secondary if isinstance(self.secondary, SampleMetric) else None
         return self.primary.uses_judge or bool(judged and judged.uses_judge)
 
+    @uses_judge.setter
+    def uses_judge(self, value: bool) -> None:
+        raise AttributeError("a Fallback uses a judge where one of its metrics does")
+
     @property
     def uses_embeddings(self) -> bool:
         judged = self.secondary if isinstance(self.secondary, SampleMetric) else None
         return self.primary.uses_embeddings or bool(judged and judged.uses_embeddings)
+
+    @uses_embeddings.setter
+    def uses_embeddings(self, value: bool) -> None:
+        raise AttributeError("a Fallback uses embeddings where one of its metrics does")
 
     def params(self) -> dict[str, Any]:
         params = self.primary.params()

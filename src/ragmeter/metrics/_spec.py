@@ -45,7 +45,7 @@ def build_metric(name: str, specs: Sequence[MetricSpec], *, kind: str = "metric"
     """The metric ``name`` (``@K`` for a cutoff) stands for among ``specs``; ``kind`` names
     what ``specs`` hold in the error for an unknown name."""
     match = _NAME.match(name.strip())
-    base = match.group("base").lower() if match else None
+    base = match.group("base").lower() if match else ""
     spec = next((s for s in specs if base in (key.lower() for key in (s.name, *s.aliases))), None)
     if match is None or spec is None:
         known = ", ".join(s.name + ("@K" if s.cutoff == "required" else "") for s in specs)
