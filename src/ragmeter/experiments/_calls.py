@@ -19,6 +19,7 @@ from typing import Any
 
 from ragmeter.dataset import Sample
 from ragmeter.experiments._outputs import Outputs, PipelineOutputError, read_outputs
+from ragmeter.metrics import is_async
 
 
 @dataclass(frozen=True)
@@ -88,12 +89,6 @@ class PipelineCall:
         if self.attempt_errors:
             record["attempt_errors"] = self.attempt_errors
         return record
-
-
-def is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - a callable object's async __call__
-    )
 
 
 async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -19,7 +19,7 @@ from typing import Any, Generic, ParamSpec, TypeVar
 
 from ragmeter._services import run_sync
 from ragmeter._version import __version__
-from ragmeter.dataset import Dataset, DatasetError, Sample, load_dataset
+from ragmeter.dataset import Dataset, Sample, load_dataset
 from ragmeter.embed import Embeddings
 from ragmeter.experiments._calls import Caller, CallPolicy, PipelineCall
 from ragmeter.experiments._outputs import OUTPUT_FIELDS, without_outputs
@@ -27,7 +27,7 @@ from ragmeter.experiments._result import ExperimentResult
 from ragmeter.judge import Judge
 from ragmeter.metrics import Metric, MetricResult, resolve_metrics
 from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
-from ragmeter.runner import ProgressReporter, aevaluate, make_progress
+from ragmeter.runner import ProgressReporter, aevaluate, check_inputs, make_progress
 from ragmeter.store import Store
 
 P = ParamSpec("P")
@@ -94,17 +94,14 @@ def _check_inputs(data: Dataset, metrics: Sequence[Metric], skip_invalid: bool) 
     """The dataset less the rows lacking an input some metric needs, checked before any
     pipeline call: a missing reference is not worth finding after an hour of calls. Fields
     the pipeline returns are checked on its outputs instead."""
-    needs = {
-        m.name: [alts for alts in m.requires if not set(alts) & set(OUTPUT_FIELDS)] for m in metrics
-    }
-    problems = data.problems_for(needs)
-    if problems and not skip_invalid:
-        raise DatasetError(
-            problems,
-            hint="Fix these rows (or choose other metrics), or pass skip_invalid=True to run "
-            "the experiment on the valid rows only.",
-        )
-    return data.without_rows(problems) if problems else data
+    return check_inputs(
+        data,
+        metrics,
+        skip_invalid=skip_invalid,
+        given_later=OUTPUT_FIELDS,
+        hint="Fix these rows (or choose other metrics), or pass skip_invalid=True to run "
+        "the experiment on the valid rows only.",
+    )
 
 
 def _merged(config: dict[str, Any], part: Mapping[str, Any]) -> None:

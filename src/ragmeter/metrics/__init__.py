@@ -1,12 +1,20 @@
-"""Metrics: what they need, which way is better, and how they score a sample."""
+"""Metrics: what they need, which way is better, and how they score a sample.
+
+Two protocols: a :class:`BatchMetric` is pure and scores a batch at a time; a
+:class:`SampleMetric` is async, per sample, and computes from the facts it declares it needs
+(:func:`score_sample` runs a set of them on a sample, sharing every judge call).
+"""
 
 from ragmeter.metrics._base import (
     BatchContext,
+    BatchMetric,
     Direction,
     Metric,
     MetricResult,
     Requirements,
     Status,
+    missing_fields_result,
+    parse_direction,
 )
 from ragmeter.metrics._details import (
     ClaimCheck,
@@ -22,12 +30,22 @@ from ragmeter.metrics._details import (
     StatementFinding,
 )
 from ragmeter.metrics._registry import (
+    METRIC_FILE_SUFFIXES,
     SPECS,
-    MetricSpec,
-    UnknownMetricError,
     get_metric,
+    resolve_metric,
     resolve_metrics,
 )
+from ragmeter.metrics._sample import (
+    CannotScore,
+    Fallback,
+    SampleMetric,
+    SampleOutcome,
+    ServicesOf,
+    score_sample,
+)
+from ragmeter.metrics._spec import MetricSpec, UnknownMetricError
+from ragmeter.metrics._sync import is_async, run_sync
 from ragmeter.metrics.context import (
     IDContextPrecision,
     IDContextRecall,
@@ -50,10 +68,13 @@ from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
 __all__ = [
     "BLEU",
     "MAP",
+    "METRIC_FILE_SUFFIXES",
     "MRR",
     "NDCG",
     "SPECS",
     "BatchContext",
+    "BatchMetric",
+    "CannotScore",
     "ChrF",
     "ClaimCheck",
     "ClaimVerdict",
@@ -64,6 +85,7 @@ __all__ = [
     "EntityFinding",
     "ExactMatch",
     "F1AtK",
+    "Fallback",
     "GeneratedQuestion",
     "HitAtK",
     "HopUse",
@@ -79,6 +101,9 @@ __all__ = [
     "RecallAtK",
     "Requirements",
     "Rouge",
+    "SampleMetric",
+    "SampleOutcome",
+    "ServicesOf",
     "StatementFinding",
     "Status",
     "StringContextPrecision",
@@ -87,5 +112,11 @@ __all__ = [
     "UnknownMetricError",
     "evaluate_run",
     "get_metric",
+    "is_async",
+    "missing_fields_result",
+    "parse_direction",
+    "resolve_metric",
     "resolve_metrics",
+    "run_sync",
+    "score_sample",
 ]

@@ -1,4 +1,9 @@
-"""What every metric is: a name, the sample fields it needs, a direction, and a score."""
+"""What every metric is: a name, the sample fields it needs, a direction, and a score.
+
+There are two kinds: a :class:`BatchMetric` is pure and scores whole batches at once
+(retrieval, text overlap, function metrics); a per-sample async metric
+(:class:`ragmeter.metrics.SampleMetric`) declares the facts it needs and computes from them.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +34,29 @@ class Status(str, Enum):
 class Direction(str, Enum):
     HIGHER_IS_BETTER = "higher"
     LOWER_IS_BETTER = "lower"
+
+
+_DIRECTION_WORDS = {
+    "higher": Direction.HIGHER_IS_BETTER,
+    "higher_is_better": Direction.HIGHER_IS_BETTER,
+    "lower": Direction.LOWER_IS_BETTER,
+    "lower_is_better": Direction.LOWER_IS_BETTER,
+}
+
+
+def parse_direction(value: Direction | str) -> Direction:
+    """A direction from a :class:`Direction` or its word, in any case: ``higher`` (or
+    ``higher_is_better``), ``lower`` (or ``lower_is_better``).
+
+    >>> parse_direction("Lower"), parse_direction("HIGHER_IS_BETTER").value
+    (<Direction.LOWER_IS_BETTER: 'lower'>, 'higher')
+    """
+    if isinstance(value, Direction):
+        return value
+    found = _DIRECTION_WORDS.get(str(value).strip().lower())
+    if found is None:
+        raise ValueError(f"direction must be 'higher' or 'lower', got {value!r}")
+    return found
 
 
 @dataclass(frozen=True)
@@ -119,11 +147,21 @@ class BatchContext:
 Requirements = tuple[tuple[str, ...], ...]
 
 
-class Metric(ABC):
-    """Base class of every metric.
+def missing_fields_result(missing: Sequence[str]) -> MetricResult:
+    """The failed result of a sample that lacks fields a metric needs.
 
-    Subclasses set ``name``, ``requires`` and ``direction`` and implement :meth:`score`, or
-    :meth:`score_batch` when scoring many samples at once is faster (vectorised metrics).
+    >>> missing_fields_result(["reference", "response or reference"]).error
+    'missing field(s): reference, response or reference'
+    """
+    return MetricResult.failed(f"missing field(s): {', '.join(missing)}")
+
+
+class Metric(ABC):
+    """Base class of every metric: its name, the fields it needs, its direction.
+
+    A metric is either a :class:`BatchMetric` (pure, scored a batch at a time) or a
+    :class:`~ragmeter.metrics.SampleMetric` (async, per sample, from facts). A direct
+    subclass of ``Metric`` that is not a ``SampleMetric`` is scored as a batch metric.
     """
 
     name: str
@@ -146,6 +184,11 @@ class Metric(ABC):
             if not any(sample.has(f) for f in options)
         ]
 
+    def missing_result(self, sample: Sample) -> MetricResult | None:
+        """The failed result of a sample lacking a required field, else ``None``."""
+        missing = self.missing_fields(sample)
+        return missing_fields_result(missing) if missing else None
+
     @abstractmethod
     def score(self, sample: Sample) -> MetricResult:
         """Score one sample."""
@@ -160,9 +203,9 @@ class Metric(ABC):
         return await asyncio.to_thread(self.score, sample)
 
     def _guarded(self, sample: Sample) -> MetricResult:
-        missing = self.missing_fields(sample)
-        if missing:
-            return MetricResult.failed(f"missing field(s): {', '.join(missing)}")
+        missing = self.missing_result(sample)
+        if missing is not None:
+            return missing
         try:
             return self.score(sample)
         except Exception as error:  # noqa: BLE001 - one sample's failure must not fail the batch
@@ -171,3 +214,12 @@ class Metric(ABC):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({params})"
+
+
+class BatchMetric(Metric):
+    """A pure metric scored a batch at a time (retrieval, text overlap, function metrics).
+
+    Implement :meth:`score`, and :meth:`score_batch` too when scoring many samples at once
+    is faster (vectorised); work shared by several metrics of a batch goes through the
+    :class:`BatchContext`. The runner calls :meth:`score_batch` only.
+    """

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
 
 from ragmeter.metrics._base import Metric
+from ragmeter.metrics._spec import MetricSpec, UnknownMetricError, build_metric
+from ragmeter.metrics._spec import no_k as _no_k
 from ragmeter.metrics.context import (
     IDContextPrecision,
     IDContextRecall,
@@ -27,44 +26,8 @@ from ragmeter.metrics.llm import (
     NoiseSensitivity,
     SemanticSimilarity,
 )
-from ragmeter.metrics.retrieval import (
-    MAP,
-    MRR,
-    NDCG,
-    F1AtK,
-    HitAtK,
-    PrecisionAtK,
-    RecallAtK,
-    RPrecision,
-)
+from ragmeter.metrics.retrieval import RANKING_SPECS
 from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
-
-#: Whether a metric's name takes ``@K``: it must, it may, or it takes none.
-Cutoff = Literal["required", "optional", "none"]
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """How to build a metric from its name: ``name`` or ``name@K``."""
-
-    name: str
-    build: Callable[[int | None], Metric]
-    cutoff: Cutoff
-    family: str
-    summary: str
-    aliases: tuple[str, ...] = ()
-
-    def example(self) -> Metric:
-        return self.build(5 if self.cutoff == "required" else None)
-
-
-def _no_k(factory: Callable[[], Metric]) -> Callable[[int | None], Metric]:
-    return lambda k: factory()
-
-
-def _k(factory: Callable[[int], Metric]) -> Callable[[int | None], Metric]:
-    return lambda k: factory(k)  # type: ignore[arg-type]  # the parser guarantees k
-
 
 SPECS: tuple[MetricSpec, ...] = (
     MetricSpec(
@@ -156,57 +119,7 @@ SPECS: tuple[MetricSpec, ...] = (
         "cosine of response and reference embeddings",
         ("answer_similarity",),
     ),
-    MetricSpec(
-        "precision",
-        _k(PrecisionAtK),
-        "required",
-        "retrieval",
-        "share of the top K that is relevant",
-    ),
-    MetricSpec(
-        "recall", _k(RecallAtK), "required", "retrieval", "share of the relevant found in the top K"
-    ),
-    MetricSpec("f1", _k(F1AtK), "required", "retrieval", "harmonic mean of precision@K, recall@K"),
-    MetricSpec(
-        "hit",
-        _k(HitAtK),
-        "required",
-        "retrieval",
-        "1 if anything relevant is in the top K",
-        ("hit_rate", "success"),
-    ),
-    MetricSpec(
-        "mrr",
-        MRR,
-        "optional",
-        "retrieval",
-        "1 / rank of the first relevant context",
-        ("reciprocal_rank",),
-    ),
-    MetricSpec(
-        "map",
-        MAP,
-        "optional",
-        "retrieval",
-        "average precision (trec_eval map / map_cut)",
-        ("ap", "average_precision"),
-    ),
-    MetricSpec("ndcg", NDCG, "optional", "retrieval", "NDCG, linear gain (trec_eval ndcg_cut)"),
-    MetricSpec(
-        "ndcg_exp",
-        lambda k: NDCG(k, gain="exponential"),
-        "optional",
-        "retrieval",
-        "NDCG, exponential gain 2^rel - 1",
-    ),
-    MetricSpec(
-        "r_precision",
-        _no_k(RPrecision),
-        "none",
-        "retrieval",
-        "precision at R = number relevant",
-        ("rprec",),
-    ),
+    *RANKING_SPECS,
     MetricSpec(
         "id_context_precision",
         _no_k(IDContextPrecision),
@@ -281,15 +194,6 @@ SPECS: tuple[MetricSpec, ...] = (
     ),
 )
 
-_BY_NAME: dict[str, MetricSpec] = {
-    key.lower(): spec for spec in SPECS for key in (spec.name, *spec.aliases)
-}
-_NAME = re.compile(r"^(?P<base>[A-Za-z0-9_+\-]+?)(?:@(?P<k>[^@]*))?$")
-
-
-class UnknownMetricError(ValueError):
-    pass
-
 
 def get_metric(name: str) -> Metric:
     """Build a metric from its name, with ``@K`` for a cutoff.
@@ -297,38 +201,25 @@ def get_metric(name: str) -> Metric:
     >>> get_metric("ndcg@10").name, get_metric("mrr").name, get_metric("average_precision@3").name
     ('ndcg@10', 'mrr', 'map@3')
     """
-    match = _NAME.match(name.strip())
-    base = match.group("base").lower() if match else name
-    spec = _BY_NAME.get(base) if match else None
-    if spec is None:
-        known = ", ".join(s.name + ("@K" if s.cutoff == "required" else "") for s in SPECS)
-        raise UnknownMetricError(f"unknown metric {name!r}; known metrics: {known}")
-    raw_k = match.group("k") if match else None
-    k: int | None = None
-    if raw_k is not None:
-        if spec.cutoff == "none":
-            raise UnknownMetricError(f"metric {spec.name!r} takes no @K cutoff (got {name!r})")
-        if not raw_k.isdigit() or int(raw_k) < 1:
-            raise UnknownMetricError(
-                f"the cutoff in {name!r} must be a positive integer, e.g. {spec.name}@5"
-            )
-        k = int(raw_k)
-    elif spec.cutoff == "required":
-        raise UnknownMetricError(f"metric {spec.name!r} needs a cutoff, e.g. {spec.name}@5")
-    return spec.build(k)
+    return build_metric(name, SPECS)
 
 
+#: The extensions of metric files (prompt metrics, see ``ragmeter.metrics.custom.load_metric``).
 METRIC_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
 
-def _named_or_file(name: str) -> Metric:
-    if name.lower().endswith(METRIC_FILE_SUFFIXES):
-        from pathlib import Path
+def resolve_metric(name: str) -> Metric:
+    """A built-in metric by name (``faithfulness``, ``recall@5``), or the prompt metric a
+    metric file defines (``.toml``, ``.yaml``, ``.yml``, ``.json``).
 
-        from ragmeter.metrics.custom._prompt import load_metric
-
+    >>> resolve_metric("hit_rate@3").name
+    'hit@3'
+    """
+    if Path(name).suffix.lower() in METRIC_FILE_SUFFIXES:
         if not Path(name).is_file():
-            raise UnknownMetricError(f"no metric file {name!r}")
+            raise UnknownMetricError(f"no such metric file: {name!r} (no metric file at that path)")
+        from ragmeter.metrics.custom import load_metric
+
         return load_metric(name)
     return get_metric(name)
 
@@ -338,7 +229,7 @@ def resolve_metrics(metrics: list[Metric | str] | tuple[Metric | str, ...] | str
     ``.yaml``, ``.yml``, ``.json``); a comma-separated string is split."""
     if isinstance(metrics, str):
         metrics = [m for m in (part.strip() for part in metrics.split(",")) if m]
-    resolved = [m if isinstance(m, Metric) else _named_or_file(m) for m in metrics]
+    resolved = [m if isinstance(m, Metric) else resolve_metric(m) for m in metrics]
     names = [m.name for m in resolved]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -1,6 +1,6 @@
 """Running metrics over datasets."""
 
-from ragmeter.runner._evaluate import DEFAULT_CONCURRENCY, aevaluate, evaluate
+from ragmeter.runner._evaluate import DEFAULT_CONCURRENCY, aevaluate, check_inputs, evaluate
 from ragmeter.runner._progress import ProgressReporter, QuietProgress, make_progress
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
@@ -11,6 +11,7 @@ __all__ = [
     "SampleTask",
     "TaskOutcome",
     "aevaluate",
+    "check_inputs",
     "evaluate",
     "make_progress",
     "run_task",

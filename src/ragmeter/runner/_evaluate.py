@@ -14,8 +14,14 @@ from ragmeter._version import __version__
 from ragmeter.dataset import Dataset, DatasetError, Problem, load_dataset
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeConfigError, Usage
-from ragmeter.metrics import BatchContext, Metric, MetricResult, Status, resolve_metrics
-from ragmeter.metrics.llm import JudgedMetric
+from ragmeter.metrics import (
+    BatchContext,
+    Metric,
+    MetricResult,
+    SampleMetric,
+    Status,
+    resolve_metrics,
+)
 from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunDatabase
 from ragmeter.runner._judged import JudgedSetup, release, setup
@@ -34,19 +40,22 @@ def check_inputs(
     *,
     skip_invalid: bool,
     load_problems: Sequence[Problem] = (),
+    given_later: Sequence[str] = (),
+    hint: str = "Fix these rows (or choose other metrics), or pass skip_invalid=True "
+    "(--skip-invalid) to evaluate the valid rows only.",
 ) -> Dataset:
     """The dataset less the rows that are invalid or lack a field some metric needs.
 
     Unless ``skip_invalid``, every such problem (from loading and from the metrics' needs)
-    is raised at once in one :class:`DatasetError`.
+    is raised at once in one :class:`DatasetError` with ``hint``. A need that one of the
+    ``given_later`` fields can meet (e.g. a pipeline's outputs) is not checked here.
     """
-    problems = dataset.problems_for({m.name: m.requires for m in metrics})
+    later = set(given_later)
+    problems = dataset.problems_for(
+        {m.name: [alts for alts in m.requires if not set(alts) & later] for m in metrics}
+    )
     if (problems or load_problems) and not skip_invalid:
-        raise DatasetError(
-            sorted([*load_problems, *problems], key=lambda p: p.row),
-            hint="Fix these rows (or choose other metrics), or pass skip_invalid=True "
-            "(--skip-invalid) to evaluate the valid rows only.",
-        )
+        raise DatasetError(sorted([*load_problems, *problems], key=lambda p: p.row), hint=hint)
     return dataset.without_rows(problems) if problems else dataset
 
 
@@ -169,8 +178,8 @@ async def aevaluate(
     ]
     store = _open_store(run_dir, resume, data, infos, record, repeats)
     reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
-    judged = [m for m in resolved if isinstance(m, JudgedMetric)]
-    plain = [m for m in resolved if not isinstance(m, JudgedMetric)]
+    judged = [m for m in resolved if isinstance(m, SampleMetric)]
+    plain = [m for m in resolved if not isinstance(m, SampleMetric)]
     session = _Session(store, reporter, repeats)
     try:
         _score_plain(data, plain, store, batch_size, reporter)
@@ -310,7 +319,7 @@ class _Session:
         self.configuration_error: str | None = None
 
     def _tasks(
-        self, data: Dataset, metrics: list[JudgedMetric], language: Language | None
+        self, data: Dataset, metrics: list[SampleMetric], language: Language | None
     ) -> Iterator[SampleTask]:
         """Tasks made as they are needed, so only those in flight are in memory."""
         for index, names in _todo(self.store, metrics, len(data)):
@@ -321,7 +330,7 @@ class _Session:
     async def score_judged(
         self,
         data: Dataset,
-        metrics: list[JudgedMetric],
+        metrics: list[SampleMetric],
         judge: Judge | None,
         embeddings: Embeddings | None,
         language: Language | None,

@@ -1,4 +1,4 @@
-"""The services judged metrics run with: each metric's judge and embeddings."""
+"""The services per-sample metrics run with: each metric's judge and embeddings."""
 
 from __future__ import annotations
 
@@ -7,26 +7,26 @@ from dataclasses import dataclass
 
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge
-from ragmeter.metrics.llm import JudgedMetric
+from ragmeter.metrics import SampleMetric
 
 
 @dataclass
 class JudgedSetup:
-    """The judge and embeddings each judged metric runs with."""
+    """The judge and embeddings each per-sample metric runs with."""
 
-    metrics: list[JudgedMetric]
-    judges: dict[str, Judge]  # metric name -> judge
+    metrics: list[SampleMetric]
+    judges: dict[str, Judge | None]  # metric name -> judge (None: it uses none)
     embeddings: dict[str, Embeddings | None]  # metric name -> embeddings
 
 
 def setup(
-    metrics: Sequence[JudgedMetric], judge: Judge | None, embeddings: Embeddings | None
+    metrics: Sequence[SampleMetric], judge: Judge | None, embeddings: Embeddings | None
 ) -> JudgedSetup:
     """Each metric's own judge / embeddings if it has one, else the run's, else the default.
     Defaults are created once and shared by every metric."""
     shared_judge = judge
     shared_embeddings = embeddings
-    judges: dict[str, Judge] = {}
+    judges: dict[str, Judge | None] = {}
     vectors: dict[str, Embeddings | None] = {}
     for metric in metrics:
         chosen = metric.judge or shared_judge
@@ -34,7 +34,7 @@ def setup(
             from ragmeter.judge import default_judge
 
             chosen = shared_judge = default_judge()
-        judges[metric.name] = chosen  # type: ignore[assignment]
+        judges[metric.name] = chosen
         if metric.uses_embeddings:
             chosen_embeddings = metric.embeddings or shared_embeddings
             if chosen_embeddings is None:

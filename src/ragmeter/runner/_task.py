@@ -1,4 +1,4 @@
-"""The runner's unit of work: one sample's judged metrics, as a plain serialisable task.
+"""The runner's unit of work: one sample's per-sample metrics, as a plain serialisable task.
 
 A task names the sample and the metrics to compute; the services it runs with (judges,
 embeddings, their limits and caches) are given separately, so a distributed backend can ship
@@ -15,16 +15,14 @@ from typing import Any
 
 from ragmeter.dataset import Sample
 from ragmeter.judge import Usage
-from ragmeter.metrics import MetricResult, Status
-from ragmeter.metrics.llm import JudgedMetric
+from ragmeter.metrics import MetricResult, Status, score_sample
 from ragmeter.prompts import Language
 from ragmeter.runner._judged import JudgedSetup
-from ragmeter.steps import Facts, StepRunner
 
 
 @dataclass(frozen=True)
 class SampleTask:
-    """Compute ``metrics`` (names of judged metrics) for the sample at ``index``."""
+    """Compute ``metrics`` (names of per-sample metrics) for the sample at ``index``."""
 
     index: int
     sample_id: str
@@ -110,36 +108,14 @@ def combine_repeats(results: list[MetricResult]) -> MetricResult:
 
 async def _judge_once(task: SampleTask, services: JudgedSetup, repeat: int) -> TaskOutcome:
     by_name = {m.name: m for m in services.metrics}
-    sample = task.sample
-    outcome = TaskOutcome(task.index, task.sample_id, {})
-    groups: dict[tuple[int, Language | None], list[JudgedMetric]] = {}
-    for name in task.metrics:
-        metric = by_name[name]
-        early = metric.precheck(sample)
-        if early is not None:
-            outcome.results[name] = early
-            continue
-        key = (id(services.judges[name]), metric.language or task.language)
-        groups.setdefault(key, []).append(metric)
-    for (_, group_language), group in groups.items():
-        judge = services.judges[group[0].name]
-        needs = [need for metric in group for need in metric.needs(sample)]
-        # With no needs (e.g. semantic similarity only) this makes no call.
-        runner = StepRunner(judge, language=group_language, sample_id=task.sample_id, repeat=repeat)
-        # Metrics that need no verdict on claims (answer relevancy) finish while the
-        # verification runs, so their embedding calls do not wait for it.
-        early = [m for m in group if not any(n.fact == "support" for n in m.needs(sample))]
-
-        async def finish(metrics: list[JudgedMetric], facts: Facts) -> None:
-            for metric in metrics:
-                outcome.results[metric.name] = await metric.finish(
-                    sample, facts, services.embeddings[metric.name]
-                )
-
-        facts = await runner.gather(
-            sample, needs, while_verifying=lambda facts, early=early: finish(early, facts)
-        )
-        outcome.usage = outcome.usage + facts.usage
-        outcome.prompt_versions |= facts.prompt_versions
-        await finish([m for m in group if m not in early], facts)
-    return outcome
+    scored = await score_sample(
+        task.sample,
+        [by_name[name] for name in task.metrics],
+        lambda metric: (services.judges[metric.name], services.embeddings[metric.name]),
+        language=task.language,
+        sample_id=task.sample_id,
+        repeat=repeat,
+    )
+    return TaskOutcome(
+        task.index, task.sample_id, scored.results, scored.usage, scored.prompt_versions
+    )

@@ -1,6 +1,6 @@
 """Custom metrics: from a prompt (:class:`PromptMetric`, or a TOML / YAML / JSON file with
 :func:`load_metric`), from a function (``@metric``), from steps (subclass
-:class:`~ragmeter.metrics.llm.JudgedMetric`), and the shipped examples."""
+:class:`~ragmeter.metrics.SampleMetric`), and the shipped examples."""
 
 from ragmeter.metrics.custom._function import AsyncFunctionMetric, FunctionMetric, metric
 from ragmeter.metrics.custom._prompt import (
@@ -11,7 +11,7 @@ from ragmeter.metrics.custom._prompt import (
     metric_from_dict,
 )
 from ragmeter.metrics.custom.multihop_completeness import MultiHopCompleteness
-from ragmeter.metrics.custom.sql_equivalence import SQLEquivalence
+from ragmeter.metrics.custom.sql_equivalence import SQLEquivalence, SQLExecution
 from ragmeter.metrics.custom.sql_judge import sql_equivalence_judge
 from ragmeter.metrics.custom.tone import tone_rubric_zh
 
@@ -23,6 +23,7 @@ __all__ = [
     "PromptMetric",
     "PromptSpec",
     "SQLEquivalence",
+    "SQLExecution",
     "load_metric",
     "metric",
     "metric_from_dict",

@@ -24,7 +24,6 @@ A sync function is scored with the retrieval and text metrics, a whole batch at 
 
 from __future__ import annotations
 
-import asyncio
 import decimal
 import inspect
 import math
@@ -32,18 +31,19 @@ import numbers
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, overload
 
-from ragmeter._services import run_sync
 from ragmeter.dataset import SAMPLE_FIELDS, Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import (
-    BatchContext,
+    BatchMetric,
     Direction,
     Metric,
     MetricResult,
     Requirements,
+    parse_direction,
 )
-from ragmeter.metrics.llm import JudgedMetric
-from ragmeter.steps import Facts, Need
+from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._sync import is_async
+from ragmeter.steps import Facts
 
 #: What a metric function returns (see the module's table).
 FunctionOutput = Any
@@ -133,22 +133,7 @@ def _requirements(requires: Sequence[Sequence[str] | str]) -> Requirements:
     return tuple(out)
 
 
-def _direction(value: Direction | str) -> Direction:
-    try:
-        return Direction(value)
-    except ValueError:
-        raise ValueError(
-            f"direction must be 'higher' or 'lower' (or a Direction), got {value!r}"
-        ) from None
-
-
-def _is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
-    )
-
-
-class FunctionMetric(Metric):
+class FunctionMetric(BatchMetric):
     """A metric computed by a plain function of the sample; made by :func:`metric`.
 
     The function itself stays available as ``.fn``. Its ``version`` is part of
@@ -174,7 +159,7 @@ class FunctionMetric(Metric):
         self.fn = fn
         self.name = name.strip()
         self.requires = _requirements(requires)
-        self.direction = _direction(direction)
+        self.direction = parse_direction(direction)
         self.version = str(version)
         doc = (fn.__doc__ or "").strip()
         self._description = description if description is not None else doc.split("\n")[0]
@@ -200,17 +185,17 @@ class FunctionMetric(Metric):
         return f"{type(self).__name__}({self.name!r}, version={self.version!r})"
 
 
-class AsyncFunctionMetric(FunctionMetric, JudgedMetric):
+class AsyncFunctionMetric(SampleMetric, FunctionMetric):
     """A :class:`FunctionMetric` of an ``async def`` function.
 
-    It is a :class:`JudgedMetric` that needs no judge (like ``semantic_similarity``), so the
-    runner awaits it on its own event loop alongside the judged metrics, ``concurrency``
-    samples at a time, instead of starting an event loop per sample. Outside the runner,
-    :meth:`score` and :meth:`score_batch` run it on one event loop per call.
+    It is a :class:`~ragmeter.metrics.SampleMetric` that needs no facts and no judge (like
+    ``semantic_similarity``), so the runner awaits it on its own event loop alongside the
+    judged metrics, ``concurrency`` samples at a time. Missing fields fail; blank ones are
+    the function's business (as for sync ones).
     """
 
-    uses_judge: ClassVar[bool] = False
-    uses_embeddings: ClassVar[bool] = False
+    scores_blank_fields: ClassVar[bool] = True
+    _uses_judge = False
 
     def __init__(
         self,
@@ -231,40 +216,15 @@ class AsyncFunctionMetric(FunctionMetric, JudgedMetric):
             version=version,
             description=description,
         )
-        JudgedMetric.__init__(self)
-
-    def needs(self, sample: Sample) -> list[Need]:
-        return []
-
-    def precheck(self, sample: Sample) -> MetricResult | None:
-        """Missing fields fail; blank ones are the function's business (as for sync ones)."""
-        missing = self.missing_fields(sample)
-        return MetricResult.failed(f"missing field(s): {', '.join(missing)}") if missing else None
-
-    async def _call(self, sample: Sample) -> MetricResult:
-        try:
-            return to_result(await self.fn(sample))
-        except Exception as error:  # noqa: BLE001 - one sample's failure must not fail the run
-            return MetricResult.failed(f"{type(error).__name__}: {error}")
+        SampleMetric.__init__(self)
 
     async def compute(
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None
     ) -> MetricResult:
-        return await self._call(sample)
-
-    async def ascore(self, sample: Sample) -> MetricResult:
-        return self.precheck(sample) or await self._call(sample)
-
-    def score(self, sample: Sample) -> MetricResult:
-        return run_sync(self.ascore(sample))
-
-    def score_batch(
-        self, samples: Sequence[Sample], context: BatchContext | None = None
-    ) -> list[MetricResult]:
-        async def all_samples() -> list[MetricResult]:
-            return list(await asyncio.gather(*(self.ascore(s) for s in samples)))
-
-        return run_sync(all_samples())
+        try:
+            return to_result(await self.fn(sample))
+        except Exception as error:  # noqa: BLE001 - one sample's failure must not fail the run
+            return MetricResult.failed(f"{type(error).__name__}: {error}")
 
     def params(self) -> dict[str, Any]:
         return FunctionMetric.params(self)
@@ -336,5 +296,5 @@ def metric(
 def _make(fn: MetricFunction, name: str | None, options: dict[str, Any]) -> FunctionMetric:
     if isinstance(fn, Metric):
         raise TypeError(f"{fn!r} is a metric already")
-    kind = AsyncFunctionMetric if _is_async(fn) else FunctionMetric
+    kind = AsyncFunctionMetric if is_async(fn) else FunctionMetric
     return kind(fn, name=name, **options)  # type: ignore[arg-type]

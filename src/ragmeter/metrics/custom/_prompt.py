@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, create_model
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Message
-from ragmeter.metrics._base import Direction, MetricResult
+from ragmeter.metrics._base import Direction, MetricResult, parse_direction
 from ragmeter.metrics.llm._base import JudgedMetric
 from ragmeter.metrics.retrieval._ranking import ndcg_at_k
 from ragmeter.prompts import Language, data_block
@@ -271,7 +271,7 @@ class PromptMetric(JudgedMetric):
             examples=tuple(
                 json.dumps(dict(e), ensure_ascii=False, sort_keys=True) for e in examples
             ),
-            direction=_direction(direction),
+            direction=parse_direction(direction),
             version=str(version),
             description=description,
         )
@@ -439,17 +439,6 @@ def _level(value: Level | Mapping[str, Any] | tuple[int, str]) -> Level:
         return Level(int(value["score"]), str(value["description"]))
     score, description = value
     return Level(int(score), str(description))
-
-
-def _direction(value: Direction | str) -> Direction:
-    if isinstance(value, Direction):
-        return value
-    lowered = str(value).lower()
-    if lowered in ("higher", "higher_is_better", "up"):
-        return Direction.HIGHER_IS_BETTER
-    if lowered in ("lower", "lower_is_better", "down"):
-        return Direction.LOWER_IS_BETTER
-    raise ValueError(f"direction must be 'higher' or 'lower', got {value!r}")
 
 
 def _usable(

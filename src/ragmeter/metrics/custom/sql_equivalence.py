@@ -19,12 +19,14 @@ wrong: 0, with the error as the reason. When execution is impossible - no databa
 missing one, or a reference query that itself fails - the metric falls back to
 ``fallback`` (any metric, e.g. a judge comparing the two queries) and records
 ``details["fallback"]``; without one the sample is not applicable.
+
+:class:`SQLExecution` is the execution alone; :class:`SQLEquivalence` composes it with the
+fallback (a :class:`~ragmeter.metrics.Fallback`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import math
 import os
 import re
@@ -40,10 +42,9 @@ from typing import Any, ClassVar
 
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
-from ragmeter.metrics._base import Metric, MetricResult, Requirements, Status
-from ragmeter.metrics.llm._base import JudgedMetric
-from ragmeter.prompts import detect_language
-from ragmeter.steps import Facts, Need
+from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._sample import CannotScore, Fallback, SampleMetric
+from ragmeter.steps import Facts
 
 Row = tuple[Any, ...]
 
@@ -298,51 +299,27 @@ def _authorize(action: int, *args: Any) -> int:
     return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
 
 
-class SQLEquivalence(JudgedMetric):
+class SQLExecution(SampleMetric):
     """1 when the generated SQL returns the reference SQL's rows on the sample's SQLite
-    database, else 0 (execution accuracy).
+    database, else 0; :class:`~ragmeter.metrics.CannotScore` where execution cannot decide.
 
     ``db_path_key`` names the metadata field with the database path (``db_path``); relative
-    paths are under ``db_dir`` when given. ``fallback`` scores the samples execution cannot
-    decide (see the module's documentation). It is a :class:`JudgedMetric` so that a judged
-    fallback gets the run's judge, is cached and counted like any judge call; without one it
-    calls no judge, and the queries run in worker threads, ``concurrency`` samples at once.
-
-    >>> import sqlite3, tempfile, os
-    >>> db = os.path.join(tempfile.mkdtemp(), "shop.db")
-    >>> with sqlite3.connect(db) as connection:
-    ...     _ = connection.executescript(
-    ...         "CREATE TABLE item(name TEXT, price REAL);"
-    ...         "INSERT INTO item VALUES ('pen', 1.5), ('ink', 4.0), ('pad', 2.25);"
-    ...     )
-    >>> connection.close()
-    >>> metric = SQLEquivalence()
-    >>> def check(generated):
-    ...     reference = "SELECT name FROM item WHERE price >= 2.25 ORDER BY name"
-    ...     sample = Sample(response=generated, reference=reference, metadata={"db_path": db})
-    ...     result = metric.score(sample)
-    ...     return result.score, result.reason
-    >>> check("select i.name from item i where i.price > 2 order by 1")
-    (1.0, "same 2 row(s), in the reference's order")
-    >>> check("select name from item where price > 2 order by name desc")
-    (0.0, "row 1 differs (the reference is ordered): generated ('pad'), reference ('ink')")
-    >>> check("select nam from item")
-    (0.0, 'the generated query fails: no such column: nam')
+    paths are under ``db_dir`` when given. An empty generated query is a wrong one, not
+    "nothing to judge": blank fields are scored. Calls no judge.
     """
 
-    name = "sql_equivalence"
+    name = "sql_execution"
     requires: ClassVar[Requirements] = (("response",), ("reference",))
-    uses_judge: ClassVar[bool] = False
-    uses_embeddings: ClassVar[bool] = False
+    scores_blank_fields: ClassVar[bool] = True
+    _uses_judge = False
     #: The sample metadata field that holds the database path.
     db_path_key: str = "db_path"
-    #: Reference outcomes remembered per (database, reference query), for judged fallbacks.
+    #: Reference outcomes remembered per (database, reference query), for :meth:`cannot_score`.
     memory_size: ClassVar[int] = 1024
 
     def __init__(
         self,
         *,
-        fallback: Metric | None = None,
         db_path_key: str | None = None,
         db_dir: str | os.PathLike[str] | None = None,
         timeout: float = 10.0,
@@ -351,25 +328,13 @@ class SQLEquivalence(JudgedMetric):
     ) -> None:
         if timeout <= 0 or float_tolerance < 0 or max_rows < 1:
             raise ValueError("timeout and max_rows must be positive, float_tolerance >= 0")
-        if fallback is not None and not isinstance(fallback, Metric):
-            raise TypeError(f"fallback must be a Metric, got {fallback!r}")
-        judged = fallback if isinstance(fallback, JudgedMetric) else None
-        super().__init__(
-            judge=judged.judge if judged else None,
-            embeddings=judged.embeddings if judged else None,
-            language=judged.language if judged else None,
-        )
-        self.fallback = fallback
+        super().__init__()
         if db_path_key is not None:
             self.db_path_key = db_path_key
         self.db_dir = Path(db_dir) if db_dir is not None else None
         self.timeout = float(timeout)
         self.float_tolerance = float(float_tolerance)
         self.max_rows = int(max_rows)
-        # The runner gives this metric the judge and embeddings its fallback needs.
-        self.uses_judge = bool(judged and judged.uses_judge)  # type: ignore[misc]
-        self.uses_embeddings = bool(judged and judged.uses_embeddings)  # type: ignore[misc]
-        self._judged_fallback = judged
         self._memory: OrderedDict[tuple[Any, ...], str | None] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -382,8 +347,6 @@ class SQLEquivalence(JudgedMetric):
         }
         if self.db_dir is not None:
             params["db_dir"] = str(self.db_dir)
-        if self.fallback is not None:
-            params["fallback"] = {"name": self.fallback.name, "params": self.fallback.params()}
         return params
 
     # -- executing ---------------------------------------------------------------------------
@@ -505,99 +468,89 @@ class SQLEquivalence(JudgedMetric):
                 self._memory.popitem(last=False)
         return reason
 
-    # -- the fallback --------------------------------------------------------------------------
-    def _fell_back(self, result: MetricResult, why: str) -> MetricResult:
-        assert self.fallback is not None
-        details = {**result.details, "fallback": self.fallback.name, "fallback_because": why}
-        if result.status is Status.FAILED:
-            return dataclasses.replace(result, details=details)
-        reason = f"judged by {self.fallback.name} ({why})"
-        if result.reason:
-            reason += f": {result.reason}"
-        return dataclasses.replace(result, reason=reason, details=details)
-
-    async def _fall_back(
-        self, sample: Sample, why: str, facts: Facts | None, embeddings: Embeddings | None
-    ) -> MetricResult:
-        fallback = self.fallback
-        if fallback is None:
-            return MetricResult.not_applicable(f"cannot execute: {why}")
-        try:
-            if isinstance(fallback, JudgedMetric) and facts is not None:
-                early = fallback.precheck(sample)
-                result = early or await fallback.finish(sample, facts, embeddings)
-            else:
-                missing = fallback.missing_fields(sample)
-                if missing:
-                    result = MetricResult.failed(f"missing field(s): {', '.join(missing)}")
-                else:
-                    result = await fallback.ascore(sample)
-        except Exception as error:  # noqa: BLE001 - the fallback's failure is this sample's
-            result = MetricResult.failed(f"{type(error).__name__}: {error}")
-        return self._fell_back(result, why)
-
-    # -- the JudgedMetric protocol: the judge is only ever the fallback's -----------------------
-    def needs(self, sample: Sample) -> list[Need]:
-        """The judged fallback's needs where execution is impossible, else none. Deciding
-        runs the reference query here, on the caller's thread (remembered for
-        :meth:`compute`); without a judged fallback that needs facts nothing runs here."""
-        judged = self._judged_fallback
-        if judged is None or self.missing_fields(sample):
-            return []
-        wanted = judged.needs(sample)
-        try:
-            possible = not wanted or self.impossible(sample) is None
-        except Exception:  # noqa: BLE001 - compute() meets the same error and reports it
-            possible = True
-        return [] if possible else wanted
-
-    def precheck(self, sample: Sample) -> MetricResult | None:
-        """Missing fields fail; an empty generated query is a wrong one, not "nothing to
-        judge", so blank fields are scored."""
-        missing = self.missing_fields(sample)
-        return MetricResult.failed(f"missing field(s): {', '.join(missing)}") if missing else None
+    # -- the SampleMetric protocol -----------------------------------------------------------
+    def cannot_score(self, sample: Sample) -> str | None:
+        """Why execution cannot decide ``sample`` (runs the reference query, remembered)."""
+        return self.impossible(sample)
 
     async def compute(
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None
     ) -> MetricResult:
-        judged = self._judged_fallback
         try:
-            # With a judged fallback that needs facts, the reference check in needs() decided
-            # whether the runner gathered them: then the fallback scores from them.
-            wanted = judged.needs(sample) if judged is not None else []
-            if wanted:
-                why = self.impossible(sample)
-                if why is not None:
-                    return await self._fall_back(sample, why, facts, embeddings)
             outcome = await asyncio.to_thread(self.compare, sample)
-            if isinstance(outcome, ExecutionImpossible):
-                gathered = judged is not None and not wanted  # it needs no facts: all there
-                return await self._fall_back(
-                    sample,
-                    outcome.reason,
-                    facts if gathered else None,
-                    embeddings if gathered else None,
-                )
-            return outcome
         except Exception as error:  # noqa: BLE001 - never lose the run over one sample
             return MetricResult.failed(f"{type(error).__name__}: {error}")
+        if isinstance(outcome, ExecutionImpossible):
+            raise CannotScore(outcome.reason)
+        return outcome
 
-    async def finish(
-        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
-    ) -> MetricResult:
-        # The facts are the fallback's: their errors are its to report (see _fall_back).
-        return await self.compute(sample, facts, embeddings)
 
-    async def ascore(self, sample: Sample) -> MetricResult:
-        early = self.precheck(sample)
-        if early is not None:
-            return early
-        if self.needs(sample):
-            # Scored alone (not by the runner): the fallback gathers its facts with its own
-            # judge (or the default one).
-            why = self.impossible(sample) or "execution impossible"
-            return await self._fall_back(sample, why, None, None)
-        language = self.language or detect_language(
-            sample.user_input, sample.response, sample.reference
+class SQLEquivalence(Fallback):
+    """1 when the generated SQL returns the reference SQL's rows on the sample's SQLite
+    database, else 0 (execution accuracy).
+
+    ``db_path_key`` names the metadata field with the database path (``db_path``); relative
+    paths are under ``db_dir`` when given. ``fallback`` scores the samples execution cannot
+    decide (see the module's documentation): it is ``Fallback(SQLExecution(...), fallback)``,
+    so a judged fallback gets the run's judge, is cached and counted like any judge call, and
+    is asked only where execution is impossible. The queries run in worker threads,
+    ``concurrency`` samples at once.
+
+    >>> import sqlite3, tempfile, os
+    >>> db = os.path.join(tempfile.mkdtemp(), "shop.db")
+    >>> with sqlite3.connect(db) as connection:
+    ...     _ = connection.executescript(
+    ...         "CREATE TABLE item(name TEXT, price REAL);"
+    ...         "INSERT INTO item VALUES ('pen', 1.5), ('ink', 4.0), ('pad', 2.25);"
+    ...     )
+    >>> connection.close()
+    >>> metric = SQLEquivalence()
+    >>> def check(generated):
+    ...     reference = "SELECT name FROM item WHERE price >= 2.25 ORDER BY name"
+    ...     sample = Sample(response=generated, reference=reference, metadata={"db_path": db})
+    ...     result = metric.score(sample)
+    ...     return result.score, result.reason
+    >>> check("select i.name from item i where i.price > 2 order by 1")
+    (1.0, "same 2 row(s), in the reference's order")
+    >>> check("select name from item where price > 2 order by name desc")
+    (0.0, "row 1 differs (the reference is ordered): generated ('pad'), reference ('ink')")
+    >>> check("select nam from item")
+    (0.0, 'the generated query fails: no such column: nam')
+    """
+
+    name = "sql_equivalence"
+    cannot: ClassVar[str] = "cannot execute"
+    #: The sample metadata field that holds the database path.
+    db_path_key: str = "db_path"
+
+    def __init__(
+        self,
+        *,
+        fallback: Metric | None = None,
+        db_path_key: str | None = None,
+        db_dir: str | os.PathLike[str] | None = None,
+        timeout: float = 10.0,
+        float_tolerance: float = 1e-6,
+        max_rows: int = 1_000_000,
+    ) -> None:
+        execution = SQLExecution(
+            db_path_key=db_path_key,
+            db_dir=db_dir,
+            timeout=timeout,
+            float_tolerance=float_tolerance,
+            max_rows=max_rows,
         )
-        return await self.compute(sample, Facts(language=language), self._embeddings())
+        super().__init__(execution, fallback)
+        self.execution = execution
+        self.fallback = fallback
+        if db_path_key is not None:
+            self.db_path_key = db_path_key
+        self.db_dir = execution.db_dir
+        self.timeout = execution.timeout
+        self.float_tolerance = execution.float_tolerance
+        self.max_rows = execution.max_rows
+
+    @property
+    def _memory(self) -> OrderedDict[tuple[Any, ...], str | None]:
+        """The execution's remembered reference outcomes."""
+        return self.execution._memory

@@ -20,8 +20,9 @@ INSTRUCTION = {
 def sql_equivalence_judge(**judged: Any) -> PromptMetric:
     """A discrete prompt metric: are the generated and the reference SQL equivalent?
 
-    Meant as ``SQLEquivalence(fallback=sql_equivalence_judge())``: the judge is asked only
-    when the queries cannot be executed (no database, or the reference itself fails).
+    Meant as ``SQLEquivalence(fallback=sql_equivalence_judge())``, that is
+    ``Fallback(SQLExecution(), sql_equivalence_judge())``: the judge is asked only when the
+    queries cannot be executed (no database, or the reference itself fails).
 
     >>> sql_equivalence_judge().spec.labels
     ('equivalent', 'different')

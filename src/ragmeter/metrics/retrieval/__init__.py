@@ -14,6 +14,7 @@ from ragmeter.metrics.retrieval._ranking import (
     reciprocal_rank,
 )
 from ragmeter.metrics.retrieval._run import RunScores, evaluate_run
+from ragmeter.metrics.retrieval._specs import RANKING_SPECS, ranking_metric
 from ragmeter.metrics.retrieval.f1 import F1AtK
 from ragmeter.metrics.retrieval.hit import HitAtK
 from ragmeter.metrics.retrieval.map import MAP
@@ -27,6 +28,7 @@ __all__ = [
     "MAP",
     "MRR",
     "NDCG",
+    "RANKING_SPECS",
     "F1AtK",
     "HitAtK",
     "Judgments",
@@ -45,6 +47,7 @@ __all__ = [
     "precision_at_k",
     "r_precision",
     "rank_by_score",
+    "ranking_metric",
     "recall_at_k",
     "reciprocal_rank",
 ]

@@ -10,7 +10,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmeter.dataset import Sample
-from ragmeter.metrics._base import BatchContext, Metric, MetricResult, Requirements
+from ragmeter.metrics._base import (
+    BatchContext,
+    BatchMetric,
+    MetricResult,
+    Requirements,
+    missing_fields_result,
+)
 from ragmeter.metrics.retrieval._judgments import Judgments, build_judgments
 
 NO_RELEVANT = (
@@ -19,7 +25,7 @@ NO_RELEVANT = (
 )
 
 
-class RankingMetric(Metric):
+class RankingMetric(BatchMetric):
     """A metric of the ranked ``retrieved_context_ids`` against the relevant ids.
 
     Relevance comes from ``relevance`` (graded) when given, else from ``reference_context_ids``
@@ -77,7 +83,7 @@ class RankingMetric(Metric):
         ):
             missing = self.missing_fields(sample)
             if missing:
-                results.append(MetricResult.failed(f"missing field(s): {', '.join(missing)}"))
+                results.append(missing_fields_result(missing))
             elif n_relevant == 0 and not self.defined_without_relevant:
                 results.append(MetricResult.not_applicable(NO_RELEVANT))
             else:

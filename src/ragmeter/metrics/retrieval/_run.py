@@ -18,6 +18,7 @@ from ragmeter.metrics.retrieval._judgments import (
     count_relevant,
     rank_by_score,
 )
+from ragmeter.metrics.retrieval._specs import ranking_metric
 
 # Judged documents whose rank is counted in one block (a block x depth float32 comparison).
 _BLOCK = 1 << 15
@@ -170,9 +171,7 @@ def evaluate_run(
     >>> scores.scores["mrr"], scores.scores["precision@3"].round(4)
     (array([0.33333333]), array([0.3333]))
     """
-    from ragmeter.metrics._registry import get_metric
-
-    resolved = [m if isinstance(m, RankingMetric) else get_metric(m) for m in metrics]
+    resolved = [ranking_metric(m) if isinstance(m, str) else m for m in metrics]
     for metric in resolved:
         if not isinstance(metric, RankingMetric):
             raise ValueError(f"{metric.name!r} is not a ranking metric")

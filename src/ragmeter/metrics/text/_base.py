@@ -6,10 +6,10 @@ from abc import abstractmethod
 from typing import ClassVar
 
 from ragmeter.dataset import Sample
-from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 
 
-class TextMetric(Metric):
+class TextMetric(BatchMetric):
     """Compares ``response`` with ``reference``; subclasses implement :meth:`compare`."""
 
     requires: ClassVar[Requirements] = (("response",), ("reference",))
