@@ -10,8 +10,7 @@ import pytest
 from ragmeter import Sample, evaluate
 from ragmeter.dataset import Sample as SampleType
 from ragmeter.embed import Embeddings
-from ragmeter.metrics._base import MetricResult, Requirements
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics import MetricResult, Requirements, SampleMetric
 from ragmeter.prompts import parse_prompt
 from ragmeter.steps import Facts, JudgmentKind, Need, StepRunner, register, unregister
 from ragmeter.testing import ScriptedJudge
@@ -63,7 +62,7 @@ ABSTENTION = JudgmentKind[bool](
 
 
 # 3. The metric that reads it.
-class Answers(JudgedMetric):
+class Answers(SampleMetric):
     """1 when the response answers, 0 when it declines."""
 
     name = "answers"

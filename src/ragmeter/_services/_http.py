@@ -175,7 +175,8 @@ class EndpointClient:
                         raise JudgeTransientError(
                             f"malformed response body from {self.base_url}"
                         ) from None
-                    return data
+                    answer: dict[str, Any] = data
+                    return answer
             except JudgeTransientError as error:
                 if attempt >= self.max_retries:
                     raise JudgeTransientError(

@@ -55,9 +55,9 @@ def load_metric_argument(value: str) -> Metric:
 
 
 def _judge_for(metric: Metric, judge: JudgeOptions, cache: CacheOptions) -> Judge | None:
-    from ragmeter.metrics.llm import JudgedMetric
+    from ragmeter.metrics import SampleMetric
 
-    if not (isinstance(metric, JudgedMetric) and metric.uses_judge):
+    if not (isinstance(metric, SampleMetric) and metric.uses_judge):
         return None
     return judge.build(cache)
 

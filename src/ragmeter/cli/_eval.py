@@ -148,9 +148,9 @@ def _judge_if_needed(
     metrics: list[Metric], judge: JudgeOptions, cache: CacheOptions
 ) -> Judge | None:
     """The judge, built only when some metric calls one."""
-    from ragmeter.metrics.llm import JudgedMetric
+    from ragmeter.metrics import SampleMetric
 
-    if any(isinstance(m, JudgedMetric) and m.uses_judge for m in metrics):
+    if any(isinstance(m, SampleMetric) and m.uses_judge for m in metrics):
         return judge.build(cache)
     return None
 

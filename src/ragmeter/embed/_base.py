@@ -82,7 +82,8 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     """
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    unit: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return unit
 
 
 def cosine_similarity(a: Any, b: Any) -> Any:

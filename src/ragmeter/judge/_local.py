@@ -349,11 +349,12 @@ class LocalJudge(Judge):
 
     async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
         conversation = [m.to_dict() for m in messages]
+        judgment: Judgment[Any]
         if schema is BinaryVerdict:
             judgment = await asyncio.to_thread(self._verdict, conversation)
         else:
             judgment = await asyncio.to_thread(self._structured, conversation, schema)
-        return judgment  # type: ignore[return-value]
+        return judgment
 
     # -- Yes/No verdicts ------------------------------------------------------------------
     def _verdict(self, conversation: list[dict[str, str]]) -> Judgment[BinaryVerdict]:
@@ -366,7 +367,7 @@ class LocalJudge(Judge):
             if self.verdict_method == "logits":
                 _prefill(runtime.llm, tokens)
                 p_yes = _p_yes(runtime, _last_logits(runtime.llm))
-                verdict = 1 if p_yes >= 0.5 else 0
+                verdict: Literal[0, 1] = 1 if p_yes >= 0.5 else 0
                 probabilities: list[float] | None = [p_yes]
             else:
                 text, _, n_generated = _generate(runtime.llm, tokens, _YES_NO_GBNF, 3)

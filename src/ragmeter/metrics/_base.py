@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from ragmeter.dataset import Sample
 from ragmeter.metrics._details import Details
@@ -140,7 +140,8 @@ class BatchContext:
     def memo(self, key: Any, compute: Callable[[], T]) -> T:
         if key not in self._memo:
             self._memo[key] = compute()
-        return self._memo[key]
+        value: T = self._memo[key]
+        return value
 
 
 #: A metric's needs: each entry lists alternative fields, at least one of which must be set.
@@ -165,8 +166,8 @@ class Metric(ABC):
     """
 
     name: str
-    requires: ClassVar[Requirements] = ()
-    direction: ClassVar[Direction] = Direction.HIGHER_IS_BETTER
+    requires: Requirements = ()
+    direction: Direction = Direction.HIGHER_IS_BETTER
 
     @property
     def description(self) -> str:

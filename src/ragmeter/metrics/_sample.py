@@ -22,7 +22,7 @@ from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeError, Usage
 from ragmeter.metrics._base import BatchContext, Metric, MetricResult, Status
 from ragmeter.prompts import Language
-from ragmeter.steps import Facts, Need, StepRunner
+from ragmeter.steps import Facts, Need, StepRunner, verifies
 
 
 class CannotScore(Exception):
@@ -226,7 +226,7 @@ async def score_sample(
             sample_id=sample_id,
             repeat=repeat,
         )
-        early = [m for m in group if not any(n.fact == "support" for n in needs_of[m[0].name])]
+        early = [m for m in group if not any(verifies(n) for n in needs_of[m[0].name])]
         late = [m for m in group if all(m[0] is not e[0] for e in early)]
 
         async def finish(
@@ -279,9 +279,9 @@ class Fallback(SampleMetric):
         )
         if name is not None or not hasattr(self, "name"):
             self.name = name or primary.name
-        self.requires = primary.requires  # type: ignore[misc]  # the primary's, per instance
-        self.direction = primary.direction  # type: ignore[misc]  # the primary's, per instance
-        self.scores_blank_fields = primary.scores_blank_fields  # type: ignore[misc]  # idem
+        self.requires = primary.requires
+        self.direction = primary.direction
+        self.scores_blank_fields = primary.scores_blank_fields  # type: ignore[misc]  # per instance: the primary's
 
     @property
     def uses_judge(self) -> bool:
@@ -365,7 +365,7 @@ class Fallback(SampleMetric):
                 result = secondary.missing_result(sample) or await secondary.ascore(sample)
         except Exception as error:  # noqa: BLE001 - the secondary's failure is this sample's
             result = MetricResult.failed(f"{type(error).__name__}: {error}")
-        details = {**result.details, "fallback": secondary.name, "fallback_because": why}
+        details = result.details.with_extra(fallback=secondary.name, fallback_because=why)
         if result.status is Status.FAILED:
             return dataclasses.replace(result, details=details)
         reason = f"judged by {secondary.name} ({why})"

@@ -418,18 +418,15 @@ def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
         }
         versions = set(config.get("prompt_versions") or []) | session.prompt_versions
         config["prompt_versions"] = sorted(versions)
-        currencies = {
-            j.price.currency
-            for j in services.judges.values()
-            if getattr(j, "price", None) is not None
-        }
+        prices = (getattr(j, "price", None) for j in services.judges.values())
+        currencies = {price.currency for price in prices if price is not None}
         config["currency"] = currencies.pop() if len(currencies) == 1 else None
         vectors = {id(e): e for e in services.embeddings.values() if e is not None}
         if vectors:
-            total = Usage()
+            embedding_usage = Usage()
             for embedding in vectors.values():
-                total = total + embedding.ledger.total
-            config["embedding_usage"] = total.to_dict()
+                embedding_usage = embedding_usage + embedding.ledger.total
+            config["embedding_usage"] = embedding_usage.to_dict()
     total = store.total_usage()
     if total is not None:
         config["usage"] = {**total.to_dict(), "currency": config.get("currency")}

@@ -94,8 +94,8 @@ def combine_repeats(results: list[MetricResult]) -> MetricResult:
     ok = [r for r in results if r.status is Status.OK and r.score is not None]
     if not ok:
         first = results[0]
-        return dataclasses.replace(first, details={**first.details, "repeats": scores})
-    mean = statistics.fmean(r.score for r in ok)  # type: ignore[misc]
+        return dataclasses.replace(first, details=first.details.with_extra(repeats=scores))
+    mean = statistics.fmean(r.score for r in ok if r.score is not None)
     details = {**ok[0].details, "repeats": scores}
     if all("soft_score" in r.details for r in ok):
         # Probabilistic scores of the same repeats, to measure how much noise they remove.

@@ -108,7 +108,7 @@ class GenerationSteps(StepRunner):
             facts,
             params={"n": n},
             schema=PersonasOutput,
-            check=check,  # type: ignore[arg-type]
+            check=check,
         )
         seen: set[str] = set()
         personas = []
@@ -150,7 +150,7 @@ class GenerationSteps(StepRunner):
             facts,
             params=params,
             schema=QuestionOutput,
-            check=check,  # type: ignore[arg-type]
+            check=check,
             output_keys={kind: tuple(QuestionOutput.model_fields)},
         )
         output = judgment.output

@@ -54,7 +54,8 @@ class ScriptedEmbeddings(Embeddings):
         if self._vectors is not None and text in self._vectors:
             return self._vectors[text]
         seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
-        return np.random.default_rng(seed).standard_normal(self.size).tolist()
+        vector: list[float] = np.random.default_rng(seed).standard_normal(self.size).tolist()
+        return vector
 
     async def _embed_batch(self, texts: list[str], kind: Kind, usage: Usage) -> np.ndarray:
         self.calls.extend(texts)

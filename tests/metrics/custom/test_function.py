@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 from ragmeter import DatasetError, Direction, MetricResult, Sample, Status, aevaluate, evaluate
-from ragmeter.metrics import Metric
+from ragmeter.metrics import Metric, SampleMetric
 from ragmeter.metrics.custom import AsyncFunctionMetric, FunctionMetric, metric
 from ragmeter.metrics.custom._function import to_result
-from ragmeter.metrics.llm import JudgedMetric
 
 SAMPLE = Sample(id="s", user_input="How much is it?", response="It costs $20.", reference="$20")
 
@@ -98,7 +97,7 @@ def test_bare_decorator_uses_the_function_name_and_docstring():
         return "$" in sample.response
 
     assert isinstance(mentions_price, FunctionMetric) and isinstance(mentions_price, Metric)
-    assert not isinstance(mentions_price, JudgedMetric)  # scored with the plain metrics
+    assert not isinstance(mentions_price, SampleMetric)  # scored with the plain metrics
     assert mentions_price.name == "mentions_price"
     assert mentions_price.description == "The answer states a price."
     assert mentions_price.requires == (("response",),)
@@ -238,7 +237,7 @@ def test_an_async_function_is_awaited_concurrently_on_the_runners_loop():
     counter = InFlight()
     scored = metric(name="slow_length")(counter)
     assert isinstance(scored, AsyncFunctionMetric) and isinstance(scored, FunctionMetric)
-    assert isinstance(scored, JudgedMetric) and not scored.uses_judge
+    assert isinstance(scored, SampleMetric) and not scored.uses_judge
 
     async def main() -> tuple[asyncio.AbstractEventLoop, object]:
         result = await aevaluate(rows(*["abcde"] * 20, "boom"), [scored], concurrency=8)

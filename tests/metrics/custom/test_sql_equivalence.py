@@ -12,14 +12,13 @@ import pytest
 from ragmeter import MetricResult, Sample, Status, evaluate
 from ragmeter.embed import Embeddings
 from ragmeter.judge import JudgeError
-from ragmeter.metrics import Requirements
+from ragmeter.metrics import Requirements, SampleMetric
 from ragmeter.metrics.custom import SQLEquivalence, metric
 from ragmeter.metrics.custom.sql_equivalence import (
     QueryRefused,
     has_top_level_order_by,
     single_select,
 )
-from ragmeter.metrics.llm import JudgedMetric
 from ragmeter.steps import Facts, Need
 from ragmeter.testing import ScriptedJudge
 
@@ -340,7 +339,7 @@ def test_the_database_key_and_folder_are_configurable(db):
 
 
 # -- a judged fallback inside evaluate -------------------------------------------------------------
-class ClaimsAgree(JudgedMetric):
+class ClaimsAgree(SampleMetric):
     """A stand-in for a judge comparing the queries: 1 when the judge finds a claim."""
 
     name = "claims_agree"

@@ -1,7 +1,5 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
-from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 from ragmeter.metrics._details import Details, PassageMatch
 from ragmeter.metrics.context._ids import relevant_ids
 from ragmeter.metrics.retrieval._ranking import average_precision
@@ -17,7 +15,7 @@ def id_verdicts(retrieved: list[str], relevant: set[str]) -> list[int]:
     return verdicts
 
 
-class IDContextPrecision(Metric):
+class IDContextPrecision(BatchMetric):
     """Rank-weighted precision of the retrieved context ids (Average Precision, no LLM).
 
     Each retrieved id is useful when it is among ``reference_context_ids`` (or has a
@@ -31,7 +29,7 @@ class IDContextPrecision(Metric):
     """
 
     name = "id_context_precision"
-    requires: ClassVar[Requirements] = (
+    requires: Requirements = (
         ("retrieved_context_ids",),
         ("reference_context_ids", "relevance"),
     )

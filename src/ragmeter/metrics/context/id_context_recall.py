@@ -1,11 +1,9 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
-from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 from ragmeter.metrics.context._ids import relevant_ids
 
 
-class IDContextRecall(Metric):
+class IDContextRecall(BatchMetric):
     """Share of the reference context ids that were retrieved (no LLM).
 
     >>> s = Sample(retrieved_context_ids=["a", "x"], reference_context_ids=["a", "b"])
@@ -14,7 +12,7 @@ class IDContextRecall(Metric):
     """
 
     name = "id_context_recall"
-    requires: ClassVar[Requirements] = (
+    requires: Requirements = (
         ("retrieved_context_ids",),
         ("reference_context_ids", "relevance"),
     )

@@ -1,15 +1,15 @@
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from ragmeter.dataset import Sample
-from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 from ragmeter.metrics._details import Details, PassageMatch
 from ragmeter.metrics.context._similarity import SimilarityMeasure, check_measure, similarity_matrix
 from ragmeter.metrics.retrieval._ranking import average_precision
 
 
-class StringContextPrecision(Metric):
+class StringContextPrecision(BatchMetric):
     """Rank-weighted precision of the retrieved contexts by string similarity (no LLM).
 
     A retrieved context is useful when its best similarity to any reference context reaches
@@ -23,7 +23,7 @@ class StringContextPrecision(Metric):
     """
 
     name = "string_context_precision"
-    requires: ClassVar[Requirements] = (("retrieved_contexts",), ("reference_contexts",))
+    requires: Requirements = (("retrieved_contexts",), ("reference_contexts",))
 
     def __init__(self, threshold: float = 0.5, measure: SimilarityMeasure = "levenshtein") -> None:
         if not 0.0 <= threshold <= 1.0:

@@ -1,12 +1,12 @@
-from typing import Any, ClassVar
+from typing import Any
 
 from ragmeter.dataset import Sample
-from ragmeter.metrics._base import Metric, MetricResult, Requirements
+from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 from ragmeter.metrics._details import Details, PassageMatch
 from ragmeter.metrics.context._similarity import SimilarityMeasure, check_measure, similarity_matrix
 
 
-class StringContextRecall(Metric):
+class StringContextRecall(BatchMetric):
     """Share of the reference contexts matched by a retrieved context, by string similarity.
 
     RAGAS's NonLLMContextRecall: a reference context counts as found when its best
@@ -19,7 +19,7 @@ class StringContextRecall(Metric):
     """
 
     name = "string_context_recall"
-    requires: ClassVar[Requirements] = (("retrieved_contexts",), ("reference_contexts",))
+    requires: Requirements = (("retrieved_contexts",), ("reference_contexts",))
 
     def __init__(self, threshold: float = 0.5, measure: SimilarityMeasure = "levenshtein") -> None:
         if not 0.0 <= threshold <= 1.0:

@@ -297,4 +297,4 @@ def _make(fn: MetricFunction, name: str | None, options: dict[str, Any]) -> Func
     if isinstance(fn, Metric):
         raise TypeError(f"{fn!r} is a metric already")
     kind = AsyncFunctionMetric if is_async(fn) else FunctionMetric
-    return kind(fn, name=name, **options)  # type: ignore[arg-type]
+    return kind(fn, name=name, **options)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -28,7 +28,7 @@ from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Message
 from ragmeter.metrics._base import Direction, MetricResult, parse_direction
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics.retrieval._ranking import ndcg_at_k
 from ragmeter.prompts import Language, data_block
 from ragmeter.steps import Facts, Need
@@ -209,18 +209,18 @@ def _schema(spec: PromptSpec) -> type[BaseModel]:
     scores, or a list of item numbers."""
     fields: dict[str, Any] = {"reason": (str, "")}
     if spec.kind == "discrete":
-        fields["label"] = (Literal[spec.labels], ...)  # type: ignore[valid-type]
+        fields["label"] = (Literal[spec.labels], ...)
     elif spec.kind == "numeric":
         fields["score"] = (float, Field(..., ge=spec.low, le=spec.high))
     elif spec.kind == "rubric":
-        fields["score"] = (Literal[tuple(lv.score for lv in spec.levels)], ...)  # type: ignore[valid-type]
+        fields["score"] = (Literal[tuple(lv.score for lv in spec.levels)], ...)
     else:
         fields["ranking"] = (list[int], ...)
     title = "".join(part.title() for part in spec.name.replace("-", "_").split("_"))
-    return create_model(f"Custom{title}", **fields)  # type: ignore[call-overload, no-any-return]
+    return create_model(f"Custom{title}", **fields)
 
 
-class PromptMetric(JudgedMetric):
+class PromptMetric(SampleMetric):
     """A metric defined by a prompt (see :class:`PromptSpec`); one judge call per sample.
 
     >>> tone = PromptMetric(
@@ -232,8 +232,6 @@ class PromptMetric(JudgedMetric):
     >>> tone.spec.label_score("neutral"), tone.requires
     (0.5, (('user_input',), ('response',)))
     """
-
-    uses_judge: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -280,7 +278,7 @@ class PromptMetric(JudgedMetric):
     @classmethod
     def from_spec(cls, spec: PromptSpec, **judged: Any) -> PromptMetric:
         metric = cls.__new__(cls)
-        JudgedMetric.__init__(metric, **judged)
+        SampleMetric.__init__(metric, **judged)
         metric._adopt(spec)
         return metric
 

@@ -10,13 +10,11 @@ the reference contexts together.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ClaimVerdict, Details, HopUse
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need
 
 CLAIMS = Need("response_claims")
@@ -29,7 +27,7 @@ HOP_SUPPORT = Need(
 )
 
 
-class MultiHopCompleteness(JudgedMetric):
+class MultiHopCompleteness(SampleMetric):
     """Share of the question's hops (reference contexts) the response uses.
 
     A hop is used when it supports at least one of the response's claims. A question written
@@ -41,7 +39,7 @@ class MultiHopCompleteness(JudgedMetric):
     """
 
     name = "multihop_completeness"
-    requires: ClassVar[Requirements] = (("response",), ("reference_contexts",))
+    requires: Requirements = (("response",), ("reference_contexts",))
 
     def needs(self, sample: Sample) -> list[Need]:
         if len(sample.reference_contexts or []) < 2:

@@ -309,7 +309,7 @@ class SQLExecution(SampleMetric):
     """
 
     name = "sql_execution"
-    requires: ClassVar[Requirements] = (("response",), ("reference",))
+    requires: Requirements = (("response",), ("reference",))
     scores_blank_fields: ClassVar[bool] = True
     _uses_judge = False
     #: The sample metadata field that holds the database path.

@@ -1,10 +1,10 @@
-from typing import Any, ClassVar
+from typing import Any
 
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics.llm._claims import ClaimCounts
 from ragmeter.steps import Facts, Need
 
@@ -37,13 +37,13 @@ def answer_correctness(f_score: float, similarity: float, weights: tuple[float, 
     return (weights[0] * f_score + weights[1] * similarity) / sum(weights)
 
 
-class AnswerCorrectness(JudgedMetric):
+class AnswerCorrectness(SampleMetric):
     """``weights[0]`` x claim-level F-beta of response vs reference + ``weights[1]`` x
     embedding similarity (0.75 / 0.25 by default, beta = 1)."""
 
     name = "answer_correctness"
-    requires: ClassVar[Requirements] = (("response",), ("reference",))
-    uses_embeddings: ClassVar[bool] = True
+    requires: Requirements = (("response",), ("reference",))
+    _uses_embeddings = True
 
     def __init__(
         self, weights: tuple[float, float] = (0.75, 0.25), beta: float = 1.0, **kwargs: Any
@@ -53,8 +53,8 @@ class AnswerCorrectness(JudgedMetric):
             raise ValueError(f"weights must be two non-negative numbers, not both 0: {weights}")
         self.weights = (float(weights[0]), float(weights[1]))
         self.beta = beta
-        self.uses_embeddings = self.weights[1] > 0  # type: ignore[misc]
-        self.uses_judge = self.weights[0] > 0  # type: ignore[misc]
+        self.uses_embeddings = self.weights[1] > 0
+        self.uses_judge = self.weights[0] > 0
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "weights": list(self.weights), "beta": self.beta}

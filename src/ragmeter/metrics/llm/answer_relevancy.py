@@ -1,4 +1,4 @@
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -6,7 +6,7 @@ from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details, GeneratedQuestion
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need
 
 
@@ -21,14 +21,14 @@ def mean_similarity(similarities: list[float]) -> float:
     return float(np.mean(similarities))
 
 
-class AnswerRelevancy(JudgedMetric):
+class AnswerRelevancy(SampleMetric):
     """How well the response answers the question: ``strictness`` questions are generated
     back from the response and their mean cosine similarity to the user input is the score;
     a noncommittal response ("I don't know") scores 0."""
 
     name = "answer_relevancy"
-    requires: ClassVar[Requirements] = (("user_input",), ("response",))
-    uses_embeddings: ClassVar[bool] = True
+    requires: Requirements = (("user_input",), ("response",))
+    _uses_embeddings = True
 
     def __init__(self, strictness: int = 3, **kwargs: Any) -> None:
         super().__init__(**kwargs)

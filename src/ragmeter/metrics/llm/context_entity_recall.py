@@ -1,14 +1,12 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details, EntityFinding
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need
 
 
-class ContextEntityRecall(JudgedMetric):
+class ContextEntityRecall(SampleMetric):
     """Share of the reference's named entities that appear in the retrieved contexts.
 
     Entities are matched in any surface form (the judge's verdict, or a case- and
@@ -16,7 +14,7 @@ class ContextEntityRecall(JudgedMetric):
     """
 
     name = "context_entity_recall"
-    requires: ClassVar[Requirements] = (("reference",), ("retrieved_contexts",))
+    requires: Requirements = (("reference",), ("retrieved_contexts",))
 
     def needs(self, sample: Sample) -> list[Need]:
         return [Need("entities")]

@@ -1,10 +1,8 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ContextCriterion, ContextJudgment, Details
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics.retrieval._ranking import average_precision
 from ragmeter.steps import ContextVerdict, Facts, Need
 
@@ -25,7 +23,7 @@ def precision_result(verdicts: list[ContextVerdict], target: str) -> MetricResul
     )
 
 
-class ContextPrecision(JudgedMetric):
+class ContextPrecision(SampleMetric):
     """Are the useful contexts ranked first? Each retrieved context is judged useful or not
     for reaching the reference answer; the verdicts combine as Average Precision.
 
@@ -34,7 +32,7 @@ class ContextPrecision(JudgedMetric):
     """
 
     name = "context_precision"
-    requires: ClassVar[Requirements] = (("user_input",), ("reference",), ("retrieved_contexts",))
+    requires: Requirements = (("user_input",), ("reference",), ("retrieved_contexts",))
 
     def needs(self, sample: Sample) -> list[Need]:
         return [Need("usefulness_reference")] if sample.retrieved_contexts else []

@@ -1,16 +1,14 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details, StatementFinding
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need
 
 ATTRIBUTED = Need("statements", against=("contexts",))
 
 
-class ContextRecall(JudgedMetric):
+class ContextRecall(SampleMetric):
     """Share of the reference's statements that the retrieved contexts support.
 
     The seeds' example: 4 of the reference's 5 statements are found in the contexts: 0.8.
@@ -19,7 +17,7 @@ class ContextRecall(JudgedMetric):
     """
 
     name = "context_recall"
-    requires: ClassVar[Requirements] = (("reference",), ("retrieved_contexts",))
+    requires: Requirements = (("reference",), ("retrieved_contexts",))
 
     def needs(self, sample: Sample) -> list[Need]:
         return [ATTRIBUTED] if sample.retrieved_contexts else []

@@ -1,20 +1,18 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ContextCriterion, ContextJudgment, Details
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need
 
 
-class ContextRelevance(JudgedMetric):
+class ContextRelevance(SampleMetric):
     """Share of the retrieved contexts relevant to the question, judged from the question
     alone (no reference, no response). Split long contexts into sentences to get the RAGAS
     paper's sentence-level context relevance."""
 
     name = "context_relevance"
-    requires: ClassVar[Requirements] = (("user_input",), ("retrieved_contexts",))
+    requires: Requirements = (("user_input",), ("retrieved_contexts",))
 
     def needs(self, sample: Sample) -> list[Need]:
         return [Need("usefulness_question")] if sample.retrieved_contexts else []

@@ -1,19 +1,17 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics.llm.context_precision import precision_result
 from ragmeter.steps import Facts, Need
 
 
-class ContextUtilization(JudgedMetric):
+class ContextUtilization(SampleMetric):
     """Context precision without a reference: each context is judged useful or not for the
     response actually given, and the verdicts combine as Average Precision."""
 
     name = "context_utilization"
-    requires: ClassVar[Requirements] = (("user_input",), ("response",), ("retrieved_contexts",))
+    requires: Requirements = (("user_input",), ("response",), ("retrieved_contexts",))
 
     def needs(self, sample: Sample) -> list[Need]:
         return [Need("usefulness_response")] if sample.retrieved_contexts else []

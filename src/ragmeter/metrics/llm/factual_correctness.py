@@ -1,10 +1,10 @@
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics.llm.answer_correctness import (
     REFERENCE_VS_RESPONSE,
     RESPONSE_VS_REFERENCE,
@@ -15,7 +15,7 @@ from ragmeter.steps import Facts, Need
 Mode = Literal["f1", "precision", "recall"]
 
 
-class FactualCorrectness(JudgedMetric):
+class FactualCorrectness(SampleMetric):
     """Claim-level precision, recall or F-beta of the response against the reference.
 
     precision = TP / (TP + FP): how much of what the response says the reference backs;
@@ -23,7 +23,7 @@ class FactualCorrectness(JudgedMetric):
     """
 
     name = "factual_correctness"
-    requires: ClassVar[Requirements] = (("response",), ("reference",))
+    requires: Requirements = (("response",), ("reference",))
 
     def __init__(self, mode: Mode = "f1", beta: float = 1.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -1,17 +1,15 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need, context_columns
 
 CLAIMS = Need("response_claims")
 SUPPORT = Need("support", claims_of="response", against=("contexts",))
 
 
-class Faithfulness(JudgedMetric):
+class Faithfulness(SampleMetric):
     """Share of the response's claims that the retrieved contexts support.
 
     The seeds' example: of three claims ("AirPods Pro 2 standard warranty is 1 year", "it
@@ -21,7 +19,7 @@ class Faithfulness(JudgedMetric):
     """
 
     name = "faithfulness"
-    requires: ClassVar[Requirements] = (("response",), ("retrieved_contexts",))
+    requires: Requirements = (("response",), ("retrieved_contexts",))
 
     def needs(self, sample: Sample) -> list[Need]:
         return [CLAIMS, SUPPORT] if sample.retrieved_contexts else [CLAIMS]

@@ -1,10 +1,10 @@
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import Direction, MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, Details, NoiseClaimVerdict
-from ragmeter.metrics.llm._base import JudgedMetric
+from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need, context_columns
 
 Mode = Literal["relevant", "irrelevant"]
@@ -12,15 +12,15 @@ SUPPORT = Need("support", claims_of="response", against=("reference", "contexts"
 ATTRIBUTED = Need("statements", against=("contexts",))
 
 
-class NoiseSensitivity(JudgedMetric):
+class NoiseSensitivity(SampleMetric):
     """Share of the response's claims that are wrong (not supported by the reference) and
     that came from retrieved contexts: in mode ``relevant`` from a relevant context (one
     that supports some reference statement), in mode ``irrelevant`` only from irrelevant
     ones. Lower is better. A constant number of judge calls, whatever the contexts.
     """
 
-    requires: ClassVar[Requirements] = (("response",), ("reference",), ("retrieved_contexts",))
-    direction: ClassVar[Direction] = Direction.LOWER_IS_BETTER
+    requires: Requirements = (("response",), ("reference",), ("retrieved_contexts",))
+    direction: Direction = Direction.LOWER_IS_BETTER
 
     def __init__(self, mode: Mode = "relevant", **kwargs: Any) -> None:
         super().__init__(**kwargs)

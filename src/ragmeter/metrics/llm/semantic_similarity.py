@@ -1,22 +1,17 @@
-from typing import ClassVar
-
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
-from ragmeter.metrics.llm._base import JudgedMetric
-from ragmeter.steps import Facts, Need
+from ragmeter.metrics._sample import SampleMetric
+from ragmeter.steps import Facts
 
 
-class SemanticSimilarity(JudgedMetric):
+class SemanticSimilarity(SampleMetric):
     """Cosine similarity of the response's and the reference's embeddings (no judge call)."""
 
     name = "semantic_similarity"
-    requires: ClassVar[Requirements] = (("response",), ("reference",))
-    uses_judge: ClassVar[bool] = False
-    uses_embeddings: ClassVar[bool] = True
-
-    def needs(self, sample: Sample) -> list[Need]:
-        return []
+    requires: Requirements = (("response",), ("reference",))
+    _uses_judge = False
+    _uses_embeddings = True
 
     async def compute(
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None

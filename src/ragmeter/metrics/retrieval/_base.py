@@ -34,7 +34,7 @@ class RankingMetric(BatchMetric):
     metrics (precision) still score it.
     """
 
-    requires: ClassVar[Requirements] = (
+    requires: Requirements = (
         ("retrieved_context_ids",),
         ("reference_context_ids", "relevance"),
     )

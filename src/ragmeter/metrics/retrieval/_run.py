@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
 
@@ -93,8 +93,9 @@ def _relevance_from_scores(
     wanted_flags = wanted.tolist()
     docs = list(compress(chain.from_iterable(qrels), wanted_flags))
     runs = compress(chain.from_iterable(map(repeat, run_scores, n_judged.tolist())), wanted_flags)
-    get = (
-        dict.get
+    # dict.get is much faster than a lambda; other mappings need the method of their own.
+    get: Callable[[Mapping[str, float], str, float], float] = (
+        dict.get  # type: ignore[assignment]  # only called on plain dicts (checked here)
         if all(type(scores) is dict for scores in run_scores)
         else lambda scores, doc, default: scores.get(doc, default)
     )

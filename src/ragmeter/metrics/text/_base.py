@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import ClassVar
 
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
@@ -12,7 +11,7 @@ from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 class TextMetric(BatchMetric):
     """Compares ``response`` with ``reference``; subclasses implement :meth:`compare`."""
 
-    requires: ClassVar[Requirements] = (("response",), ("reference",))
+    requires: Requirements = (("response",), ("reference",))
 
     def score(self, sample: Sample) -> MetricResult:
         assert sample.response is not None and sample.reference is not None

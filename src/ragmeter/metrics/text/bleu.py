@@ -1,7 +1,7 @@
 from functools import lru_cache
 from typing import Any
 
-from sacrebleu.metrics import BLEU as SacreBLEU
+from sacrebleu.metrics.bleu import BLEU as SacreBLEU
 
 from ragmeter._text import contains_cjk
 from ragmeter.metrics._base import MetricResult

@@ -1,7 +1,7 @@
 from functools import lru_cache
 from typing import Any
 
-from sacrebleu.metrics import CHRF as SacreCHRF
+from sacrebleu.metrics.chrf import CHRF as SacreCHRF
 
 from ragmeter.metrics._base import MetricResult
 from ragmeter.metrics.text._base import TextMetric
