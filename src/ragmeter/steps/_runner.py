@@ -185,19 +185,27 @@ class StepRunner:
     def _stage(
         self, sample: Sample, facts: Facts, planned: list[_Planned]
     ) -> list[asyncio.Task[None]]:
-        """One task per job; a job waits for the jobs of the judgments it depends on."""
+        """One task per job; a job waits for the jobs of the judgments it depends on.
+
+        Job ``i`` of a sample starts ``i`` turns of the event loop after the first, so that
+        across the samples in flight the calls through one template reach the judge
+        together: the embedded judge, which answers one call at a time, then reuses the
+        instruction and few-shot prefix they share (started all at once, the demo's 12
+        samples cost 35% more prompt tokens evaluated and 21% more time)."""
         done: dict[str, list[asyncio.Task[None]]] = {}
         task_of: dict[int, asyncio.Task[None]] = {}
 
-        async def run(job: _Job) -> None:
+        async def run(job: _Job, turns: int) -> None:
+            for _ in range(turns):
+                await asyncio.sleep(0)
             own = task_of[id(job)]
             waits = {d for m in job.members for d in m.kind.depends_on}
             await asyncio.gather(*(t for d in waits for t in done.get(d, []) if t is not own))
             await self._run(job, sample, facts)
 
         tasks = []
-        for job in self._jobs(planned):
-            task = asyncio.ensure_future(run(job))
+        for turns, job in enumerate(self._jobs(planned)):
+            task = asyncio.ensure_future(run(job, turns))
             task_of[id(job)] = task
             for member in job.members:
                 done.setdefault(member.kind.name, []).append(task)
