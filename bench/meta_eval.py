@@ -4,28 +4,40 @@ Reads the human-labelled dev data in ``../shared/data`` (never copied into the r
 and, for any judge, reports:
 
 - WikiEval (English, pairwise preferences, 20 questions each): the share of questions where
-  the metric scores the human-preferred row higher (ties count half), as in the RAGAS paper,
-  for faithfulness (``ff.csv``), answer relevancy (``ar.csv``) and context relevance
-  (``cr.csv``, scored with context_relevance over the context's sentences, as in the paper).
+  the metric scores the human-preferred row higher, as in the RAGAS paper, for faithfulness
+  (``ff.csv``), answer relevancy (``ar.csv``) and context relevance (``cr.csv``, scored with
+  context_relevance over the context's sentences, as in the paper). A failed row counts as a
+  disagreement (0) and a tie as half; both are also reported on their own.
 - RGB zh_refine (Chinese): context-usefulness accuracy, positive passages should be judged
   useful and negative ones not (the verdicts behind context_precision).
 
+For a judge that scores likelihoods (the embedded one) it also fits the calibration of each
+verdict task (P(yes) from the likelihood gain, logistic regression) and reports every figure
+twice: with the calibration shipped in the model table, and from 5-fold cross-validation over
+questions (each fold scored with a calibration fitted on the other four), which is the honest
+estimate for data the calibration was not fitted on. ``--fit`` prints the parameters fitted on
+all of the dev split, for ``ragmeter/judge/_models.py``.
+
 Usage::
 
-    python bench/meta_eval.py                       # the configured judge, else the embedded one
-    python bench/meta_eval.py --limit 10 --write    # first 10 questions per set, write results
+    python bench/meta_eval.py --write                   # configured judge, else embedded
+    python bench/meta_eval.py --tasks ff,rgb --limit 10  # a quick look
+    python bench/meta_eval.py --from-raw --write        # re-analyse the last run's verdicts
     RAGMETER_JUDGE_MODEL=gpt-4o-mini OPENAI_API_KEY=... python bench/meta_eval.py
 
-Published agreement with gpt-3.5 as judge (RAGAS paper): faithfulness 0.95, answer relevance
-0.78, context relevance 0.70.
+Raw per-verdict numbers (no dev text) go to ``--raw`` (default in the user cache, not the
+repository). Published agreement with gpt-3.5 as judge (RAGAS paper): faithfulness 0.95,
+answer relevance 0.78, context relevance 0.70.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import datetime as dt
 import json
+import math
 import os
 import platform
 import random
@@ -33,18 +45,224 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ragmeter import evaluate
 from ragmeter.embed import default_embeddings
-from ragmeter.judge import JudgeConfig, default_judge, make_cache
+from ragmeter.judge import JudgeConfig, LocalJudge, default_judge, make_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "bench" / "RESULTS_meta_eval.md"
+RAW = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "ragmeter"
+    / "meta_eval_raw.json"
+)
 PUBLISHED = {"faithfulness": 0.95, "answer_relevancy": 0.78, "context_relevance": 0.70}
+FOLDS = 5
+
+
+# -- data ------------------------------------------------------------------------------------
+def read_pairs(name: str, limit: int | None) -> list[tuple[dict[str, str], dict[str, str]]]:
+    """(preferred row, other row) per question; the CSVs store line breaks as ``\\n``."""
+    with (DATA / "wikieval" / f"{name}.csv").open(encoding="utf-8", errors="replace") as handle:
+        rows = list(csv.DictReader(handle))
+    by_question: dict[str, dict[str, dict[str, str]]] = {}
+    for row in rows:
+        row = {k: v.replace("\\n", "\n") for k, v in row.items()}
+        by_question.setdefault(row["question"], {})[row["label"]] = row
+    pairs = [(v["1"], v["0"]) for v in by_question.values() if "1" in v and "0" in v]
+    return pairs[:limit] if limit else pairs
+
+
+def sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?。！？])\s+|\n+", text.strip())
+    return [p for p in parts if p.strip()]
+
+
+# -- running the metrics ---------------------------------------------------------------------
+WIKIEVAL = {
+    "faithfulness": (
+        "ff",
+        "faithfulness",
+        lambda r: {
+            "user_input": r["question"],
+            "response": r["answer"],
+            "retrieved_contexts": [r["context"]],
+        },
+    ),
+    "answer_relevancy": (
+        "ar",
+        "answer_relevancy",
+        lambda r: {"user_input": r["question"], "response": r["answer"]},
+    ),
+    "context_relevance": (
+        "cr",
+        "context_relevance",
+        lambda r: {"user_input": r["question"], "retrieved_contexts": sentences(r["context"])},
+    ),
+}
+TASK_OF = {"faithfulness": "supported", "context_relevance": "relevant", "rgb": "useful"}
+
+
+def _probability(context: dict[str, Any]) -> float | None:
+    """The verdict's P(yes) in a context's details (``p_useful``, ``p_relevant``...)."""
+    return next((v for k, v in context.items() if k.startswith("p_")), None)
+
+
+def _row(outcome: Any, seconds: float) -> dict[str, Any]:
+    """What the analysis needs from one scored row: score, status, verdict probabilities."""
+    details = outcome.details or {}
+    probabilities = [c.get("p_supported") for c in details.get("claims", [])] or [
+        _probability(c) for c in details.get("contexts", [])
+    ]
+    return {
+        "score": outcome.score,
+        "error": outcome.error,
+        "p": [p for p in probabilities if p is not None],
+        "n_verdicts": len(probabilities),
+        "seconds": seconds,
+    }
+
+
+def run_wikieval(aspect: str, limit: int | None, judge: Any, embeddings: Any) -> dict[str, Any]:
+    file, metric, build = WIKIEVAL[aspect]
+    pairs = read_pairs(file, limit)
+    samples = [build(row) for pair in pairs for row in pair]
+    started = time.monotonic()
+    result = evaluate(samples, [metric], judge=judge, embeddings=embeddings, skip_invalid=True)
+    seconds = (time.monotonic() - started) / max(1, len(samples))
+    rows = [_row(s.scores[metric], seconds) for s in result.samples]
+    print(f"{aspect}: {len(pairs)} pairs in {seconds * len(samples):.0f} s", flush=True)
+    return {"metric": metric, "pairs": [[rows[2 * i], rows[2 * i + 1]] for i in range(len(pairs))]}
+
+
+def run_rgb(limit: int | None, judge: Any, embeddings: Any, seed: int = 0) -> dict[str, Any]:
+    rows = [json.loads(line) for line in (DATA / "rgb_zh" / "dev.jsonl").open(encoding="utf-8")]
+    rows = rows[:limit] if limit else rows
+    rng = random.Random(seed)
+    samples, labels = [], []
+    for row in rows:
+        passages = [(p, 1) for p in row["positive"][:2]] + [(p, 0) for p in row["negative"][:2]]
+        rng.shuffle(passages)
+        answer = row["answer"][0] if row["answer"] else ""
+        samples.append(
+            {
+                "id": str(row["id"]),
+                "user_input": row["query"],
+                "reference": answer[0] if isinstance(answer, list) else answer,
+                "retrieved_contexts": [p for p, _ in passages],
+            }
+        )
+        labels.append([label for _, label in passages])
+    started = time.monotonic()
+    result = evaluate(
+        samples, ["context_precision"], judge=judge, embeddings=embeddings, language="zh"
+    )
+    seconds = (time.monotonic() - started) / max(1, len(samples))
+    queries = []
+    for sample_result, truth in zip(result.samples, labels):
+        outcome = sample_result.scores["context_precision"]
+        contexts = (outcome.details or {}).get("contexts", [])
+        queries.append(
+            {
+                "error": outcome.error if outcome.score is None else None,
+                "useful": [bool(c["useful"]) for c in contexts],
+                "p": [_probability(c) for c in contexts],
+                "labels": truth,
+                "seconds": seconds,
+            }
+        )
+    print(f"rgb: {len(rows)} queries in {seconds * len(rows):.0f} s", flush=True)
+    return {"queries": queries}
+
+
+def run_rgb_support(limit: int | None, judge: Any, seed: int = 0) -> dict[str, Any]:
+    """Chinese "is this statement supported?" verdicts with exact labels: the statement is
+    the query with its answer; RGB's positive passages state the answer, negative ones do
+    not. Asked through the steps' own verdict (the path faithfulness and context recall use)."""
+    from ragmeter.steps import StepRunner
+    from ragmeter.steps._facts import Facts
+
+    rows = [json.loads(line) for line in (DATA / "rgb_zh" / "dev.jsonl").open(encoding="utf-8")]
+    rows = rows[:limit] if limit else rows
+    runner = StepRunner(judge, language="zh")
+    verdict = runner._verdict(Facts(language="zh"))
+
+    async def one(row: dict[str, Any]) -> dict[str, Any]:
+        answer = row["answer"][0] if row["answer"] else ""
+        answer = answer[0] if isinstance(answer, list) else answer
+        statement = f"{row['query'].rstrip('？?')}：{answer}。"
+        passages = [(p, 1) for p in row["positive"][:2]] + [(p, 0) for p in row["negative"][:2]]
+        cells = [
+            await verdict("supported", {"text": p, "statement": statement}) for p, _ in passages
+        ]
+        return {"p": [p for _, p in cells], "labels": [label for _, label in passages]}
+
+    async def run_all() -> list[dict[str, Any]]:
+        return [await one(row) for row in rows]
+
+    import asyncio
+
+    started = time.monotonic()
+    queries = asyncio.run(run_all())
+    seconds = (time.monotonic() - started) / max(1, len(rows))
+    for q in queries:
+        q.update(error=None, useful=[p >= 0.5 for p in q["p"]], seconds=seconds)
+    print(f"rgb statements: {len(rows)} queries in {seconds * len(rows):.0f} s", flush=True)
+    return {"queries": queries}
+
+
+# -- calibration -----------------------------------------------------------------------------
+def logit(p: float) -> float:
+    p = min(max(p, 1e-12), 1 - 1e-12)
+    return math.log(p / (1 - p))
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> tuple[float, float]:
+    """(slope, intercept) of P(y=1) = sigmoid(slope * x + intercept), Newton's method."""
+    w = np.zeros(2)
+    design = np.column_stack([x, np.ones_like(x)])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(design @ w)))
+        gradient = design.T @ (p - y) + l2 * np.array([w[0], 0.0])
+        hessian = (design * (p * (1 - p))[:, None]).T @ design + l2 * np.diag([1.0, 0.0])
+        step = np.linalg.solve(hessian + 1e-9 * np.eye(2), gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return float(w[0]), float(w[1])
+
+
+def sigmoid(z: np.ndarray | float) -> Any:
+    return 1 / (1 + np.exp(-np.asarray(z, dtype=float)))
+
+
+# -- agreement -------------------------------------------------------------------------------
+def pairwise(scores: list[tuple[float | None, float | None]]) -> dict[str, Any]:
+    """A failed row is a disagreement (0), a tie half a point; each also counted."""
+    points, ties, failed = [], 0, 0
+    for better, worse in scores:
+        if better is None or worse is None:
+            failed += 1
+            points.append(0.0)
+        elif abs(better - worse) < 1e-12:
+            ties += 1
+            points.append(0.5)
+        else:
+            points.append(1.0 if better > worse else 0.0)
+    return {
+        "agreement": float(np.mean(points)) if points else float("nan"),
+        "ci95": bootstrap_ci(points),
+        "pairs": len(points),
+        "ties": ties,
+        "failed_pairs": failed,
+    }
 
 
 def bootstrap_ci(values: list[float], seed: int = 0, n: int = 2000) -> tuple[float, float]:
@@ -56,130 +274,178 @@ def bootstrap_ci(values: list[float], seed: int = 0, n: int = 2000) -> tuple[flo
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
-def read_pairs(name: str, limit: int | None) -> list[tuple[dict[str, str], dict[str, str]]]:
-    with (DATA / "wikieval" / f"{name}.csv").open(encoding="utf-8", errors="replace") as handle:
-        rows = list(csv.DictReader(handle))
-    by_question: dict[str, dict[str, dict[str, str]]] = {}
-    for row in rows:
-        by_question.setdefault(row["question"], {})[row["label"]] = row
-    pairs = [(v["1"], v["0"]) for v in by_question.values() if "1" in v and "0" in v]
-    return pairs[:limit] if limit else pairs
+def row_scores(row: dict[str, Any], to_gain: Callable[[float], float], calibrate: Any) -> dict:
+    """The row's hard and soft scores under ``calibrate`` (gain -> P(yes)); ``None`` for a
+    failed row. Without probabilities, the metric's own score."""
+    if row["score"] is None and row["error"]:
+        return {"hard": None, "soft": None}
+    if not row["p"] or len(row["p"]) != row["n_verdicts"] or calibrate is None:
+        return {"hard": row["score"], "soft": row["score"]}
+    p = sigmoid([calibrate(to_gain(x)) for x in row["p"]])
+    return {"hard": float(np.mean(p >= 0.5)), "soft": float(np.mean(p))}
 
 
-def sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?。！？])\s+", text.strip())
-    return [p for p in parts if p.strip()]
+def analyse(raw: dict[str, Any], judge_info: dict[str, Any]) -> dict[str, Any]:
+    """Agreement with the shipped calibration and from cross-validation over questions."""
+    shipped = judge_info.get("calibration", {})
+    likelihood = judge_info.get("verdict_method") == "likelihood"
+    to_gain = raw.get("to_gain", "identity")
 
+    def gain_of(p: float) -> float:  # the run used slope 1, intercept -1: gain = logit + 1
+        return logit(p) + 1.0 if to_gain == "uncalibrated" else logit(p)
 
-def pairwise_agreement(scores: list[tuple[float | None, float | None]]) -> tuple[float, int]:
-    """Share of pairs where the preferred row scores higher; ties (and failures) count half."""
-    points = []
-    for better, worse in scores:
-        if better is None or worse is None or better == worse:
-            points.append(0.5)
-        else:
-            points.append(1.0 if better > worse else 0.0)
-    return (float(np.mean(points)) if points else float("nan")), len(points)
+    def shipped_for(task: str, language: str) -> Any:
+        c = shipped.get(f"{task}/{language}") or shipped.get(task)
+        return (lambda g: c["slope"] * g + c["intercept"]) if c else (lambda g: g - 1.0)
 
+    out: dict[str, Any] = {"wikieval": {}, "fits": {}}
+    for aspect, data in raw.get("wikieval", {}).items():
+        pairs = data["pairs"]
+        task = TASK_OF.get(aspect)
+        entry: dict[str, Any] = {"metric": data["metric"]}
+        rows = [r for pair in pairs for r in pair]
+        entry["failed_rows"] = sum(r["score"] is None and bool(r["error"]) for r in rows)
+        entry["not_applicable_rows"] = sum(r["score"] is None and not r["error"] for r in rows)
+        entry["seconds_per_row"] = float(np.mean([r["seconds"] for r in rows])) if rows else 0
+        if not (likelihood and task):
+            entry["as_run"] = pairwise([(a["score"], b["score"]) for a, b in pairs])
+            out["wikieval"][aspect] = entry
+            continue
+        lin = shipped_for(task, "en")
+        for mode in ("hard", "soft"):
+            entry[f"shipped_{mode}"] = pairwise(
+                [
+                    (row_scores(a, gain_of, lin)[mode], row_scores(b, gain_of, lin)[mode])
+                    for a, b in pairs
+                ]
+            )
 
-def run_pairs(metric: str, samples: list[dict], judge, embeddings) -> list[float | None]:
-    result = evaluate(samples, [metric], judge=judge, embeddings=embeddings, skip_invalid=True)
-    return result.scores(metric)
+        # Weak labels for fitting: claims (sentences) of the preferred row 1, of the other 0.
+        def xy(indices: list[int], pairs: list = pairs) -> tuple[np.ndarray, np.ndarray]:
+            xs, ys = [], []
+            for i in indices:
+                for label, row in zip((1, 0), pairs[i]):
+                    for p in row["p"]:
+                        xs.append(gain_of(p))
+                        ys.append(label)
+            return np.asarray(xs), np.asarray(ys, dtype=float)
 
-
-def wikieval(limit: int | None, judge, embeddings) -> dict[str, dict]:
-    out: dict[str, dict] = {}
-
-    tasks = {
-        "faithfulness": (
-            "ff",
-            "faithfulness",
-            lambda r: {
-                "user_input": r["question"],
-                "response": r["answer"],
-                "retrieved_contexts": [r["context"]],
-            },
-        ),
-        "answer_relevancy": (
-            "ar",
-            "answer_relevancy",
-            lambda r: {"user_input": r["question"], "response": r["answer"]},
-        ),
-        "context_relevance": (
-            "cr",
-            "context_relevance",
-            lambda r: {"user_input": r["question"], "retrieved_contexts": sentences(r["context"])},
-        ),
-    }
-    for label, (file, metric, build) in tasks.items():
-        pairs = read_pairs(file, limit)
-        started = time.monotonic()
-        samples = [build(row) for pair in pairs for row in pair]
-        scores = run_pairs(metric, samples, judge, embeddings)
-        paired = [(scores[2 * i], scores[2 * i + 1]) for i in range(len(pairs))]
-        agreement, n = pairwise_agreement(paired)
-        points = [0.5 if a is None or b is None or a == b else float(a > b) for a, b in paired]
-        out[label] = {
-            "metric": metric,
-            "agreement": agreement,
-            "ci95": bootstrap_ci(points),
-            "pairs": n,
-            "failed_or_na": sum(s is None for s in scores),
-            "seconds": time.monotonic() - started,
-        }
-        print(f"{label}: {agreement:.3f} over {n} pairs", flush=True)
+        cv: dict[str, list[tuple[float | None, float | None]]] = {"hard": [], "soft": []}
+        order = list(range(len(pairs)))
+        for k in range(FOLDS):
+            test = order[k::FOLDS]
+            slope, intercept = fit_logistic(*xy([i for i in order if i not in test]))
+            for i in test:
+                a, b = pairs[i]
+                for mode in cv:
+                    fitted = lambda g, s=slope, c=intercept: s * g + c  # noqa: E731
+                    cv[mode].append(
+                        (row_scores(a, gain_of, fitted)[mode], row_scores(b, gain_of, fitted)[mode])
+                    )
+        for mode in cv:
+            entry[f"cv_{mode}"] = pairwise(cv[mode])
+        out["fits"][f"{task}/en"] = fit_logistic(*xy(order))
+        out["wikieval"][aspect] = entry
+    if "rgb" in raw:
+        out["rgb_zh"] = analyse_rgb(
+            raw["rgb"]["queries"], gain_of, shipped_for, likelihood, out, "useful"
+        )
+    if "rgb_support" in raw:
+        out["rgb_zh_support"] = analyse_rgb(
+            raw["rgb_support"]["queries"], gain_of, shipped_for, likelihood, out, "supported"
+        )
     return out
 
 
-def rgb_usefulness(limit: int | None, judge, embeddings, seed: int = 0) -> dict:
-    rows = [json.loads(line) for line in (DATA / "rgb_zh" / "dev.jsonl").open(encoding="utf-8")]
-    rows = rows[:limit] if limit else rows
-    rng = random.Random(seed)
-    samples, labels = [], []
-    for row in rows:
-        passages = [(p, 1) for p in row["positive"][:2]] + [(p, 0) for p in row["negative"][:2]]
-        rng.shuffle(passages)
-        samples.append(
-            {
-                "id": str(row["id"]),
-                "user_input": row["query"],
-                "reference": row["answer"][0] if row["answer"] else "",
-                "retrieved_contexts": [p for p, _ in passages],
-            }
-        )
-        labels.append([label for _, label in passages])
-    started = time.monotonic()
-    result = evaluate(
-        samples, ["context_precision"], judge=judge, embeddings=embeddings, language="zh"
-    )
-    correct, total, tp, fn, tn, fp = 0, 0, 0, 0, 0, 0
-    failed = 0
-    for sample_result, truth in zip(result.samples, labels):
-        outcome = sample_result.scores["context_precision"]
-        if outcome.score is None:
-            failed += 1
-            continue
-        verdicts = [c["useful"] for c in outcome.details["contexts"]]
-        for verdict, label in zip(verdicts, truth):
-            total += 1
-            correct += int(verdict == bool(label))
-            tp += int(verdict and label)
-            fn += int(not verdict and label)
-            tn += int(not verdict and not label)
-            fp += int(verdict and not label)
-    points = [1.0] * correct + [0.0] * (total - correct)
+def usefulness_figures(pred: np.ndarray, labels: np.ndarray, failed: int) -> dict[str, Any]:
+    correct = (pred == labels).astype(float)
     return {
-        "accuracy": correct / total if total else float("nan"),
-        "ci95": bootstrap_ci(points),
-        "verdicts": total,
-        "recall_positive": tp / (tp + fn) if tp + fn else float("nan"),
-        "specificity_negative": tn / (tn + fp) if tn + fp else float("nan"),
+        "accuracy": float(correct.mean()) if len(correct) else float("nan"),
+        "ci95": bootstrap_ci(list(correct)),
+        "verdicts": len(labels),
+        "recall_positive": float(pred[labels == 1].mean()) if (labels == 1).any() else 0.0,
+        "specificity_negative": float((~pred[labels == 0]).mean()) if (labels == 0).any() else 0.0,
         "queries_failed": failed,
-        "seconds": time.monotonic() - started,
     }
 
 
-def render(report: dict) -> str:
+def analyse_rgb(
+    queries: list[dict],
+    gain_of: Any,
+    shipped_for: Any,
+    likelihood: bool,
+    out: dict,
+    task: str,
+) -> dict[str, Any]:
+    ok = [q for q in queries if not q["error"]]
+    failed = len(queries) - len(ok)
+    labels = np.asarray([label for q in ok for label in q["labels"]])
+    seconds = float(np.mean([q["seconds"] for q in queries])) if queries else 0.0
+    as_run = np.asarray([u for q in ok for u in q["useful"]], dtype=bool)
+    result: dict[str, Any] = {
+        "seconds_per_query": seconds,
+        "as_run": usefulness_figures(as_run, labels, failed),
+    }
+    if not likelihood or any(p is None for q in ok for p in q["p"]):
+        return result
+    gains = np.asarray([gain_of(p) for q in ok for p in q["p"]])
+    query_of = np.asarray([i for i, q in enumerate(ok) for _ in q["p"]])
+    lin = shipped_for(task, "zh")
+    result["shipped"] = usefulness_figures(sigmoid(lin(gains)) >= 0.5, labels, failed)
+    pred = np.zeros(len(labels), dtype=bool)
+    for k in range(FOLDS):
+        test = np.isin(query_of, np.arange(k, len(ok), FOLDS))
+        slope, intercept = fit_logistic(gains[~test], labels[~test].astype(float))
+        pred[test] = sigmoid(slope * gains[test] + intercept) >= 0.5
+    result["cv"] = usefulness_figures(pred, labels, failed)
+    result["auc"] = float(
+        np.mean([(a > b) + 0.5 * (a == b) for a in gains[labels == 1] for b in gains[labels == 0]])
+    )
+    out["fits"][f"{task}/zh"] = fit_logistic(gains, labels.astype(float))
+    return result
+
+
+# -- report ----------------------------------------------------------------------------------
+def _agreement_cells(figures: dict[str, Any]) -> str:
+    low, high = figures["ci95"]
+    return (
+        f"{figures['agreement']:.3f} | {low:.2f} – {high:.2f} | {figures['pairs']} "
+        f"| {figures['ties']} | {figures['failed_pairs']}"
+    )
+
+
+def _rgb_section(rgb: dict[str, Any], title: str) -> list[str]:
+    lines = [
+        "",
+        f"## RGB zh_refine (Chinese): {title}",
+        "",
+        "| verdicts from | accuracy | 95% CI | verdicts | recall on positives "
+        "| specificity on negatives | failed queries |",
+        "|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for key, name in (
+        ("as_run", "as run"),
+        ("cv", "cross-validated calibration"),
+        ("shipped", "shipped calibration"),
+    ):
+        if key in rgb:
+            f = rgb[key]
+            low, high = f["ci95"]
+            lines.append(
+                f"| {name} | {f['accuracy']:.3f} | {low:.2f} – {high:.2f} | {f['verdicts']} "
+                f"| {f['recall_positive']:.3f} | {f['specificity_negative']:.3f} "
+                f"| {f['queries_failed']} |"
+            )
+    lines += ["", f"Seconds per query (4 passages): {rgb['seconds_per_query']:.1f}."]
+    if "auc" in rgb:
+        lines.append(
+            f"AUC of the likelihood gain, positive vs negative passages: {rgb['auc']:.3f}."
+        )
+    return lines
+
+
+def render(report: dict[str, Any]) -> str:
+    analysis = report["analysis"]
     lines = [
         "# Meta-evaluation: agreement with human labels",
         "",
@@ -191,63 +457,121 @@ def render(report: dict) -> str:
         "",
         "## WikiEval (English): pairwise agreement with human preferences",
         "",
-        "| aspect | ragmeter metric | agreement | 95% CI (bootstrap) | pairs | failed / n.a. rows "
-        "| seconds | RAGAS paper (gpt-3.5) |",
+        "A failed row makes its pair a disagreement (0); a tie counts half. *shipped*: with the",
+        "calibration in the model table (fitted on this same dev split, so optimistic);",
+        "*cross-validated*: each fifth of the questions scored with a calibration fitted on",
+        "the other four fifths, the estimate to expect on data not tuned on. *soft*: the mean",
+        "P(yes) of the verdicts (the metric's default score with this judge); *hard*: the share",
+        "of yes verdicts.",
+        "",
+        "| aspect | score | agreement | 95% CI | pairs | ties | failed pairs "
+        "| RAGAS paper (gpt-3.5) |",
         "|---|---|---:|---|---:|---:|---:|---:|",
     ]
-    for label, row in report["wikieval"].items():
-        low, high = row["ci95"]
-        lines.append(
-            f"| {label} | {row['metric']} | {row['agreement']:.3f} | {low:.2f} – {high:.2f} "
-            f"| {row['pairs']} | {row['failed_or_na']} | {row['seconds']:.0f} "
-            f"| {PUBLISHED[label]:.2f} |"
-        )
-    rgb = report["rgb_zh"]
-    low, high = rgb["ci95"]
+    for aspect, entry in analysis["wikieval"].items():
+        for key, name in (
+            ("as_run", "as run"),
+            ("cv_soft", "soft, cross-validated"),
+            ("cv_hard", "hard, cross-validated"),
+            ("shipped_soft", "soft, shipped calibration"),
+            ("shipped_hard", "hard, shipped calibration"),
+        ):
+            if key in entry:
+                cells = _agreement_cells(entry[key])
+                lines.append(f"| {aspect} | {name} | {cells} | {PUBLISHED[aspect]:.2f} |")
     lines += [
         "",
-        "## RGB zh_refine (Chinese): context-usefulness verdicts",
-        "",
-        "| accuracy | 95% CI | verdicts | recall on positives | specificity on negatives "
-        "| failed queries | seconds |",
-        "|---:|---|---:|---:|---:|---:|---:|",
-        f"| {rgb['accuracy']:.3f} | {low:.2f} – {high:.2f} | {rgb['verdicts']} "
-        f"| {rgb['recall_positive']:.3f} | {rgb['specificity_negative']:.3f} "
-        f"| {rgb['queries_failed']} | {rgb['seconds']:.0f} |",
-        "",
-        "Context relevance is scored with context_relevance over the context's sentences. "
-        "Ties and failed rows count half in the pairwise agreement.",
-        "",
+        "| aspect | failed rows | not applicable rows | seconds per row |",
+        "|---|---:|---:|---:|",
     ]
+    for aspect, entry in analysis["wikieval"].items():
+        lines.append(
+            f"| {aspect} | {entry['failed_rows']} | {entry['not_applicable_rows']} "
+            f"| {entry['seconds_per_row']:.1f} |"
+        )
+    for key, title in (
+        ("rgb_zh", "context-usefulness verdicts (passage answers the question)"),
+        ("rgb_zh_support", "statement verdicts (passage supports question + answer)"),
+    ):
+        if key in analysis:
+            lines += _rgb_section(analysis[key], title)
+    if analysis.get("fits"):
+        lines += [
+            "",
+            "## Calibration fitted on the whole dev split",
+            "",
+            "P(yes) = sigmoid(slope * gain + intercept):",
+            "",
+        ]
+        for key, (slope, intercept) in sorted(analysis["fits"].items()):
+            lines.append(
+                f"- `{key}`: slope {slope:.3f}, intercept {intercept:.3f} "
+                f"(P = 0.5 at gain {-intercept / slope:.3f})"
+            )
+    lines.append("")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--tasks", default="ff,ar,cr,rgb,rgb-support", help="any of ff, ar, cr, rgb, rgb-support"
+    )
     parser.add_argument("--limit", type=int, default=None, help="questions per WikiEval set")
     parser.add_argument("--rgb-limit", type=int, default=None, help="RGB queries (default all)")
+    parser.add_argument("--model", default=None, help="a bundled model for the embedded judge")
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.name}")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--raw", type=Path, default=RAW, help="per-verdict numbers (no text)")
+    parser.add_argument("--from-raw", action="store_true", help="re-analyse --raw, run nothing")
     parser.add_argument("--no-cache", action="store_true")
     args = parser.parse_args()
     if not DATA.exists():
         print(f"skipped: {DATA} is absent (the labelled dev data is not part of the repository)")
         return
-    judge = default_judge(JudgeConfig.from_env(), cache=make_cache(enabled=not args.no_cache))
-    embeddings = default_embeddings()
-    report = {
-        "command": "python bench/meta_eval.py " + " ".join(sys.argv[1:]),
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
-        "machine": f"{os.cpu_count()} CPUs, {platform.platform()}, load "
-        + Path("/proc/loadavg").read_text().split()[0],
-        "judge": judge.describe(),
-        "embeddings": embeddings.describe(),
-    }
-    report["wikieval"] = wikieval(args.limit, judge, embeddings)
-    report["rgb_zh"] = rgb_usefulness(args.rgb_limit, judge, embeddings)
+    if args.from_raw:
+        report = json.loads(args.raw.read_text(encoding="utf-8"))
+    else:
+        cache = make_cache(enabled=not args.no_cache)
+        config = JudgeConfig.from_env()
+        if args.model:
+            judge: Any = LocalJudge(args.model, cache=cache)
+        else:
+            judge = default_judge(config, cache=cache)
+        to_gain = "identity"
+        if isinstance(judge, LocalJudge):
+            shipped = judge.describe()  # recorded with the calibration it ships
+            # Run uncalibrated (P = sigmoid(gain - 1)) so the gains can be recovered exactly;
+            # calibration is applied after the judge's cache, so no answer changes.
+            judge.model = dataclasses.replace(judge.model, calibration={})
+            to_gain = "uncalibrated"
+        else:
+            shipped = judge.describe()
+        embeddings = default_embeddings()
+        tasks = set(args.tasks.split(","))
+        raw: dict[str, Any] = {"to_gain": to_gain, "wikieval": {}}
+        for aspect, (file, _, _) in WIKIEVAL.items():
+            if file in tasks:
+                raw["wikieval"][aspect] = run_wikieval(aspect, args.limit, judge, embeddings)
+        if "rgb" in tasks:
+            raw["rgb"] = run_rgb(args.rgb_limit, judge, embeddings)
+        if "rgb-support" in tasks and judge.supports_likelihood:
+            raw["rgb_support"] = run_rgb_support(args.rgb_limit, judge)
+        report = {
+            "command": "python bench/meta_eval.py " + " ".join(sys.argv[1:]),
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+            ).stdout.strip(),
+            "machine": f"{os.cpu_count()} CPUs, {platform.platform()}, load "
+            + Path("/proc/loadavg").read_text().split()[0],
+            "judge": shipped,
+            "embeddings": embeddings.describe(),
+            "raw": raw,
+        }
+        args.raw.parent.mkdir(parents=True, exist_ok=True)
+        args.raw.write_text(json.dumps(report), encoding="utf-8")
+    report["analysis"] = analyse(report["raw"], report["judge"])
     text = render(report)
     print(text)
     if args.write:

@@ -61,3 +61,66 @@ def tokenize(text: str, tokenizer: Tokenizer = "auto") -> list[str]:
     if tokenizer == "jieba":
         return [piece.strip() for piece in _jieba().lcut(text) if _TOKEN.search(piece)]
     raise ValueError(f"unknown tokenizer {tokenizer!r}; use auto, char, jieba or whitespace")
+
+
+# ---- sentences ------------------------------------------------------------------------------
+
+_CJK_SPLIT = "\u3400-\u9fff\uf900-\ufaff"
+_CLOSERS = "\"'”’」』）)》〉】]"
+_TERMINATORS = re.compile(rf"[。！？；…!?.]+[{re.escape(_CLOSERS)}]*")
+_CJK_TERMINATOR = re.compile("[。！？；…]")
+_AFTER_ASCII_END = re.compile(rf"\s|[{_CJK_SPLIT}]")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_ABBREVIATIONS = {
+    "e.g", "i.e", "etc", "vs", "cf", "al", "mr", "mrs", "ms", "dr", "prof", "st", "no", "fig",
+    "inc", "ltd", "jr", "sr", "approx", "dept", "eq", "vol", "a.m", "p.m",
+}  # fmt: skip
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, Chinese and English, stripped of surrounding whitespace.
+
+    >>> split_sentences('他说：“好的。”然后走了……真的吗?是的。 Dr. Li left. Really?! Yes')
+    ['他说：“好的。”', '然后走了……', '真的吗?', '是的。', 'Dr. Li left.', 'Really?!', 'Yes']
+    """
+    return [text[s:e] for s, e in sentence_spans(text, 0, len(text))]
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _is_abbreviation(text: str, run_start: int, floor: int) -> bool:
+    match = _WORD_BEFORE.search(text, max(floor, run_start - 24), run_start)
+    if match is None:
+        return False
+    word = match.group(1)
+    parts = word.split(".")
+    # initials and acronyms: J. Smith, U.S. law
+    return word.lower() in _ABBREVIATIONS or all(len(p) == 1 and p.isupper() for p in parts)
+
+
+def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    sentence_start = start
+    for match in _TERMINATORS.finditer(text, start, end):
+        run = match.group()
+        if not _CJK_TERMINATOR.search(run):
+            # ASCII . ! ? end a sentence only before a space, a line break, CJK or the end
+            after = match.end()
+            if after < end and not _AFTER_ASCII_END.match(text, after):
+                continue
+            if run.rstrip(_CLOSERS) == "." and _is_abbreviation(text, match.start(), start):
+                continue
+        s, e = trim_span(text, sentence_start, match.end())
+        if s < e:
+            spans.append((s, e))
+        sentence_start = match.end()
+    s, e = trim_span(text, sentence_start, end)
+    if s < e:
+        spans.append((s, e))
+    return spans

@@ -13,10 +13,12 @@ from pydantic import BaseModel, Field
 
 from ragmeter.judge import (
     BinaryVerdict,
+    JudgeConfigError,
     JudgeTruncatedError,
     LocalJudge,
     MemoryCache,
     Message,
+    TextLikelihood,
     _local,
 )
 from ragmeter.judge._models import LocalModelMissingError, model_path
@@ -132,3 +134,44 @@ def test_truncated_json_is_retried_once_then_an_error(
     messages = [Message("user", "List three claims about Paris.")]
     with pytest.raises(JudgeTruncatedError, match="cut off at 6 tokens"):
         asyncio.run(judge.generate(messages, Claims, prompt_version="t-trunc"))
+
+
+def likelihood(judge: LocalJudge, context: str, text: str) -> Any:
+    messages = [Message("user", f"<text>\n{context}\n</text>\n\nState one fact from the text.")]
+    return asyncio.run(
+        judge.generate([*messages, Message("assistant", text)], TextLikelihood, prompt_version="t")
+    )
+
+
+def test_likelihood_rises_with_the_evidence_that_states_the_text(judge: LocalJudge) -> None:
+    context = "The Eiffel Tower is a wrought-iron tower in Paris. It was completed in 1889."
+    stated = likelihood(judge, context, "The Eiffel Tower was completed in 1889.")
+    other_year = likelihood(judge, context, "The Eiffel Tower was completed in 1925.")
+    without = likelihood(judge, "", "The Eiffel Tower was completed in 1889.")
+    assert stated.output.tokens == other_year.output.tokens > 5
+    assert stated.output.logprob > other_year.output.logprob
+    assert stated.output.logprob > without.output.logprob
+    assert stated.usage.calls == 1 and stated.usage.completion_tokens == 0
+
+
+def test_likelihood_matches_token_by_token_evaluation(judge: LocalJudge) -> None:
+    """The batched scoring gives the same log-probabilities as feeding one token at a time
+    (up to the rounding of batched matrix products)."""
+    runtime = judge._runtime()
+    llm = runtime.llm
+    prefix = runtime.render([{"role": "user", "content": "Name the capital of France."}])
+    text = list(llm.tokenize(b"The capital of France is Paris.", add_bos=False, special=False))
+    with runtime.lock:
+        batched = _local._continuation_logprobs(llm, prefix, text)
+        one_by_one = []
+        _local._prefill(llm, prefix)
+        for token in text:
+            one_by_one.append(_local._log_softmax_at(_local._last_logits(llm), token))
+            llm.eval([token])
+    assert len(batched) == len(text)
+    assert batched == pytest.approx(one_by_one, abs=0.2)
+
+
+def test_a_likelihood_request_must_end_with_the_text_to_score(judge: LocalJudge) -> None:
+    with pytest.raises(JudgeConfigError, match="must end with the assistant message"):
+        asyncio.run(judge.generate([Message("user", "hello")], TextLikelihood, prompt_version="t"))

@@ -25,7 +25,7 @@ from ragmeter.judge._local import LocalJudge
 from ragmeter.judge._openai import OpenAIJudge
 from ragmeter.judge._parse import extract_json, parse_output, verdict_probabilities
 from ragmeter.judge._prices import DEFAULT_PRICES, PriceTable
-from ragmeter.judge._types import BinaryVerdict, Judgment, OutputT
+from ragmeter.judge._types import BinaryVerdict, Judgment, OutputT, TextLikelihood
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -51,6 +51,7 @@ __all__ = [
     "Price",
     "PriceTable",
     "SQLiteCache",
+    "TextLikelihood",
     "Usage",
     "UsageLedger",
     "cache_key",

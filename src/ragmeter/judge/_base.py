@@ -25,6 +25,10 @@ class Judge(ABC):
     #: Whether the judge answers many verdicts in one structured answer reliably; small
     #: local models do not, and get one :class:`BinaryVerdict` request per verdict instead.
     supports_batched_verdicts: bool = True
+    #: Whether the judge scores a given text's likelihood (:class:`TextLikelihood` requests);
+    #: then verdicts are decided from how much the evidence raises it, calibrated per task
+    #: (:meth:`likelihood_probability`).
+    supports_likelihood: bool = False
 
     def __init__(self, *, cache: Cache | None = None, ledger: UsageLedger | None = None) -> None:
         self.cache: Cache = cache if cache is not None else MemoryCache()
@@ -34,6 +38,13 @@ class Judge(ABC):
     async def release_loop_resources(self) -> None:  # noqa: B027 - optional hook
         """Free what belongs to the running event loop (called before a sync run's loop
         closes, e.g. the HTTP client of an endpoint judge)."""
+
+    def likelihood_probability(self, task: str, language: str, gain: float) -> float:
+        """P(yes) for a verdict ``task`` ("supported", "useful", "relevant") in ``language``
+        from the likelihood gain (mean log-probability per token of the claim, answer or
+        question with the evidence minus without it). Only judges with
+        ``supports_likelihood`` implement it."""
+        raise NotImplementedError(f"{type(self).__name__} does not score likelihoods")
 
     @property
     @abstractmethod

@@ -33,11 +33,14 @@ def default_judge(
     ledger: UsageLedger | None = None,
 ) -> Judge:
     """The judge to use: ``config``, else the ``RAGMETER_JUDGE_*`` / ``OPENAI_*`` environment,
-    else the embedded offline judge (extra ``[local]``)."""
+    else the embedded offline judge (extra ``[local]``; ``$RAGMETER_LOCAL_MODEL`` names another
+    bundled model, e.g. ``qwen2.5-coder-1.5b-instruct-q4_k_m`` from ``[local-large]``)."""
     config = config or JudgeConfig.from_env()
     cache = cache if cache is not None else make_cache()
     if config is not None:
         return OpenAIJudge(config, cache=cache, ledger=ledger)
     from ragmeter.judge._local import LocalJudge
+    from ragmeter.judge._models import DEFAULT_MODEL
 
-    return LocalJudge(cache=cache, ledger=ledger)
+    model = os.environ.get("RAGMETER_LOCAL_MODEL") or DEFAULT_MODEL
+    return LocalJudge(model, cache=cache, ledger=ledger)

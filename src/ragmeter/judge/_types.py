@@ -34,3 +34,16 @@ class BinaryVerdict(BaseModel):
     """A yes (1) / no (0) verdict. Judges that can attach P(yes) as ``probabilities[0]``."""
 
     verdict: Literal[0, 1] = Field(description="1 for yes, 0 for no")
+
+
+class TextLikelihood(BaseModel):
+    """How probable the judge model finds a given text: the conversation's last message, which
+    must be the assistant's, scored token by token after everything before it.
+
+    Asked of judges with ``supports_likelihood`` (the embedded judge): comparing the text's
+    likelihood with and without a piece of evidence in the prompt measures how much the
+    evidence supports it, which small models do far better than answering yes or no.
+    """
+
+    logprob: float = Field(description="mean natural-log probability per token")
+    tokens: int = Field(ge=1, description="how many tokens the text has")

@@ -132,6 +132,10 @@ class Facts:
     usage: Usage = field(default_factory=Usage)
     prompt_versions: set[str] = field(default_factory=set)
     found: dict[str, Any] = field(default_factory=dict)
+    #: Whether one-at-a-time verdicts carry a calibrated P(yes) (a judge that scores
+    #: likelihoods): then metrics that count verdicts score the mean P(yes) instead, which
+    #: agrees better with people and ties less (bench/RESULTS_meta_eval.md).
+    calibrated_verdicts: bool = False
 
     def get(self, name: str) -> Any:
         """The fact of the judgment ``name``; ``None`` when not asked for or failed."""

@@ -19,14 +19,28 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragmeter.dataset import Sample
-from ragmeter.judge import BinaryVerdict, Judge, JudgeConfigError, JudgeError, Judgment, Message
+from ragmeter.judge import (
+    BinaryVerdict,
+    Judge,
+    JudgeConfigError,
+    JudgeError,
+    Judgment,
+    Message,
+    TextLikelihood,
+)
 from ragmeter.prompts import Language, PromptTemplate, detect_language, load_prompt
+from ragmeter.steps._evidence import evidence_query, select_evidence
 from ragmeter.steps._facts import Facts, Need
 from ragmeter.steps._judgments import StepError
 from ragmeter.steps._table import JUDGMENTS, DataValue, JudgmentKind, Request, schema_for
 
 #: The template of one yes/no question, for judges that cannot batch verdicts.
 VERDICT_TEMPLATE = "verdict"
+#: The template of likelihood verdicts, for judges that score likelihoods.
+LIKELIHOOD_TEMPLATE = "likelihood"
+#: For each verdict task: the input whose likelihood is scored, and the one holding evidence.
+LIKELIHOOD_TARGET = {"supported": "statement", "useful": "answer", "relevant": "question"}
+EVIDENCE_INPUT = "text"
 
 
 @dataclass
@@ -171,7 +185,12 @@ class StepRunner:
         language = self.language or detect_language(
             sample.user_input, sample.response, sample.reference
         )
-        facts = Facts(language=language)
+        facts = Facts(
+            language=language,
+            calibrated_verdicts=self.judge is not None
+            and self.judge.supports_likelihood
+            and not self.judge.supports_batched_verdicts,
+        )
         planned = self.plan(needs)
         first = [p for p in planned if p.kind.stage == "read"]
         await asyncio.gather(*self._stage(sample, facts, first))
@@ -290,12 +309,56 @@ class StepRunner:
 
     def _verdict(self, facts: Facts) -> Callable[..., Awaitable[tuple[bool, float | None]]]:
         async def verdict(task: str, inputs: dict[str, DataValue]) -> tuple[bool, float | None]:
+            if self.judge.supports_likelihood and task in LIKELIHOOD_TARGET:
+                return await self._likelihood_verdict(task, inputs, facts)
             template = load_prompt(VERDICT_TEMPLATE, facts.language)
             judgment = await self._ask(template, [task], inputs, facts, schema=BinaryVerdict)
             p_yes = judgment.probabilities[0] if judgment.probabilities else None
             return bool(judgment.output.verdict), p_yes
 
         return verdict
+
+    async def _likelihood_verdict(
+        self, task: str, inputs: dict[str, DataValue], facts: Facts
+    ) -> tuple[bool, float]:
+        """A verdict from how much the evidence raises the likelihood of the claim (answer,
+        question): two scored texts, one with the evidence (the passage's sentences that
+        bear on it, :func:`select_evidence`) and one without, the second shared by every
+        passage the same claim is checked against."""
+        target = LIKELIHOOD_TARGET[task]
+        scored = str(inputs[target])
+        given = {name: value for name, value in inputs.items() if name != target}
+        query = evidence_query(scored, *(str(v) for k, v in given.items() if k != EVIDENCE_INPUT))
+        given[EVIDENCE_INPUT] = select_evidence(query, str(given[EVIDENCE_INPUT]))
+        template = load_prompt(LIKELIHOOD_TEMPLATE, facts.language)
+        with_evidence, without = await asyncio.gather(
+            self._likelihood(template, task, given, scored, facts),
+            self._likelihood(template, task, {**given, EVIDENCE_INPUT: ""}, scored, facts),
+        )
+        gain = with_evidence.logprob - without.logprob
+        p_yes = self.judge.likelihood_probability(task, facts.language, gain)
+        return p_yes >= 0.5, p_yes
+
+    async def _likelihood(
+        self,
+        template: PromptTemplate,
+        task: str,
+        inputs: dict[str, DataValue],
+        text: str,
+        facts: Facts,
+    ) -> TextLikelihood:
+        messages = [*template.render(inputs, [task]), Message("assistant", text)]
+        judgment = await self.judge.generate(
+            messages,
+            TextLikelihood,
+            prompt_version=template.key,
+            scope=template.name,
+            sample_id=self.sample_id,
+            salt=self._salt(),
+        )
+        facts.usage = facts.usage + judgment.usage
+        facts.prompt_versions.add(template.key)
+        return judgment.output
 
     def _generate(self, facts: Facts) -> Callable[..., Awaitable[Judgment[Any]]]:
         async def generate(

@@ -55,6 +55,7 @@ class ScriptedJudge(Judge):
         cache: Cache | None = None,
         ledger: UsageLedger | None = None,
         record_calls: bool = True,
+        likelihood_probability: Callable[[str, str, float], float] | None = None,
     ) -> None:
         super().__init__(cache=cache, ledger=ledger)
         self.name = name
@@ -67,6 +68,15 @@ class ScriptedJudge(Judge):
         self._distribution = distribution
         self._lock = threading.Lock()
         self.calls: list[ScriptedCall] = []
+        #: ``(task, language, gain) -> P(yes)``: given, the judge scores likelihoods
+        #: (answer :class:`~ragmeter.judge.TextLikelihood` requests from the script).
+        self._likelihood_probability = likelihood_probability
+        self.supports_likelihood = likelihood_probability is not None
+
+    def likelihood_probability(self, task: str, language: str, gain: float) -> float:
+        if self._likelihood_probability is None:
+            return super().likelihood_probability(task, language, gain)
+        return self._likelihood_probability(task, language, gain)
 
     @property
     def identity(self) -> str:

@@ -3,7 +3,8 @@ stable ids, split them into structure-aware chunks, build a knowledge graph, and
 single-hop, multi-hop and comparison questions in the documents' language, each checked
 for answerability and near-duplicates."""
 
-from ragmeter.testset._chunking import Chunk, Tokenizer, chunk_documents, split_sentences
+from ragmeter._text import split_sentences
+from ragmeter.testset._chunking import Chunk, Tokenizer, chunk_documents
 from ragmeter.testset._documents import (
     Document,
     DocumentLoadError,

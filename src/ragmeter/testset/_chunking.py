@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ragmeter._services import estimate_tokens
+from ragmeter._text import sentence_spans, trim_span
 from ragmeter.testset._documents import _ATX_HEADING, _FENCE, Document
 
 Tokenizer = Callable[[str], int]
@@ -73,27 +74,9 @@ def chunk_documents(
     return chunks
 
 
-def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text``, Chinese and English, stripped of surrounding whitespace.
-
-    >>> split_sentences('他说：“好的。”然后走了……真的吗?是的。 Dr. Li left. Really?! Yes')
-    ['他说：“好的。”', '然后走了……', '真的吗?', '是的。', 'Dr. Li left.', 'Really?!', 'Yes']
-    """
-    return [text[s:e] for s, e in _sentences(text, 0, len(text))]
-
-
 # ---- splitting ------------------------------------------------------------------------------
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff"
-_CLOSERS = "\"'”’」』）)》〉】]"
-_TERMINATORS = re.compile(rf"[。！？；…!?.]+[{re.escape(_CLOSERS)}]*")
-_CJK_TERMINATOR = re.compile("[。！？；…]")
-_AFTER_ASCII_END = re.compile(rf"\s|[{_CJK}]")
-_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
-_ABBREVIATIONS = {
-    "e.g", "i.e", "etc", "vs", "cf", "al", "mr", "mrs", "ms", "dr", "prof", "st", "no", "fig",
-    "inc", "ltd", "jr", "sr", "approx", "dept", "eq", "vol", "a.m", "p.m",
-}  # fmt: skip
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)、]|[a-zA-Z][.)])[ \t]+")
 # Where a sentence longer than the chunk size may be cut, in order of preference.
 _SOFT_CUTS = (re.compile(r"\n"), re.compile(r"[,，、;；:：]"))
@@ -130,14 +113,6 @@ def _sections(text: str) -> list[_Section]:
     return sections
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def _blocks(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     """Paragraphs, list items and fenced code blocks: (start, end, is_code), trimmed."""
     blocks: list[tuple[int, int, bool]] = []
@@ -147,7 +122,7 @@ def _blocks(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     def close() -> None:
         nonlocal current
         if current is not None:
-            s, e = _trim(text, current[0], current[1])
+            s, e = trim_span(text, current[0], current[1])
             if s < e:
                 blocks.append((s, e, bool(current[2])))
         current = None
@@ -178,45 +153,13 @@ def _blocks(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     return blocks
 
 
-def _is_abbreviation(text: str, run_start: int, floor: int) -> bool:
-    match = _WORD_BEFORE.search(text, max(floor, run_start - 24), run_start)
-    if match is None:
-        return False
-    word = match.group(1)
-    parts = word.split(".")
-    # initials and acronyms: J. Smith, U.S. law
-    return word.lower() in _ABBREVIATIONS or all(len(p) == 1 and p.isupper() for p in parts)
-
-
-def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    sentence_start = start
-    for match in _TERMINATORS.finditer(text, start, end):
-        run = match.group()
-        if not _CJK_TERMINATOR.search(run):
-            # ASCII . ! ? end a sentence only before a space, a line break, CJK or the end
-            after = match.end()
-            if after < end and not _AFTER_ASCII_END.match(text, after):
-                continue
-            if run.rstrip(_CLOSERS) == "." and _is_abbreviation(text, match.start(), start):
-                continue
-        s, e = _trim(text, sentence_start, match.end())
-        if s < e:
-            spans.append((s, e))
-        sentence_start = match.end()
-    s, e = _trim(text, sentence_start, end)
-    if s < e:
-        spans.append((s, e))
-    return spans
-
-
 def _cut_after(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     piece_start = start
     for match in pattern.finditer(text, start, end):
-        spans.append(_trim(text, piece_start, match.end()))
+        spans.append(trim_span(text, piece_start, match.end()))
         piece_start = match.end()
-    spans.append(_trim(text, piece_start, end))
+    spans.append(trim_span(text, piece_start, end))
     return [(s, e) for s, e in spans if s < e]
 
 
@@ -288,7 +231,7 @@ def _hard_split(
         else:
             chars = range(pos + 1, cuts[i] + 1)
             cut = chars[_furthest(chars, 0, fits)] if fits(chars[0]) else chars[0]
-        s, e = _trim(text, pos, cut)
+        s, e = trim_span(text, pos, cut)
         if s < e:
             out.append((s, e))
         pos = cut
@@ -310,7 +253,7 @@ class _Unit:
 def _units(text: str, section: _Section, size: int, count: Tokenizer) -> list[_Unit]:
     spans: list[tuple[int, int, int]] = []
     for block, (s, e, is_code) in enumerate(_blocks(text, section.start, section.end)):
-        sentences = [(s, e)] if is_code else _sentences(text, s, e)
+        sentences = [(s, e)] if is_code else sentence_spans(text, s, e)
         for ss, se in sentences:
             spans += [(ps, pe, block) for ps, pe in _split_long(text, ss, se, size, count)]
     units: list[_Unit] = []

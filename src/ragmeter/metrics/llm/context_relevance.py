@@ -24,15 +24,21 @@ class ContextRelevance(SampleMetric):
             return MetricResult.not_applicable("no context was retrieved")
         verdicts = facts.usefulness_question or []
         relevant = sum(v.useful for v in verdicts)
+        contexts = tuple(
+            ContextJudgment(i + 1, ContextCriterion.RELEVANT, v.useful, v.reason, v.probability)
+            for i, v in enumerate(verdicts)
+        )
+        reason = f"{relevant} of {len(verdicts)} contexts are relevant to the question"
+        known = [v.probability for v in verdicts if v.probability is not None]
+        if facts.calibrated_verdicts and verdicts and len(known) == len(verdicts):
+            # Calibrated verdicts: the mean P(relevant) is the score (the count in details).
+            return MetricResult.ok(
+                sum(known) / len(known),
+                reason=f"{reason} (score: their mean P(relevant))",
+                details=Details(
+                    contexts=contexts, extra={"verdict_score": relevant / len(verdicts)}
+                ),
+            )
         return MetricResult.ok(
-            relevant / len(verdicts),
-            reason=f"{relevant} of {len(verdicts)} contexts are relevant to the question",
-            details=Details(
-                contexts=tuple(
-                    ContextJudgment(
-                        i + 1, ContextCriterion.RELEVANT, v.useful, v.reason, v.probability
-                    )
-                    for i, v in enumerate(verdicts)
-                )
-            ),
+            relevant / len(verdicts), reason=reason, details=Details(contexts=contexts)
         )
