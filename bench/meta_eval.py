@@ -85,6 +85,61 @@ def sentences(text: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
+_WORD = re.compile(r"\w+")
+_COMMON_WORDS = (
+    "the a an of and or to in on at for by with is was were are be been as that this it its"
+)
+_COMMON = set(_COMMON_WORDS.split())
+_NONCOMMITTAL = re.compile(
+    r"I do not have|I don't have|I am not aware|I'm sorry|not (?:mentioned|provided|available)",
+    re.IGNORECASE,
+)
+
+
+def _grounding(answer: str, context: str) -> float:
+    """Share of the answer's words (common words aside) that occur in the context."""
+    seen = {w.lower() for w in _WORD.findall(context)}
+    words = [w.lower() for w in _WORD.findall(answer) if w.lower() not in _COMMON]
+    return sum(w in seen for w in words) / max(1, len(words))
+
+
+def label_audit() -> dict[str, Any]:
+    """How often each WikiEval file's label contradicts how its rows were built: the answer
+    labelled grounded shares fewer of its words with the context than the other one (ff);
+    the answer labelled better is a non-answer and the other is not (ar); the context
+    labelled focused holds more sentences absent from the other context than the reverse,
+    i.e. it is the one with the added noise (cr)."""
+    ff = read_pairs("ff", None)
+    ar = read_pairs("ar", None)
+    cr = read_pairs("cr", None)
+
+    def extra(a: str, b: str) -> int:
+        return len(set(sentences(a)) - set(sentences(b)))
+
+    return {
+        "ff": (
+            sum(
+                _grounding(b["answer"], b["context"]) > _grounding(a["answer"], a["context"])
+                for a, b in ff
+            ),
+            len(ff),
+        ),
+        "ar": (
+            sum(
+                bool(_NONCOMMITTAL.search(a["answer"])) and not _NONCOMMITTAL.search(b["answer"])
+                for a, b in ar
+            ),
+            len(ar),
+        ),
+        "cr": (
+            sum(
+                extra(a["context"], b["context"]) > extra(b["context"], a["context"]) for a, b in cr
+            ),
+            len(cr),
+        ),
+    }
+
+
 # -- running the metrics ---------------------------------------------------------------------
 WIKIEVAL = {
     "faithfulness": (
@@ -495,6 +550,26 @@ def render(report: dict[str, Any]) -> str:
     ):
         if key in analysis:
             lines += _rgb_section(analysis[key], title)
+    audit = report.get("audit")
+    if audit:
+        ff, ar, cr = audit["ff"], audit["ar"], audit["cr"]
+        lines += [
+            "",
+            "## How far the WikiEval dev labels can be trusted",
+            "",
+            "Computed from the files themselves (`label_audit()` in this script):",
+            "",
+            f"- ff.csv: in {ff[0]} of {ff[1]} pairs the answer labelled *ungrounded* shares more "
+            "of its words with the context than the one labelled grounded. Read by hand, e.g. "
+            '"Mount Brown is located in Glacier National Park ... 8,622 feet" is labelled '
+            "grounded against a context that says Liberty County, 6,958 feet, which is what the "
+            "answer labelled ungrounded says. A faithful metric therefore cannot reach high "
+            "agreement with these labels; the figure above is reported, not optimised.",
+            f"- ar.csv: in {ar[0]} of {ar[1]} pairs the answer labelled *better* is a non-answer "
+            '("I do not have information ...") and the other is not.',
+            f"- cr.csv: in {cr[0]} of {cr[1]} pairs the context labelled *focused* is the one with "
+            "the added sentences (the noisier one).",
+        ]
     if analysis.get("fits"):
         lines += [
             "",
@@ -572,6 +647,7 @@ def main() -> None:
         args.raw.parent.mkdir(parents=True, exist_ok=True)
         args.raw.write_text(json.dumps(report), encoding="utf-8")
     report["analysis"] = analyse(report["raw"], report["judge"])
+    report["audit"] = label_audit()
     text = render(report)
     print(text)
     if args.write:

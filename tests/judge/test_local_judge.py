@@ -123,7 +123,8 @@ def test_describe_and_identity(judge: LocalJudge) -> None:
     assert described["kind"] == "local"
     assert described["sha256"] == judge.model.sha256[:12]
     assert judge.model.sha256[:12] in judge.identity and judge.model.name in judge.identity
-    assert "smoke-test quality: use a real judge for decisions" in described["quality_note"]
+    assert "bench/RESULTS_meta_eval.md" in described["quality_note"]
+    assert described["verdict_method"] == "likelihood" and "useful" in described["calibration"]
     assert judge.supports_batched_verdicts is False
 
 

@@ -82,3 +82,34 @@ def test_each_claim_is_checked_against_its_evidence_not_the_whole_context() -> N
 def test_verdict_counting_stays_the_score_for_judges_without_likelihoods() -> None:
     result = evaluate([scripts.SAMPLE], ["faithfulness"], judge=scripts.judge())
     assert result.scores("faithfulness")[0] == pytest.approx(2 / 3)
+
+
+def relevance_responder(messages, schema):
+    assert schema is TextLikelihood
+    text = data(messages[-2].content, "text")
+    assert messages[-1].content == SAMPLE["user_input"]  # the question is what is scored
+    if not text:
+        return {"logprob": -3.0, "tokens": 9}
+    return {"logprob": -1.0 if "warranty" in text else -3.5, "tokens": 9}
+
+
+def test_context_relevance_scores_the_mean_p_relevant_and_shares_the_baseline() -> None:
+    judge = ScriptedJudge(
+        relevance_responder,
+        likelihood_probability=lambda task, lang, g: 1 / (1 + math.exp(-(g - 1))),
+    )
+    judge.supports_batched_verdicts = False
+    sample = {
+        "user_input": SAMPLE["user_input"],
+        "retrieved_contexts": ["The warranty lasts one year.", "Shops open at nine."],
+    }
+    outcome = (
+        evaluate([sample], ["context_relevance"], judge=judge)
+        .samples[0]
+        .scores["context_relevance"]
+    )
+    p_relevant, p_other = 1 / (1 + math.exp(-1.0)), 1 / (1 + math.exp(1.5))
+    assert outcome.score == pytest.approx((p_relevant + p_other) / 2)
+    assert outcome.details["verdict_score"] == 0.5
+    # two passages, one shared "without evidence" score
+    assert len(judge.calls) == 3

@@ -102,6 +102,15 @@ RESPONSE_CLAIMS = register(
 )
 
 
+def _read_questions(judgment: Judgment[Any], request: Request) -> tuple[list[str], bool]:
+    questions = [q.strip() for q in judgment.output.questions if q.strip()]
+    # The embedded judge (a small model whose verdicts come from likelihoods) marks nearly
+    # every answer noncommittal: 37 of the 38 WikiEval dev answers it read, which made
+    # answer relevancy 0.0 for all but one (bench/RESULTS_meta_eval.md). Its flag is not used.
+    trusted = not request.facts.calibrated_verdicts
+    return questions[: _n_questions(request)], trusted and bool(judgment.output.noncommittal)
+
+
 def _store_questions(facts: Facts, request: Request, value: tuple[list[str], bool]) -> None:
     facts.questions, facts.noncommittal = value
 
@@ -114,10 +123,7 @@ QUESTIONS = register(
         fields={"questions": (list[str], ...), "noncommittal": (Literal[0, 1], 0)},
         inputs=_response_inputs,
         params=lambda request: {"n": _n_questions(request)},
-        read=lambda judgment, request: (
-            [q.strip() for q in judgment.output.questions if q.strip()][: _n_questions(request)],
-            bool(judgment.output.noncommittal),
-        ),
+        read=_read_questions,
         store=_store_questions,
     )
 )
