@@ -491,7 +491,7 @@ def _rgb_section(rgb: dict[str, Any], title: str) -> list[str]:
                 f"| {f['recall_positive']:.3f} | {f['specificity_negative']:.3f} "
                 f"| {f['queries_failed']} |"
             )
-    lines += ["", f"Seconds per query (4 passages): {rgb['seconds_per_query']:.1f}."]
+    lines += ["", f"Seconds per query (4 passages, this run): {rgb['seconds_per_query']:.1f}."]
     if "auc" in rgb:
         lines.append(
             f"AUC of the likelihood gain, positive vs negative passages: {rgb['auc']:.3f}."
@@ -536,7 +536,10 @@ def render(report: dict[str, Any]) -> str:
                 lines.append(f"| {aspect} | {name} | {cells} | {PUBLISHED[aspect]:.2f} |")
     lines += [
         "",
-        "| aspect | failed rows | not applicable rows | seconds per row |",
+        "Seconds are this run's, which reuses the judge cache; timings from an empty cache are",
+        "measured separately (`bench/RESULTS_meta_eval_speed.md`).",
+        "",
+        "| aspect | failed rows | not applicable rows | seconds per row (this run) |",
         "|---|---:|---:|---:|",
     ]
     for aspect, entry in analysis["wikieval"].items():
