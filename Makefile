@@ -22,7 +22,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.core-installed
 
 # The demo runs the embedded offline judge and embeddings: [local] compiles llama-cpp-python
-# the first time (about 9 minutes on 2 cores), then the run itself takes about 6 minutes.
+# the first time (about 9 minutes on 2 cores), then the run itself takes about 6.5 minutes.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	@echo "Installing ragmeter[local,embed,zh]; the first time, llama-cpp-python compiles from source (about 9 minutes on 2 cores)."
 	$(BIN)/python -m pip install --quiet -e '.[local,embed,zh]'
