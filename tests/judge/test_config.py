@@ -25,6 +25,19 @@ def test_from_env_without_a_model_means_the_embedded_judge():
         JudgeConfig.from_env({"RAGMETER_JUDGE_BASE_URL": "http://127.0.0.1:8080/v1"})
 
 
+def test_the_embedded_judge_model_can_be_chosen_by_environment(monkeypatch):
+    from ragmeter.judge import LocalJudge, MemoryCache, default_judge
+
+    for name in ("RAGMETER_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAGMETER_LOCAL_MODEL", "qwen2.5-coder-1.5b-instruct-q4_k_m")
+    judge = default_judge(cache=MemoryCache())  # the model loads on first use, not here
+    assert isinstance(judge, LocalJudge)
+    assert judge.model.name == "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    monkeypatch.delenv("RAGMETER_LOCAL_MODEL")
+    assert default_judge(cache=MemoryCache()).model.name == "qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+
 def test_from_file_reads_the_key_from_the_named_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_KEY", KEY)
     path = tmp_path / "ragmeter.toml"
