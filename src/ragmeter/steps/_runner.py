@@ -38,7 +38,7 @@ from ragmeter.steps._table import JUDGMENTS, DataValue, JudgmentKind, Request, s
 VERDICT_TEMPLATE = "verdict"
 #: The template of likelihood verdicts, for judges that score likelihoods.
 LIKELIHOOD_TEMPLATE = "likelihood"
-#: For each verdict task: the input whose likelihood is scored, and the one holding evidence.
+#: For each verdict task, the input whose likelihood is scored; the evidence is always "text".
 LIKELIHOOD_TARGET = {"supported": "statement", "useful": "answer", "relevant": "question"}
 EVIDENCE_INPUT = "text"
 
