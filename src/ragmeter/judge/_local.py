@@ -52,7 +52,9 @@ VerdictMethod = Literal["likelihood", "logits", "grammar"]
 #: Version of the prompt wording and decoding added here (part of every cache key).
 PROMPT_VERSION = "local-v1"
 JSON_MAX_TOKENS = 512
-QUALITY_NOTE = (
+#: What the yes/no verdict methods ("logits", "grammar") were measured to do; the likelihood
+#: method's figures are each bundled model's own ``quality_note``.
+YES_NO_QUALITY_NOTE = (
     "measured on human-labelled dev data, 40 verdicts per task (bench/RESULTS_local_judge.md): "
     "Chinese passage-answers-question 72.5% (95% CI 57.5-85%); English WikiEval faithfulness "
     "50% (chance: it answers Yes to nearly everything on long contexts; clear-cut English "
@@ -389,7 +391,11 @@ class LocalJudge(Judge):
                 else {}
             ),
             "source": self.model.source,
-            "quality_note": self.model.quality_note or QUALITY_NOTE,
+            "quality_note": (
+                self.model.quality_note
+                if self.verdict_method == "likelihood"
+                else YES_NO_QUALITY_NOTE
+            ),
         }
 
     # -- the shared model -----------------------------------------------------------------

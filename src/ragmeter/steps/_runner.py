@@ -348,17 +348,12 @@ class StepRunner:
         facts: Facts,
     ) -> TextLikelihood:
         messages = [*template.render(inputs, [task]), Message("assistant", text)]
-        judgment = await self.judge.generate(
-            messages,
-            TextLikelihood,
-            prompt_version=template.key,
-            scope=template.name,
-            sample_id=self.sample_id,
-            salt=self._salt(),
+        generate = self._generate(facts)
+        judgment = await generate(
+            messages, TextLikelihood, prompt_version=template.key, scope=template.name
         )
-        facts.usage = facts.usage + judgment.usage
-        facts.prompt_versions.add(template.key)
-        return judgment.output
+        output: TextLikelihood = judgment.output
+        return output
 
     def _generate(self, facts: Facts) -> Callable[..., Awaitable[Judgment[Any]]]:
         async def generate(
