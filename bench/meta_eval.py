@@ -36,6 +36,7 @@ import argparse
 import csv
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import math
 import os
@@ -78,6 +79,26 @@ def read_pairs(name: str, limit: int | None) -> list[tuple[dict[str, str], dict[
         by_question.setdefault(row["question"], {})[row["label"]] = row
     pairs = [(v["1"], v["0"]) for v in by_question.values() if "1" in v and "0" in v]
     return pairs[:limit] if limit else pairs
+
+
+REREADING = ROOT / "bench" / "wikieval_rereading.json"
+
+
+def load_rereading() -> dict[str, list[int]]:
+    """Per WikiEval file, 1 or 0: the row really preferred in each pair (in ``read_pairs``
+    order), checked against the questions' hashes so a changed file is not misread."""
+    notes = json.loads(REREADING.read_text(encoding="utf-8"))
+    out: dict[str, list[int]] = {}
+    for name in ("ff", "ar", "cr"):
+        pairs = read_pairs(name, None)
+        hashes = [hashlib.sha256(a["question"].encode()).hexdigest()[:12] for a, _ in pairs]
+        if hashes != [entry["question_sha256"] for entry in notes[name]]:
+            print(
+                f"note: {REREADING.name} does not match {name}.csv; its re-read labels are not used"
+            )
+            continue
+        out[name] = [int(entry["preferred"]) for entry in notes[name]]
+    return out
 
 
 def sentences(text: str) -> list[str]:
@@ -340,8 +361,57 @@ def row_scores(row: dict[str, Any], to_gain: Callable[[float], float], calibrate
     return {"hard": float(np.mean(p >= 0.5)), "soft": float(np.mean(p))}
 
 
-def analyse(raw: dict[str, Any], judge_info: dict[str, Any]) -> dict[str, Any]:
-    """Agreement with the shipped calibration and from cross-validation over questions."""
+def _agreements(
+    pairs: list, task: str | None, gain_of: Any, shipped_for: Any
+) -> tuple[dict[str, Any], tuple[float, float] | None]:
+    """Pairwise agreement of one label orientation: as run, or (likelihood verdicts) soft and
+    hard with the shipped calibration and with one cross-validated over the questions."""
+    if task is None:
+        return {"as_run": pairwise([(a["score"], b["score"]) for a, b in pairs])}, None
+    figures: dict[str, Any] = {}
+    lin = shipped_for(task, "en")
+    for mode in ("hard", "soft"):
+        figures[f"shipped_{mode}"] = pairwise(
+            [
+                (row_scores(a, gain_of, lin)[mode], row_scores(b, gain_of, lin)[mode])
+                for a, b in pairs
+            ]
+        )
+
+    # Weak labels for fitting: claims (sentences) of the preferred row 1, of the other 0.
+    def xy(indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        xs, ys = [], []
+        for i in indices:
+            for label, row in zip((1, 0), pairs[i]):
+                for p in row["p"]:
+                    xs.append(gain_of(p))
+                    ys.append(label)
+        return np.asarray(xs), np.asarray(ys, dtype=float)
+
+    cv: dict[str, list[tuple[float | None, float | None]]] = {"hard": [], "soft": []}
+    order = list(range(len(pairs)))
+    for k in range(FOLDS):
+        test = order[k::FOLDS]
+        slope, intercept = fit_logistic(*xy([i for i in order if i not in test]))
+        fitted = lambda g, s=slope, c=intercept: s * g + c  # noqa: E731
+        for i in test:
+            a, b = pairs[i]
+            for mode in cv:
+                cv[mode].append(
+                    (row_scores(a, gain_of, fitted)[mode], row_scores(b, gain_of, fitted)[mode])
+                )
+    for mode in cv:
+        figures[f"cv_{mode}"] = pairwise(cv[mode])
+    return figures, fit_logistic(*xy(order))
+
+
+def analyse(
+    raw: dict[str, Any], judge_info: dict[str, Any], reread: dict[str, list[int]] | None = None
+) -> dict[str, Any]:
+    """Agreement with the shipped calibration and from cross-validation over questions, for
+    the labels as distributed and (``reread``: per file, 1 or 0 for the row really
+    preferred in each pair) as re-read."""
+    reread = reread or {}
     shipped = judge_info.get("calibration", {})
     likelihood = judge_info.get("verdict_method") == "likelihood"
     to_gain = raw.get("to_gain", "identity")
@@ -357,49 +427,22 @@ def analyse(raw: dict[str, Any], judge_info: dict[str, Any]) -> dict[str, Any]:
     for aspect, data in raw.get("wikieval", {}).items():
         pairs = data["pairs"]
         task = TASK_OF.get(aspect)
-        entry: dict[str, Any] = {"metric": data["metric"]}
+        entry: dict[str, Any] = {"metric": data["metric"], "labels": {}}
         rows = [r for pair in pairs for r in pair]
         entry["failed_rows"] = sum(r["score"] is None and bool(r["error"]) for r in rows)
         entry["not_applicable_rows"] = sum(r["score"] is None and not r["error"] for r in rows)
         entry["seconds_per_row"] = float(np.mean([r["seconds"] for r in rows])) if rows else 0
-        if not (likelihood and task):
-            entry["as_run"] = pairwise([(a["score"], b["score"]) for a, b in pairs])
-            out["wikieval"][aspect] = entry
-            continue
-        lin = shipped_for(task, "en")
-        for mode in ("hard", "soft"):
-            entry[f"shipped_{mode}"] = pairwise(
-                [
-                    (row_scores(a, gain_of, lin)[mode], row_scores(b, gain_of, lin)[mode])
-                    for a, b in pairs
-                ]
-            )
-
-        # Weak labels for fitting: claims (sentences) of the preferred row 1, of the other 0.
-        def xy(indices: list[int], pairs: list = pairs) -> tuple[np.ndarray, np.ndarray]:
-            xs, ys = [], []
-            for i in indices:
-                for label, row in zip((1, 0), pairs[i]):
-                    for p in row["p"]:
-                        xs.append(gain_of(p))
-                        ys.append(label)
-            return np.asarray(xs), np.asarray(ys, dtype=float)
-
-        cv: dict[str, list[tuple[float | None, float | None]]] = {"hard": [], "soft": []}
-        order = list(range(len(pairs)))
-        for k in range(FOLDS):
-            test = order[k::FOLDS]
-            slope, intercept = fit_logistic(*xy([i for i in order if i not in test]))
-            for i in test:
-                a, b = pairs[i]
-                for mode in cv:
-                    fitted = lambda g, s=slope, c=intercept: s * g + c  # noqa: E731
-                    cv[mode].append(
-                        (row_scores(a, gain_of, fitted)[mode], row_scores(b, gain_of, fitted)[mode])
-                    )
-        for mode in cv:
-            entry[f"cv_{mode}"] = pairwise(cv[mode])
-        out["fits"][f"{task}/en"] = fit_logistic(*xy(order))
+        preferred = reread.get(WIKIEVAL[aspect][0])
+        label_sets = {"as distributed": pairs}
+        if preferred and len(preferred) >= len(pairs):
+            label_sets["re-read"] = [
+                (a, b) if first == 1 else (b, a) for (a, b), first in zip(pairs, preferred)
+            ]
+        for labels, oriented in label_sets.items():
+            figures, fit = _agreements(oriented, task if likelihood else None, gain_of, shipped_for)
+            entry["labels"][labels] = figures
+            if fit is not None and labels == "as distributed":
+                out["fits"][f"{task}/en"] = fit
         out["wikieval"][aspect] = entry
     if "rgb" in raw:
         out["rgb_zh"] = analyse_rgb(
@@ -512,28 +555,34 @@ def render(report: dict[str, Any]) -> str:
         "",
         "## WikiEval (English): pairwise agreement with human preferences",
         "",
-        "A failed row makes its pair a disagreement (0); a tie counts half. *shipped*: with the",
-        "calibration in the model table (fitted on this same dev split, so optimistic);",
-        "*cross-validated*: each fifth of the questions scored with a calibration fitted on",
-        "the other four fifths, the estimate to expect on data not tuned on. *soft*: the mean",
-        "P(yes) of the verdicts (the metric's default score with this judge); *hard*: the share",
-        "of yes verdicts.",
+        "A failed row makes its pair a disagreement (0); a tie counts half. *labels*: the",
+        "files' labels *as distributed*, and *re-read*: which row of each pair is really the",
+        "grounded answer, the answer that addresses the question, the focused context, by a",
+        "developer reading each pair against its context (`bench/wikieval_rereading.json`",
+        "gives the reason for every pair; see the last section for why). *shipped*: with the",
+        "calibration in the model table (for `supported` and `relevant` it was not fitted on",
+        "WikiEval); *cross-validated*: each fifth of the questions scored with a calibration",
+        "fitted on the other four fifths. *soft*: the mean P(yes) of the verdicts (the",
+        "metric's default score with this judge); *hard*: the share of yes verdicts.",
         "",
-        "| aspect | score | agreement | 95% CI | pairs | ties | failed pairs "
+        "| aspect | labels | score | agreement | 95% CI | pairs | ties | failed pairs "
         "| RAGAS paper (gpt-3.5) |",
-        "|---|---|---:|---|---:|---:|---:|---:|",
+        "|---|---|---|---:|---|---:|---:|---:|---:|",
     ]
     for aspect, entry in analysis["wikieval"].items():
-        for key, name in (
-            ("as_run", "as run"),
-            ("cv_soft", "soft, cross-validated"),
-            ("cv_hard", "hard, cross-validated"),
-            ("shipped_soft", "soft, shipped calibration"),
-            ("shipped_hard", "hard, shipped calibration"),
-        ):
-            if key in entry:
-                cells = _agreement_cells(entry[key])
-                lines.append(f"| {aspect} | {name} | {cells} | {PUBLISHED[aspect]:.2f} |")
+        for labels, figures in entry["labels"].items():
+            for key, name in (
+                ("as_run", "as run"),
+                ("shipped_soft", "soft, shipped calibration"),
+                ("cv_soft", "soft, cross-validated"),
+                ("shipped_hard", "hard, shipped calibration"),
+                ("cv_hard", "hard, cross-validated"),
+            ):
+                if key in figures:
+                    cells = _agreement_cells(figures[key])
+                    lines.append(
+                        f"| {aspect} | {labels} | {name} | {cells} | {PUBLISHED[aspect]:.2f} |"
+                    )
     lines += [
         "",
         "Seconds are this run's, which reuses the judge cache; timings from an empty cache are",
@@ -556,22 +605,38 @@ def render(report: dict[str, Any]) -> str:
     audit = report.get("audit")
     if audit:
         ff, ar, cr = audit["ff"], audit["ar"], audit["cr"]
+        reversed_ = {k: v.count(0) for k, v in report.get("reread", {}).items()}
         lines += [
             "",
             "## How far the WikiEval dev labels can be trusted",
             "",
-            "Computed from the files themselves (`label_audit()` in this script):",
+            "Where the labels come from: the files repackage WikiEval from",
+            "noah-13/llm-based-reference-free-rag-eval-metrics-meta-eval (`experiment/input`),",
+            "whose label says which WikiEval column a row was taken from (the `answer` column",
+            "= 1, `ungrounded_answer` or `poor_answer` = 0; there, rows 50-99 are 1). That",
+            "repository does not score metrics against this column: its accuracy scripts",
+            "(`result_analysis/scripts/accuracy_*.py`) compare with a separate human annotation",
+            "(`final_annotated_with_final_answer.xlsx`, column `Final_answer`), which it does",
+            "not publish.",
+            "",
+            "Read pair by pair against the context (`bench/wikieval_rereading.json`, one reason",
+            f"per pair), the row labelled 1 is the worse one in {reversed_['ff']} of 20 ff pairs,",
+            f"{reversed_['ar']} of 20 ar pairs and {reversed_['cr']} of 20 cr pairs. For example,",
+            'ff: the answer labelled grounded says "Glacier National Park ... 8,622 feet"; the',
+            "context says Liberty County, 6,958 feet, as the answer labelled ungrounded does. ar:",
+            'the answer labelled better says "I do not have information about the specific',
+            'dates or the opening film"; the other gives both. On these files a metric that',
+            "does its job agrees with the distributed labels about half the time; the re-read",
+            "labels are what it should be judged on, and both are reported above.",
+            "",
+            "Mechanical checks from the files themselves (`label_audit()` in this script):",
             "",
             f"- ff.csv: in {ff[0]} of {ff[1]} pairs the answer labelled *ungrounded* shares more "
-            "of its words with the context than the one labelled grounded. Read by hand, e.g. "
-            '"Mount Brown is located in Glacier National Park ... 8,622 feet" is labelled '
-            "grounded against a context that says Liberty County, 6,958 feet, which is what the "
-            "answer labelled ungrounded says. A faithful metric therefore cannot reach high "
-            "agreement with these labels; the figure above is reported, not optimised.",
+            "of its words with the context than the one labelled grounded.",
             f"- ar.csv: in {ar[0]} of {ar[1]} pairs the answer labelled *better* is a non-answer "
             '("I do not have information ...") and the other is not.',
-            f"- cr.csv: in {cr[0]} of {cr[1]} pairs the context labelled *focused* is the one with "
-            "the added sentences (the noisier one).",
+            f"- cr.csv: in {cr[0]} of {cr[1]} pairs the context labelled *focused* holds more "
+            "sentences absent from the other context than the reverse (the added noise).",
         ]
     if analysis.get("fits"):
         lines += [
@@ -635,8 +700,17 @@ def main() -> None:
             raw["rgb"] = run_rgb(args.rgb_limit, judge, embeddings)
         if "rgb-support" in tasks and judge.supports_likelihood:
             raw["rgb_support"] = run_rgb_support(args.rgb_limit, judge)
+        command = "python bench/meta_eval.py " + " ".join(sys.argv[1:])
+        if args.raw.exists() and not args.limit and not args.rgb_limit:
+            # A run of some tasks keeps the last full run's verdicts of the others (same judge).
+            previous = json.loads(args.raw.read_text(encoding="utf-8"))
+            if previous.get("judge") == shipped and previous["raw"].get("to_gain") == to_gain:
+                kept = {k: v for k, v in previous["raw"].items() if k not in raw}
+                wikieval = {**previous["raw"].get("wikieval", {}), **raw["wikieval"]}
+                raw = {**kept, **raw, "wikieval": wikieval}
+                command = f"{previous['command']}`, then `{command}"
         report = {
-            "command": "python bench/meta_eval.py " + " ".join(sys.argv[1:]),
+            "command": command,
             "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": subprocess.run(
                 ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
@@ -649,7 +723,8 @@ def main() -> None:
         }
         args.raw.parent.mkdir(parents=True, exist_ok=True)
         args.raw.write_text(json.dumps(report), encoding="utf-8")
-    report["analysis"] = analyse(report["raw"], report["judge"])
+    report["reread"] = load_rereading()
+    report["analysis"] = analyse(report["raw"], report["judge"], report["reread"])
     report["audit"] = label_audit()
     text = render(report)
     print(text)

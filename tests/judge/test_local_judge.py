@@ -137,6 +137,34 @@ def test_truncated_json_is_retried_once_then_an_error(
         asyncio.run(judge.generate(messages, Claims, prompt_version="t-trunc"))
 
 
+def test_every_list_without_a_bound_gets_one_and_the_grammar_ends_it(
+    judge: LocalJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "free": {"type": "array", "items": {"type": "string"}},
+            "set": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        },
+        "$defs": {"Inner": {"type": "array", "items": {"type": "integer"}}},
+    }
+    bounded = _local._bounded(schema)
+    assert bounded["properties"]["free"]["maxItems"] == _local.MAX_LIST_ITEMS
+    assert bounded["properties"]["set"]["maxItems"] == 2  # a declared bound is kept
+    assert bounded["$defs"]["Inner"]["maxItems"] == _local.MAX_LIST_ITEMS
+    assert "maxItems" not in schema["properties"]["free"]  # the input is not modified
+
+    class Words(BaseModel):
+        words: list[str]
+
+    # A request the small model answers with a long list: the grammar stops it at the bound
+    # instead of letting greedy decoding run into the token budget.
+    monkeypatch.setattr(_local, "MAX_LIST_ITEMS", 3)
+    messages = [Message("user", 'Reply with JSON {"words": [...]} listing "yes" 40 times.')]
+    answer = asyncio.run(judge.generate(messages, Words, prompt_version="t-bound"))
+    assert 1 <= len(answer.output.words) <= 3
+
+
 def likelihood(judge: LocalJudge, context: str, text: str) -> Any:
     messages = [Message("user", f"<text>\n{context}\n</text>\n\nState one fact from the text.")]
     return asyncio.run(

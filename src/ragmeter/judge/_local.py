@@ -249,11 +249,31 @@ def _continuation_logprobs(llm: Any, prefix: Sequence[int], text: Sequence[int])
     return logprobs
 
 
+#: The most items the embedded judge writes in one JSON list. Greedy decoding by a small
+#: model can repeat a list item until the token budget runs out (seen on WikiEval: one
+#: generated question 60 times, then the row failed truncated after 100 s); a bound in the
+#: grammar ends the list instead. Above any list a prompt asks for (claims of a long answer
+#: are the longest: at most 13 on the WikiEval dev answers).
+MAX_LIST_ITEMS = 24
+
+
+def _bounded(schema: Any) -> Any:
+    """``schema`` with ``maxItems`` (:data:`MAX_LIST_ITEMS`) on every list that has none."""
+    if isinstance(schema, list):
+        return [_bounded(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _bounded(value) for key, value in schema.items()}
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = MAX_LIST_ITEMS
+    return out
+
+
 def _json_gbnf(schema_json: dict[str, Any]) -> str:
     from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 
     try:
-        return str(json_schema_to_gbnf(json.dumps(schema_json)))
+        return str(json_schema_to_gbnf(json.dumps(_bounded(schema_json))))
     except Exception:  # noqa: BLE001 - a schema the converter cannot express: any JSON
         return str(JSON_GBNF)
 
