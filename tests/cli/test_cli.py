@@ -164,6 +164,19 @@ def test_judge_check_with_a_wrong_key_exits_2_without_showing_it(monkeypatch):
     assert "sk-wrong-key-123456" not in result.output
 
 
+def test_a_base_url_that_cannot_work_stops_at_once_with_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGMETER_JUDGE_MODEL", "judge-model")
+    monkeypatch.setenv("RAGMETER_JUDGE_BASE_URL", "api.example.com/v1")  # no scheme
+    for args in (
+        ["judge", "check"],
+        ["eval", "examples/demo.jsonl", "-m", "faithfulness", "--no-store", "-o", str(tmp_path)],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "base_url must be the endpoint's http(s) API root" in result.output
+        assert "Traceback" not in result.output and "attempts" not in result.output
+
+
 def test_eval_with_a_judged_metric_on_an_endpoint(tmp_path, monkeypatch):
     from ragmeter.testing import FakeOpenAIServer
 

@@ -7,10 +7,14 @@ from ragmeter._services._cache import Cache, MemoryCache, NullCache, SQLiteCache
 from ragmeter._services._config import OPENAI_BASE_URL
 from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
 from ragmeter._services._http import (
+    DEFAULT_MAX_RETRY_WAIT_S,
     EndpointClient,
     EndpointSettings,
     StatusRejected,
+    check_base_url,
     endpoint_client,
+    redact_url,
+    retry_after_seconds,
 )
 from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
 from ragmeter._services._sync import run_sync
@@ -18,6 +22,7 @@ from ragmeter._services._types import Message, Role, Usage
 from ragmeter._services._usage import UsageLedger, estimate_tokens
 
 __all__ = [
+    "DEFAULT_MAX_RETRY_WAIT_S",
     "OPENAI_BASE_URL",
     "Cache",
     "EndpointClient",
@@ -36,8 +41,11 @@ __all__ = [
     "Usage",
     "UsageLedger",
     "cache_key",
+    "check_base_url",
     "endpoint_client",
     "estimate_tokens",
     "limiter_for",
+    "redact_url",
+    "retry_after_seconds",
     "run_sync",
 ]

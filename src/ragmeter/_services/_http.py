@@ -4,11 +4,15 @@ fix, and secrets kept out of every message. Shared by judges and embeddings."""
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
+import logging
+import math
 import random
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import SecretStr
@@ -18,6 +22,81 @@ from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
 from ragmeter._services._types import Usage
 
 MAX_BACKOFF_S = 30.0
+#: The longest a ``Retry-After`` is obeyed by default (``max_retry_wait_s`` in a config).
+DEFAULT_MAX_RETRY_WAIT_S = 60.0
+
+logger = logging.getLogger("ragmeter.http")
+
+
+def check_base_url(url: str) -> str:
+    """``url`` when it can be an endpoint's API root (http or https with a host); else a
+    ``ValueError`` saying what to write, raised when the config is made, not when the first
+    request fails its retries."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"base_url must be the endpoint's http(s) API root, e.g. https://api.openai.com/v1 "
+            f"or http://127.0.0.1:8000/v1; got {redact_url(url)!r}"
+        )
+    return url.strip()
+
+
+def redact_url(url: str) -> str:
+    """``url`` without credentials: ``user:password@`` and secret-looking query values."""
+    base, sep, query = url.partition("?")
+    scheme, has_scheme, rest = base.partition("://")
+    if not has_scheme:
+        scheme, rest = "", base
+    authority, slash, path = rest.partition("/")
+    authority = authority.rsplit("@", 1)[-1]
+    cleaned = f"{scheme}://" if has_scheme else ""
+    cleaned += f"{authority}{slash}{path}"
+    if not sep:
+        return cleaned
+    params = (item.partition("=") for item in query.split("&") if item)
+    return (
+        cleaned
+        + "?"
+        + "&".join(
+            f"{key}=***" if key.lower() in _SECRET_PARAMS else f"{key}{eq}{value}"
+            for key, eq, value in params
+        )
+    )
+
+
+_SECRET_PARAMS = frozenset(
+    {"key", "api-key", "api_key", "apikey", "token", "access_token", "secret", "password", "sig"}
+)
+
+
+def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """How long the endpoint asks to wait: ``retry-after-ms``, else ``Retry-After`` in
+    seconds or as an HTTP date; ``inf`` for a value too large or not finite, ``None``
+    when there is none (or it cannot be read)."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000.0
+        except ValueError:
+            value = None
+        if value is not None and not math.isnan(value):
+            return max(0.0, value) if math.isfinite(value) else math.inf
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds):
+        return None
+    return max(0.0, seconds) if math.isfinite(seconds) else math.inf
 
 
 class EndpointSettings(Protocol):
@@ -34,14 +113,17 @@ class EndpointSettings(Protocol):
     max_concurrency: int
     requests_per_minute: float | None
     tokens_per_minute: float | None
+    max_retry_wait_s: float
 
 
 class StatusRejected(JudgeError):
-    """A status the caller asked to handle itself (``fail_fast_statuses``)."""
+    """An answer the caller asked to handle itself (``reject``), e.g. an endpoint that does
+    not accept the request's ``response_format``."""
 
-    def __init__(self, status: int) -> None:
-        super().__init__(f"HTTP {status}")
+    def __init__(self, status: int, detail: str = "") -> None:
+        super().__init__(f"HTTP {status}: {detail}" if detail else f"HTTP {status}")
         self.status = status
+        self.detail = detail
 
 
 class EndpointClient:
@@ -60,11 +142,13 @@ class EndpointClient:
         limiter: Limiter,
         env_prefix: str = "RAGMETER_JUDGE",
         transport: httpx.AsyncBaseTransport | None = None,
+        max_retry_wait_s: float = DEFAULT_MAX_RETRY_WAIT_S,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        self.max_retry_wait_s = max_retry_wait_s
         self.limiter = limiter
         self.env_prefix = env_prefix
         self._api_key = api_key
@@ -73,7 +157,13 @@ class EndpointClient:
 
     def redact(self, text: str) -> str:
         secret = self._api_key.get_secret_value() if self._api_key else ""
-        return text.replace(secret, "***") if secret else text
+        text = text.replace(secret, "***") if secret else text
+        return text.replace(self.base_url, self.where) if self.where != self.base_url else text
+
+    @property
+    def where(self) -> str:
+        """The endpoint as it may be shown: without credentials in the URL."""
+        return redact_url(self.base_url)
 
     def _client(self) -> httpx.AsyncClient:
         # An httpx client belongs to one event loop; a sync score() in Jupyter runs its own.
@@ -104,22 +194,22 @@ class EndpointClient:
         if client is not None:
             await client.aclose()
 
-    def error_for(self, response: httpx.Response) -> JudgeError:
+    def detail_of(self, response: httpx.Response) -> str:
+        """What the endpoint said about an error, redacted and short."""
         try:
             detail = response.json().get("error", response.text)
             if isinstance(detail, dict):
                 detail = detail.get("message", detail)
-        except (json.JSONDecodeError, AttributeError):
+        except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
             detail = response.text
-        detail = self.redact(str(detail))[:300]
+        return self.redact(str(detail))[:300]
+
+    def error_for(self, response: httpx.Response) -> JudgeError:
+        detail = self.detail_of(response)
         status = response.status_code
-        where = f"{self.base_url} (model {self.model!r})"
+        where = f"{self.where} (model {self.model!r})"
         if status == 429 or status >= 500 or status in (408, 409):
-            retry_after = response.headers.get("retry-after")
-            try:
-                wait = float(retry_after) if retry_after is not None else None
-            except ValueError:
-                wait = None
+            wait = retry_after_seconds(response.headers)
             return JudgeTransientError(f"HTTP {status} from {where}: {detail}", retry_after=wait)
         prefix = self.env_prefix
         fixes = {
@@ -139,11 +229,16 @@ class EndpointClient:
         *,
         estimated_tokens: int = 0,
         validate: Callable[[dict[str, Any]], object] | None = None,
-        fail_fast_statuses: Collection[int] = (),
+        reject: Callable[[int, str], bool] | None = None,
     ) -> dict[str, Any]:
         """The JSON answer. ``validate`` checks its shape (raising KeyError, TypeError...);
-        a malformed answer counts as transient. Statuses in ``fail_fast_statuses`` raise
-        :class:`StatusRejected` at once."""
+        a malformed answer counts as transient. An error answer for which ``reject(status,
+        detail)`` is true raises :class:`StatusRejected` at once, for the caller to handle.
+
+        Time is bounded: each attempt has ``timeout_s`` for all of it (connecting, sending,
+        and receiving the whole answer, however slowly it trickles in), a ``Retry-After``
+        is obeyed up to ``max_retry_wait_s``, and there are at most ``max_retries`` retries.
+        """
         attempt = 0
         while True:
             try:
@@ -151,21 +246,25 @@ class EndpointClient:
                     started = time.monotonic()
                     usage.calls += 1  # every request sent counts, answered or not
                     try:
-                        response = await self._client().post(path, json=body)
-                    except httpx.TimeoutException:
+                        response = await asyncio.wait_for(
+                            self._client().post(path, json=body), timeout=self.timeout_s
+                        )
+                    except (httpx.TimeoutException, asyncio.TimeoutError):
                         raise JudgeTransientError(
-                            f"no answer from {self.base_url} within {self.timeout_s} s"
+                            f"no complete answer from {self.where} within {self.timeout_s:g} s"
                         ) from None
                     except httpx.TransportError as error:
                         raise JudgeTransientError(
-                            f"connection to {self.base_url} failed: "
+                            f"connection to {self.where} failed: "
                             f"{self.redact(f'{type(error).__name__}: {error}')}"
                         ) from None
                     finally:
                         usage.latency_s += time.monotonic() - started
-                    if response.status_code in fail_fast_statuses:
-                        raise StatusRejected(response.status_code)
                     if response.status_code != 200:
+                        if reject is not None:
+                            detail = self.detail_of(response)
+                            if reject(response.status_code, detail):
+                                raise StatusRejected(response.status_code, detail)
                         raise self.error_for(response)
                     try:
                         data = response.json()
@@ -173,7 +272,7 @@ class EndpointClient:
                             validate(data)
                     except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError):
                         raise JudgeTransientError(
-                            f"malformed response body from {self.base_url}"
+                            f"malformed response body from {self.where}"
                         ) from None
                     answer: dict[str, Any] = data
                     return answer
@@ -183,7 +282,18 @@ class EndpointClient:
                         f"{error} (gave up after {attempt + 1} attempts)"
                     ) from None
                 backoff = min(MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(0.5, 1.0)
-                await asyncio.sleep(max(backoff, error.retry_after or 0.0))
+                asked = error.retry_after or 0.0
+                wait = min(max(backoff, asked), max(backoff, self.max_retry_wait_s))
+                if asked > self.max_retry_wait_s:
+                    logger.warning(
+                        "%s asked to wait %s s before retrying; waiting %.0f s (max_retry_wait_s)",
+                        self.where,
+                        "an unbounded time" if math.isinf(asked) else f"{asked:.0f}",
+                        wait,
+                    )
+                elif wait >= 10:
+                    logger.warning("%s: retrying in %.0f s", self.where, wait)
+                await asyncio.sleep(wait)
                 attempt += 1
                 usage.retries += 1
 
@@ -208,4 +318,5 @@ def endpoint_client(
         limiter=limiter,
         env_prefix=env_prefix,
         transport=transport,
+        max_retry_wait_s=config.max_retry_wait_s,
     )

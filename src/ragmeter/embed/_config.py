@@ -6,9 +6,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from ragmeter._services import OPENAI_BASE_URL
+from ragmeter._services import DEFAULT_MAX_RETRY_WAIT_S, OPENAI_BASE_URL, check_base_url
 
 ENV_PREFIX = "RAGMETER_EMBEDDINGS"
 
@@ -26,13 +26,17 @@ class EmbeddingsConfig(BaseModel):
     'https://api.openai.com/v1|text-embedding-3-small'
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # hide_input_in_errors: a rejected value (a URL, a key) may hold a secret
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     model: str = Field(min_length=1)
     base_url: str = OPENAI_BASE_URL
     api_key: SecretStr | None = None
+    #: Seconds for one request, all of it: connecting, sending and the whole answer.
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0)
+    #: The longest wait a ``Retry-After`` answer is obeyed for before the next attempt.
+    max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
     max_concurrency: int = Field(default=4, gt=0)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
@@ -41,6 +45,11 @@ class EmbeddingsConfig(BaseModel):
     passage_prefix: str = ""
     #: Output size for models that can shorten their vectors (``text-embedding-3-*``).
     dimensions: int | None = Field(default=None, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_a_url(cls, value: str) -> str:
+        return check_base_url(value)
 
     @property
     def identity(self) -> str:

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from ragmeter._services import OPENAI_BASE_URL
+from ragmeter._services import DEFAULT_MAX_RETRY_WAIT_S, OPENAI_BASE_URL, check_base_url
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
 
@@ -54,7 +54,8 @@ class JudgeConfig(BaseModel):
     False
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # hide_input_in_errors: a rejected value (a URL, a key) may hold a secret
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     model: str
     base_url: str = OPENAI_BASE_URL
@@ -62,8 +63,11 @@ class JudgeConfig(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     seed: int | None = 42
     max_tokens: int = Field(default=1024, gt=0)
+    #: Seconds for one request, all of it: connecting, sending and the whole answer.
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0)
+    #: The longest wait a ``Retry-After`` answer is obeyed for before the next attempt.
+    max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
     max_concurrency: int = Field(default=16, gt=0)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
@@ -71,6 +75,11 @@ class JudgeConfig(BaseModel):
     logprobs: bool = False
     extra_body: dict[str, Any] = Field(default_factory=dict)
     price: Price | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_a_url(cls, value: str) -> str:
+        return check_base_url(value)
 
     @property
     def identity(self) -> str:

@@ -37,6 +37,20 @@ _NO_JSON_SCHEMA: set[str] = set()
 _JSON_SCHEMA_OK: set[str] = set()
 
 
+#: What an endpoint says when it does not take ``response_format: json_schema``: llama.cpp's
+#: server ('response_format type must be one of "text" or "json_object"'), vLLM, Ollama and
+#: OpenAI-compatible gateways all name the parameter or the schema.
+_SCHEMA_REJECTION_WORDS = ("response_format", "json_schema", "schema", "structured output")
+
+
+def rejects_response_format(status: int, detail: str) -> bool:
+    """Whether an error answer says the endpoint does not support json_schema output (then
+    the endpoint gets json_object from now on). A 500 or a 400 saying anything else is not
+    taken for that: one transient failure must not change how every later call is asked."""
+    text = detail.lower()
+    return status in (400, 422, 500, 501) and any(w in text for w in _SCHEMA_REJECTION_WORDS)
+
+
 def _check_chat_shape(data: dict[str, Any]) -> None:
     if not isinstance(data["choices"][0]["message"], dict):
         raise TypeError("message is not an object")
@@ -103,8 +117,9 @@ class OpenAIJudge(Judge):
     async def _post(
         self, body: dict[str, Any], usage: Usage, *, probing_schema: bool = False
     ) -> dict[str, Any]:
-        """One chat completion. While ``probing_schema``, a 400/422/500 means "json_schema
-        unsupported" and raises :class:`StatusRejected` at once instead of being retried."""
+        """One chat completion. While ``probing_schema``, an answer rejecting the request's
+        ``response_format`` (:func:`rejects_response_format`) raises :class:`StatusRejected`
+        at once; any other error is handled as usual (a 500 is retried, a 400 reported)."""
         estimated = sum(estimate_tokens(m["content"]) for m in body["messages"])
         estimated += body.get("max_tokens", 0) // 4
         data = await self.http.post(
@@ -113,7 +128,7 @@ class OpenAIJudge(Judge):
             usage,
             estimated_tokens=estimated,
             validate=_check_chat_shape,
-            fail_fast_statuses=(400, 422, 500) if probing_schema else (),
+            reject=rejects_response_format if probing_schema else None,
         )
         self._count_tokens(data, body, usage, estimated)
         return data

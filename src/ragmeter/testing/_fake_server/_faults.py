@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 FaultKind = Literal[
-    "rate_limit", "http_error", "timeout", "malformed_json", "truncated", "connection_drop"
+    "rate_limit",
+    "http_error",
+    "timeout",
+    "trickle",
+    "malformed_json",
+    "truncated",
+    "connection_drop",
 ]
 _FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
 
@@ -28,10 +34,13 @@ class Fault:
 
     - ``rate_limit``: HTTP 429, OpenAI error body (``code: "rate_limit_exceeded"``) and, unless
       ``retry_after_s`` is ``None``, headers ``Retry-After`` (seconds, ``"2"`` or ``"0.5"``)
-      and ``retry-after-ms``.
+      and ``retry-after-ms``; with ``retry_after_header``, only ``Retry-After`` with exactly
+      that text (``"1e9"``, ``"inf"``, an HTTP date, garbage).
     - ``http_error``: HTTP ``status`` (400-599) with an OpenAI error body (``message``).
     - ``timeout``: hold the request ``delay_s`` seconds (after the latency), then answer
       normally; a client whose timeout is shorter sees a read timeout.
+    - ``trickle``: answer normally, but send the body a byte at a time spread over
+      ``delay_s`` seconds: no single read waits long, the whole answer does.
     - ``malformed_json``: HTTP 200 whose content is ``content`` (default: prose around broken
       JSON, :data:`DEFAULT_MALFORMED_CONTENT`); on embeddings, a body that is not JSON.
     - ``truncated``: the normal content cut to ``keep_fraction`` of its characters (at
@@ -47,6 +56,7 @@ class Fault:
     delay_s: float = 30.0
     keep_fraction: float = 0.5
     content: str | None = None
+    retry_after_header: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _FAULT_KINDS:
@@ -61,9 +71,22 @@ class Fault:
             raise ValueError("keep_fraction must be in [0, 1)")
 
     @classmethod
-    def rate_limit(cls, retry_after_s: float | None = 1.0, message: str | None = None) -> Fault:
-        """HTTP 429 with ``Retry-After: retry_after_s`` (no header when ``None``)."""
-        return cls("rate_limit", status=429, retry_after_s=retry_after_s, message=message)
+    def rate_limit(
+        cls,
+        retry_after_s: float | None = 1.0,
+        message: str | None = None,
+        *,
+        retry_after_header: str | None = None,
+    ) -> Fault:
+        """HTTP 429 with ``Retry-After: retry_after_s`` (no header when ``None``), or with
+        ``Retry-After: retry_after_header`` verbatim."""
+        return cls(
+            "rate_limit",
+            status=429,
+            retry_after_s=retry_after_s,
+            message=message,
+            retry_after_header=retry_after_header,
+        )
 
     @classmethod
     def http_error(cls, status: int = 500, message: str | None = None) -> Fault:
@@ -89,6 +112,11 @@ class Fault:
     def timeout(cls, delay_s: float = 30.0) -> Fault:
         """Answer only after ``delay_s`` more seconds (interrupted by ``stop()``)."""
         return cls("timeout", delay_s=delay_s)
+
+    @classmethod
+    def trickle(cls, delay_s: float = 30.0) -> Fault:
+        """The normal answer, its body sent a byte at a time over ``delay_s`` seconds."""
+        return cls("trickle", delay_s=delay_s)
 
     @classmethod
     def malformed_json(cls, content: str | None = None) -> Fault:

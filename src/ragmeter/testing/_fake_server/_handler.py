@@ -130,7 +130,16 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(body)
+        trickle_s = getattr(self, "_trickle_s", 0.0)
+        if not trickle_s or not body:
+            self.wfile.write(body)
+            return
+        pause = trickle_s / len(body)
+        for i in range(len(body)):  # a byte at a time: each read is quick, the whole is not
+            self.wfile.write(body[i : i + 1])
+            self.wfile.flush()
+            if not self.server.owner._sleep(pause):
+                raise _Dropped
 
     def _send_json(
         self, status: int, payload: Any, headers: Mapping[str, str] | None = None
@@ -155,6 +164,7 @@ class Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         owner._enter()
         self._counted = True
+        self._trickle_s = 0.0  # one handler serves every request of a kept-alive connection
         try:
             raw = self._read_body()
             try:
@@ -229,9 +239,14 @@ class Handler(BaseHTTPRequestHandler):
             if not owner._sleep(fault.delay_s):
                 raise _Dropped
             return
+        if fault.kind == "trickle":
+            self._trickle_s = fault.delay_s
+            return
         if fault.kind == "rate_limit":
             headers: dict[str, str] = {}
-            if fault.retry_after_s is not None:
+            if fault.retry_after_header is not None:
+                headers["Retry-After"] = fault.retry_after_header
+            elif fault.retry_after_s is not None:
                 headers["Retry-After"] = f"{fault.retry_after_s:g}"
                 headers["retry-after-ms"] = str(round(fault.retry_after_s * 1000))
             message = fault.message or "Rate limit reached for requests. Please try again later."

@@ -1,0 +1,187 @@
+"""Time is bounded on every request to an endpoint (judge or embeddings), against the
+project's fake server: a total deadline per attempt, a capped Retry-After, a base URL that
+cannot work refused when the config is made, and one transient error that does not change
+how later calls are asked."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import math
+import time
+
+import httpx
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from ragmeter._services import redact_url, retry_after_seconds
+from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
+from ragmeter.judge import JudgeConfig, JudgeConfigError, JudgeTransientError, Message, OpenAIJudge
+from ragmeter.testing import FakeOpenAIServer, Fault
+
+QUESTION = [Message("user", "Is the sky blue?")]
+
+
+class Claims(BaseModel):
+    claims: list[str]
+
+
+def responder(body: dict) -> dict:
+    return {"claims": ["the sky is blue"]}
+
+
+def judge_for(server: FakeOpenAIServer, **overrides: object) -> OpenAIJudge:
+    settings: dict = {
+        "model": "judge-model",
+        "base_url": server.base_url,
+        "timeout_s": 2.0,
+        "max_retries": 3,
+        **overrides,
+    }
+    return OpenAIJudge(JudgeConfig(**settings))
+
+
+async def ask(judge: OpenAIJudge) -> object:
+    try:
+        return await judge.generate(QUESTION, Claims, prompt_version="t@1")
+    finally:
+        await judge.aclose()
+
+
+def chat_formats(server: FakeOpenAIServer) -> list[str]:
+    return [
+        r.body["response_format"]["type"]
+        for r in server.requests
+        if r.path.endswith("/chat/completions")
+    ]
+
+
+# -- a total deadline per attempt ------------------------------------------------------------
+def test_an_answer_that_trickles_in_is_cut_at_the_total_deadline() -> None:
+    # Each byte arrives quickly, so a per-read timeout never fires; the whole answer takes 6 s.
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(Fault.trickle(delay_s=6.0))
+        judge = judge_for(server, timeout_s=0.5, max_retries=0, structured_output="json_object")
+        started = time.monotonic()
+        with pytest.raises(JudgeTransientError, match=r"no complete answer .* within 0\.5 s"):
+            asyncio.run(ask(judge))
+        assert time.monotonic() - started < 2.0
+
+
+def test_a_trickling_answer_within_the_deadline_is_read_whole() -> None:
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(Fault.trickle(delay_s=0.3))
+        judge = judge_for(server, timeout_s=5.0, structured_output="json_object")
+        judgment = asyncio.run(ask(judge))
+        assert judgment.output.claims == ["the sky is blue"]  # type: ignore[attr-defined]
+
+
+def test_embeddings_requests_have_the_same_deadline() -> None:
+    with FakeOpenAIServer() as server:
+        server.inject(Fault.trickle(delay_s=6.0))
+        config = EmbeddingsConfig(
+            model="embedder", base_url=server.base_url, timeout_s=0.5, max_retries=0
+        )
+        embeddings = OpenAIEmbeddings(config)
+
+        async def embed() -> object:
+            try:
+                return await embeddings.embed(["a text"], kind="passage")
+            finally:
+                await embeddings.aclose()
+
+        started = time.monotonic()
+        with pytest.raises(JudgeTransientError, match="no complete answer"):
+            asyncio.run(embed())
+        assert time.monotonic() - started < 2.0
+
+
+# -- Retry-After is obeyed up to a cap ---------------------------------------------------------
+@pytest.mark.parametrize("header", ["1e9", "inf", "86400"])
+def test_a_huge_or_unbounded_retry_after_waits_only_the_cap(header: str) -> None:
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(Fault.rate_limit(retry_after_header=header))
+        judge = judge_for(server, max_retry_wait_s=0.2, structured_output="json_object")
+        started = time.monotonic()
+        judgment = asyncio.run(ask(judge))
+        assert time.monotonic() - started < 3.0  # backoff is at most 0.5 s, the cap 0.2 s
+        assert judgment.usage.retries == 1
+        assert judgment.output.claims == ["the sky is blue"]  # type: ignore[attr-defined]
+
+
+def test_a_retry_after_below_the_cap_is_obeyed() -> None:
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(Fault.rate_limit(retry_after_header="1.2"))
+        judge = judge_for(server, max_retry_wait_s=60, structured_output="json_object")
+        started = time.monotonic()
+        asyncio.run(ask(judge))
+        assert time.monotonic() - started >= 1.15
+
+
+def test_retry_after_is_read_in_every_form_it_comes_in() -> None:
+    def read(**headers: str) -> float | None:
+        return retry_after_seconds(httpx.Headers(headers), now=1_000_000.0)
+
+    assert read(**{"retry-after": "2"}) == 2.0
+    assert read(**{"retry-after": "0.5"}) == 0.5
+    assert read(**{"retry-after": "-3"}) == 0.0
+    assert read(**{"retry-after": "1e9"}) == 1e9
+    assert read(**{"retry-after": "inf"}) == math.inf
+    assert read(**{"retry-after": "nan"}) is None
+    assert read(**{"retry-after": "soon"}) is None
+    assert read() is None
+    assert read(**{"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    in_ten = email.utils.formatdate(1_000_010.0, usegmt=True)
+    assert read(**{"retry-after": in_ten}) == pytest.approx(10.0)
+    past = email.utils.formatdate(999_000.0, usegmt=True)
+    assert read(**{"retry-after": past}) == 0.0
+
+
+# -- a base URL that cannot work is a configuration error at once ------------------------------
+@pytest.mark.parametrize(
+    "url", ["not a url", "api.openai.com/v1", "ftp://example.com/v1", "http://", "localhost:8000"]
+)
+@pytest.mark.parametrize("config", [JudgeConfig, EmbeddingsConfig])
+def test_a_base_url_that_cannot_work_is_refused_when_the_config_is_made(
+    url: str, config: type
+) -> None:
+    with pytest.raises(ValidationError, match=r"must be the endpoint's http\(s\) API root"):
+        config(model="m", base_url=url)
+
+
+def test_the_refusal_does_not_show_credentials_in_the_url() -> None:
+    with pytest.raises(ValidationError) as raised:
+        JudgeConfig(model="m", base_url="user:hunter2@api.example.com/v1?key=sk-123")
+    assert "hunter2" not in str(raised.value) and "sk-123" not in str(raised.value)
+
+
+def test_urls_are_redacted_of_credentials() -> None:
+    assert redact_url("https://user:pw@host.example/v1?api-key=abc&x=1") == (
+        "https://host.example/v1?api-key=***&x=1"
+    )
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+# -- json_schema is given up only when the endpoint rejects it ---------------------------------
+def test_one_transient_500_does_not_switch_an_endpoint_to_json_object() -> None:
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(Fault.server_error("upstream overloaded"))
+        judge = judge_for(server)  # structured_output "auto"
+        asyncio.run(ask(judge))
+        asyncio.run(ask(judge_for(server)))
+        assert chat_formats(server) == ["json_schema", "json_schema", "json_schema"]
+
+
+def test_a_400_about_something_else_is_reported_not_taken_for_no_json_schema() -> None:
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(Fault.bad_request("model 'judge-model' is not enabled for this key"))
+        with pytest.raises(JudgeConfigError, match="not enabled"):
+            asyncio.run(ask(judge_for(server)))
+        assert chat_formats(server) == ["json_schema"]
+
+
+def test_an_answer_rejecting_response_format_switches_to_json_object() -> None:
+    with FakeOpenAIServer(responder=responder, supports_json_schema=False) as server:
+        judge = judge_for(server)
+        asyncio.run(ask(judge))
+        assert chat_formats(server) == ["json_schema", "json_object"]
