@@ -7,6 +7,18 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(scope="session")
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache") / "cache.db"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(_session_cache: Path, monkeypatch: pytest.MonkeyPatch):
+    """Judge answers and vectors are cached in the session's own file, never in the
+    developer's ``.ragmeter/cache.db`` (tests that count requests see no stale hit)."""
+    monkeypatch.setenv("RAGMETER_CACHE", str(_session_cache))
+
+
 @pytest.fixture(autouse=True)
 def _private_run_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """``ragmeter eval`` records every run; in tests, into a store of the test's own."""

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ragmeter._services import redact_url, retry_after_seconds
+from ragmeter._services import Usage, redact_url, retry_after_seconds
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
 from ragmeter.judge import JudgeConfig, JudgeConfigError, JudgeTransientError, Message, OpenAIJudge
 from ragmeter.testing import FakeOpenAIServer, Fault
@@ -185,3 +185,86 @@ def test_an_answer_rejecting_response_format_switches_to_json_object() -> None:
         judge = judge_for(server)
         asyncio.run(ask(judge))
         assert chat_formats(server) == ["json_schema", "json_object"]
+
+
+#: URLs and how they may be shown.
+REDACTED = [
+    # the user info goes, also with an "@", a "/" or a "?" in the password
+    ("https://u:p@ss@host/v1", "https://host/v1"),
+    ("postgresql://u:pa/ss@h/db", "postgresql://h/db"),
+    ("postgresql://u:p?w@h/db?a=b@c", "postgresql://h/db?a=b@c"),
+    ("https://u:p%40ss@host/v1", "https://host/v1"),
+    ("https://TOKEN1234@github.com/x", "https://github.com/x"),
+    ("http://u:pw@[::1]:8000/v1", "http://[::1]:8000/v1"),
+    ("postgres//u:pw@h/db", "h/db"),  # malformed: everything up to the "@" goes
+    # secret parameters are masked, the others kept as written
+    (
+        "https://gw/v1?api-key=abc&api-version=2024-06-01",
+        "https://gw/v1?api-key=***&api-version=2024-06-01",
+    ),
+    (
+        "postgresql+psycopg://u:p@h:5432/db?sslmode=require&password=x",
+        "postgresql+psycopg://h:5432/db?sslmode=require&password=***",
+    ),
+    (
+        "https://h/v1?api%2Dkey=k&X-Amz-Signature=s",
+        "https://h/v1?api%2Dkey=***&X-Amz-Signature=***",
+    ),
+    (
+        "https://h/v1?token=t#access_token=a&state=1",
+        "https://h/v1?token=***#access_token=***&state=1",
+    ),
+    # nothing to hide: the URL as it was
+    ("http://[::1]:8000/v1", "http://[::1]:8000/v1"),
+    ("https://h/v1?email=a@b&&x=", "https://h/v1?email=a@b&&x="),
+    ("http://127.0.0.1:8000/v1/@scope", "http://127.0.0.1:8000/v1/@scope"),
+    ("sqlite:///.ragmeter/runs.db", "sqlite:///.ragmeter/runs.db"),
+]
+
+
+def test_every_kind_of_credential_is_redacted_from_a_url() -> None:
+    assert [redact_url(url) for url, _ in REDACTED] == [shown for _, shown in REDACTED]
+
+
+def test_credentials_are_redacted_from_messages_wherever_they_appear() -> None:
+    from ragmeter._services import redact_secrets
+
+    url = "http://judge:s3cretpw@h/v1?key=s3cretkey"
+    said = "GET http://judge:s3cretpw@h/v1/chat?key=s3cretkey failed; the server said s3cretpw"
+    cleaned = redact_secrets(said, url)
+    assert "s3cret" not in cleaned
+    assert cleaned == "GET http://h/v1/chat?key=*** failed; the server said ***"
+    assert redact_secrets("see https://u:pw@h/x?token=tok") == "see https://h/x?token=***"
+
+
+def test_a_query_in_the_base_url_goes_with_every_request_after_the_path() -> None:
+    from ragmeter._services import endpoint_client
+
+    seen: list[httpx.URL] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url)
+        return httpx.Response(200, json={"ok": True})
+
+    config = JudgeConfig(model="m", base_url="http://gw.example/v1/?api-version=2024-06-01")
+    client = endpoint_client(config, transport=httpx.MockTransport(handler))
+
+    async def main() -> None:
+        try:
+            await client.post("chat/completions", {"model": "m"}, Usage())
+        finally:
+            await client.aclose()
+
+    asyncio.run(main())
+    assert [str(url) for url in seen] == [
+        "http://gw.example/v1/chat/completions?api-version=2024-06-01"
+    ]
+
+
+def test_a_401_without_a_key_says_that_none_was_sent() -> None:
+    with (
+        FakeOpenAIServer(responder=responder, api_key="the-right-key") as server,
+        pytest.raises(JudgeConfigError, match="no API key was sent") as raised,
+    ):
+        asyncio.run(ask(judge_for(server, max_retries=0)))
+    assert "OPENAI_API_KEY is sent only to the endpoint OPENAI_BASE_URL names" in str(raised.value)

@@ -4,6 +4,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from ragmeter import EvaluationResult, load_dataset
@@ -124,3 +125,18 @@ def test_resume_of_a_directory_not_started_by_eval_says_how_to_resume_it(tmp_pat
     assert refused.exit_code == 2 and "resume=True" in refused.output
     missing = runner.invoke(app, ["eval", "--resume", str(tmp_path / "none"), "--no-store"])
     assert missing.exit_code == 2 and "nothing to resume" in missing.output
+
+
+def test_a_base_url_is_recorded_without_credentials_and_must_be_given_again_to_resume():
+    url = "http://judge:s3cretpw@127.0.0.1:9/v1?api-key=s3cretkey"
+    record = JudgeOptions(model="m", base_url=url).to_record()
+    assert "s3cret" not in json.dumps(record)
+    assert record["base_url"] == "http://127.0.0.1:9/v1?api-key=***"
+    assert record["base_url_redacted"] is True
+    recorded = JudgeOptions.from_record(record)
+    with pytest.raises(ValueError, match="--judge-base-url"):
+        recorded.build()
+    assert JudgeOptions().or_recorded(recorded).base_url_redacted
+    given = JudgeOptions(base_url=url).or_recorded(recorded)
+    assert given.base_url == url and not given.base_url_redacted
+    assert "base_url_redacted" not in JudgeOptions(base_url="http://h/v1").to_record()

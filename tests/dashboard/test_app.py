@@ -8,11 +8,14 @@ from fastapi.testclient import TestClient
 from ragmeter.cli._serve import is_loopback
 from ragmeter.dashboard import create_app
 
+#: Where the test client says it sends its requests: the address the dashboard listens on.
+LOCAL = "http://127.0.0.1:8321"
+
 
 @pytest.fixture
 def client(populated):
     store, _ = populated
-    return TestClient(create_app(store))
+    return TestClient(create_app(store, port=8321), base_url=LOCAL)
 
 
 def test_the_runs_list_shows_every_run_with_means_params_and_filters(client, populated):
@@ -67,7 +70,7 @@ def test_comparing_two_ticked_runs_shows_the_change(client, populated):
 
 def test_a_token_protects_every_page(populated):
     store, _ = populated
-    client = TestClient(create_app(store, token="s3cret-token"))
+    client = TestClient(create_app(store, token="s3cret-token"), base_url=LOCAL)
     assert client.get("/").status_code == 401
     assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
     assert client.get("/", headers={"Authorization": "Bearer s3cret-token"}).status_code == 200

@@ -241,3 +241,31 @@ def test_default_embeddings_picks_the_api_when_a_model_is_configured(server):
     )
     assert isinstance(chosen, OpenAIEmbeddings)
     assert chosen.identity == "http://x/v1|embed-a"
+
+
+def test_openai_api_key_is_sent_only_to_the_endpoint_it_belongs_to():
+    model = {"RAGMETER_EMBEDDINGS_MODEL": "e", "OPENAI_API_KEY": SECRET}
+    to_openai = EmbeddingsConfig.from_env(model)
+    assert to_openai is not None and to_openai.api_key is not None
+    assert to_openai.api_key.get_secret_value() == SECRET
+    for config in (
+        EmbeddingsConfig.from_env({**model, "RAGMETER_EMBEDDINGS_BASE_URL": "http://other/v1"}),
+        EmbeddingsConfig.from_env(model, base_url="http://other/v1"),
+    ):
+        assert config is not None and config.api_key is None
+    own = EmbeddingsConfig.from_env(
+        {**model, "RAGMETER_EMBEDDINGS_API_KEY": "own-key", "OPENAI_BASE_URL": "http://gw/v1"},
+        base_url="http://other/v1",
+    )
+    assert own is not None and own.api_key is not None
+    assert own.api_key.get_secret_value() == "own-key"
+
+
+def test_credentials_in_the_base_url_are_used_but_shown_nowhere():
+    url = "https://emb:s3cretpw@gw.example/v1?key=s3cretkey"
+    embeddings = OpenAIEmbeddings(EmbeddingsConfig(model="e", base_url=url))
+    assert embeddings.config.base_url == url
+    assert embeddings.describe()["base_url"] == "https://gw.example/v1?key=***"
+    assert embeddings.identity == "https://gw.example/v1?key=***|e"
+    for text in (repr(embeddings.config), json.dumps(embeddings.describe())):
+        assert "s3cret" not in text

@@ -113,12 +113,63 @@ def test_a_provider_preset_beats_a_generic_openai_base_url():
     assert JudgeConfig.from_env(explicit, provider="deepseek").base_url == "http://127.0.0.1:9/v1"
 
 
-def test_config_file_takes_overrides_and_the_key_from_the_environment(tmp_path, monkeypatch):
+def test_config_file_takes_overrides_and_only_the_key_its_api_key_env_names(tmp_path, monkeypatch):
     path = tmp_path / "judge.toml"
     path.write_text('[judge]\nmodel = "a"\nbase_url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
-    monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", KEY)
+    for name in ("RAGMETER_JUDGE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.setenv(name, KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # even the key's own URL
     config = JudgeConfig.from_file(path, model="b", base_url=None)
-    assert config.model == "b" and config.api_key.get_secret_value() == KEY
+    assert config.model == "b" and config.api_key is None
+    path.write_text('[judge]\nmodel = "a"\napi_key_env = "OPENAI_API_KEY"\n', encoding="utf-8")
+    assert JudgeConfig.from_file(path).api_key.get_secret_value() == KEY
     path.write_text('[judge]\nmodel = "a"\napi_key_env = "NOT_SET_ANYWHERE"\n', encoding="utf-8")
     with pytest.raises(ValueError, match="NOT_SET_ANYWHERE"):
         JudgeConfig.from_file(path)
+
+
+def test_a_literal_key_in_a_config_file_is_used_with_a_warning_and_never_recorded(tmp_path):
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps({"judge": {"model": "m", "api_key": KEY}}), encoding="utf-8")
+    with pytest.warns(UserWarning, match="literal api_key") as warned:
+        config = JudgeConfig.from_file(path)
+    assert config.api_key.get_secret_value() == KEY
+    assert KEY not in str(warned[0].message) and "api_key_env" in str(warned[0].message)
+    assert KEY not in json.dumps(config.describe()) and KEY not in repr(config)
+
+
+def test_openai_api_key_is_sent_only_to_the_endpoint_it_belongs_to():
+    model = {"RAGMETER_JUDGE_MODEL": "m", "OPENAI_API_KEY": KEY}
+    to_openai = JudgeConfig.from_env(model)
+    assert to_openai.base_url == "https://api.openai.com/v1"
+    assert to_openai.api_key.get_secret_value() == KEY
+    elsewhere = [
+        JudgeConfig.from_env(model, provider="deepseek"),
+        JudgeConfig.from_env({**model, "RAGMETER_JUDGE_BASE_URL": "http://other/v1"}),
+        JudgeConfig.from_env(model, base_url="http://other/v1"),
+        JudgeConfig.from_env(
+            {**model, "OPENAI_BASE_URL": "http://gw/v1"}, base_url="http://other/v1"
+        ),
+    ]
+    assert [config.api_key for config in elsewhere] == [None] * 4
+    gateway = JudgeConfig.from_env({**model, "OPENAI_BASE_URL": "http://gw/v1/"})
+    assert gateway.api_key.get_secret_value() == KEY  # OPENAI_BASE_URL is that key's own
+    own = {**model, "RAGMETER_JUDGE_API_KEY": "sk-own-key-0123"}
+    for config in (
+        JudgeConfig.from_env(own, provider="deepseek"),
+        JudgeConfig.from_env(own, base_url="http://other/v1"),
+    ):
+        assert config.api_key.get_secret_value() == "sk-own-key-0123"
+
+
+def test_credentials_in_the_base_url_are_used_but_shown_nowhere():
+    url = "https://judge:s3cretpw@gw.example/v1?api-key=s3cretkey&api-version=2024-06-01"
+    config = JudgeConfig(model="m", base_url=url)
+    assert config.base_url == url  # the requests need them
+    shown = "https://gw.example/v1?api-key=***&api-version=2024-06-01"
+    assert config.describe()["base_url"] == shown
+    assert config.identity == f"{shown}|m"
+    for text in (repr(config), str(config), json.dumps(config.describe()), config.identity):
+        assert "s3cret" not in text
+    plain = JudgeConfig(model="m", base_url="http://127.0.0.1:8000/v1/")
+    assert plain.identity == "http://127.0.0.1:8000/v1|m"  # cache keys of plain URLs unchanged

@@ -302,3 +302,48 @@ def test_describe_never_holds_the_key():
         judge = make_judge(server)
         assert KEY not in json.dumps(judge.describe())
         assert judge.describe()["api_key_set"] is True
+
+
+def test_failed_calls_count_every_request_sent_and_the_tokens_answered():
+    """A call that ends in an error (truncated at every budget, or invalid after the repair)
+    still sent requests and got billed answers: the error and the ledger count them."""
+    with FakeOpenAIServer(responder=claims_responder) as server:
+        server.fault_rate(Fault.truncated(), 1.0)
+        judge = make_judge(
+            server, max_tokens=4096, price=Price(input_per_million=1.0, output_per_million=1.0)
+        )
+        with pytest.raises(JudgeOutputError) as caught:
+            run(ask(judge))
+        sent = len(chat_requests(server))
+        assert sent >= 2  # the first answer, then the larger budget(s)
+        usage = caught.value.usage
+        assert usage is not None and usage.calls == sent
+        assert usage.prompt_tokens > 0 and usage.completion_tokens > 0 and usage.cost > 0
+        assert judge.ledger.total.calls == sent
+
+    with FakeOpenAIServer(responder=lambda body: "I refuse to answer in JSON.") as server:
+        judge = make_judge(server)
+        with pytest.raises(JudgeOutputError) as caught:
+            run(ask(judge))
+        assert caught.value.usage is not None and caught.value.usage.calls == 2
+        assert judge.ledger.total.calls == 2
+
+
+def test_a_shared_failed_call_is_counted_once():
+    with FakeOpenAIServer(responder=lambda body: "no JSON here", latency_s=0.2) as server:
+        judge = make_judge(server)
+
+        async def main():
+            try:
+                return await asyncio.gather(
+                    *(judge.generate(QUESTION, Claims, prompt_version="v") for _ in range(3)),
+                    return_exceptions=True,
+                )
+            finally:
+                await judge.aclose()
+
+        errors = run(main())
+        assert all(isinstance(e, JudgeOutputError) for e in errors)
+        assert len(chat_requests(server)) == 2
+        assert sum(e.usage.calls for e in errors if e.usage is not None) == 2
+        assert judge.ledger.total.calls == 2

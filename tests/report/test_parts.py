@@ -46,6 +46,11 @@ def test_describe_service():
     )
 
 
+def test_describe_service_shows_no_credential_even_from_an_old_run_record():
+    recorded = {"kind": "openai-compatible", "model": "m", "base_url": "https://u:pw@x/v1?key=k"}
+    assert fmt.describe_service(recorded) == "m · openai-compatible · https://x/v1?key=***"
+
+
 def test_bins_clamp_and_skip_missing_scores():
     assert bin_counts([0.0, 0.1, 0.3, 0.7, 0.999, 1.0, 2.5, -1.0, None]) == [
         2, 1, 0, 1, 0, 0, 0, 1, 0, 3,

@@ -117,3 +117,20 @@ def test_results_written_in_the_old_details_shape_load_as_typed_records(tmp_path
     assert [m.matched for m in details.matches] == [False, True]
     assert details.extra == {"soft_score": 0.25}
     assert details.to_dict()["claims"] == [{"claim": "first"}, {"claim": "second"}]
+
+
+def test_skipped_rows_read_back_say_their_problem_once(tmp_path):
+    rows = [
+        {"id": "a", "response": "x", "reference": "x"},
+        {"id": "b", "response": "y"},
+    ]
+    written = evaluate(rows, ["exact_match"], run_dir=tmp_path / "run", skip_invalid=True)
+    original = [str(p) for r in written.skipped for p in r.problems]
+    for loaded in (EvaluationResult.load(tmp_path / "run"), written):
+        texts = [str(p) for r in loaded.skipped for p in r.problems]
+        assert texts == original and len(texts) == 1
+        assert texts[0].count("Fix:") == 1 and texts[0].count("row 2") == 1
+    written.save(tmp_path / "saved")
+    (tmp_path / "saved" / "run.db").unlink(missing_ok=True)
+    again = EvaluationResult.load(tmp_path / "saved")
+    assert [str(p) for r in again.skipped for p in r.problems] == original

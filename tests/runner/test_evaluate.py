@@ -106,3 +106,18 @@ def test_config_records_what_ran():
 def test_metric_names_are_case_insensitive():
     result = evaluate(RECORDS, ["rougeL", "MRR"])
     assert [m.name for m in result.metrics] == ["rouge_l", "mrr"]
+
+
+def test_default_embeddings_are_cached_on_disk_so_a_second_run_pays_nothing(tmp_path, monkeypatch):
+    from ragmeter.testing import FakeOpenAIServer
+
+    monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "cache.db"))
+    with FakeOpenAIServer(embedding_dimensions=16) as server:
+        monkeypatch.setenv("RAGMETER_EMBEDDINGS_MODEL", "embed-a")
+        monkeypatch.setenv("RAGMETER_EMBEDDINGS_BASE_URL", server.base_url)
+        first = evaluate(RECORDS, ["semantic_similarity"])
+        paid = len(server.requests)
+        second = evaluate(RECORDS, ["semantic_similarity"])
+        assert paid > 0 and len(server.requests) == paid  # the second run sent nothing
+    assert first.scores("semantic_similarity") == second.scores("semantic_similarity")
+    assert (tmp_path / "cache.db").exists()

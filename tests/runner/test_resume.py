@@ -14,6 +14,7 @@ import pytest
 
 from ragmeter import EvaluationResult, Metric, MetricResult, Sample, Status, evaluate
 from ragmeter.judge import JudgeConfig, NullCache, OpenAIJudge, SQLiteCache
+from ragmeter.runner._evaluate import USAGE_WRITE_INTERVAL_S
 from ragmeter.runner._progress import QuietProgress
 from ragmeter.testing import FakeOpenAIServer
 from tests.runner._fakes import marker_of, samples, server_responder
@@ -141,6 +142,7 @@ def test_kill_9_in_the_middle_then_resume(tmp_path):
         )
         assert resumed.returncode == 0, resumed.stderr.decode()
         second = server.requests[before_resume:]
+        sent = len(server.requests)
     # The resumed session asked nothing about a sample the killed one had finished.
     assert not {marker_of(r.body) for r in second} & done
     # Only calls in flight at the kill (never answered) are asked again: 4 samples in
@@ -149,6 +151,12 @@ def test_kill_9_in_the_middle_then_resume(tmp_path):
     result = EvaluationResult.load(run_dir)
     assert scores_of(result) == scores_of(baseline)
     assert all(a.n_ok == 40 for a in result.aggregates.values())
+    # Every request the endpoint received is counted, including those of the samples the
+    # kill interrupted (test_calls_of_samples_a_kill_interrupts_are_counted, exactly). Here the
+    # kill falls anywhere: a request counted as sent may not have reached the server, one sent
+    # after the last usage write is not counted; at most the calls in flight (4 samples, at
+    # most 2 calls each at a time) either way.
+    assert abs(result.usage["calls"] - sent) <= 4 * 2
 
 
 class FlakyOnce(Metric):
@@ -197,3 +205,87 @@ def test_resume_adds_a_new_metric_without_recomputing_the_others(tmp_path):
     evaluate(rows, ["exact_match"], run_dir=tmp_path / "run")
     result = evaluate(rows, ["exact_match", "rouge_l"], run_dir=tmp_path / "run", resume=True)
     assert result.scores("rouge_l") == [1.0] and result.scores("exact_match") == [1.0]
+
+
+def test_failed_results_count_the_calls_they_made(tmp_path):
+    """A run whose every answer is cut off fails every judged result, and its usage still
+    counts every request sent (a provider bills them)."""
+    from ragmeter.testing import Fault
+
+    with FakeOpenAIServer(responder=server_responder) as server:
+        server.fault_rate(Fault.truncated(), 1.0)
+        judge = OpenAIJudge(
+            JudgeConfig(model="m", base_url=server.base_url, api_key="k", max_tokens=8192),
+            cache=NullCache(),
+        )
+        result = evaluate(samples(3), ["faithfulness"], judge=judge, run_dir=tmp_path / "run")
+        sent = len(server.requests)
+    assert result.aggregates["faithfulness"].n_failed == 3
+    assert sent > 0 and result.usage["calls"] == sent
+    assert result.usage["prompt_tokens"] > 0
+    assert EvaluationResult.load(tmp_path / "run").usage["calls"] == sent
+
+
+def test_calls_of_samples_a_kill_interrupts_are_counted(tmp_path):
+    """Samples still being judged when the run is killed have sent requests (a provider bills
+    them): their usage is written as it grows, so the resumed run's total counts every
+    request the endpoint received, exactly."""
+    import threading
+
+    data = tmp_path / "data.jsonl"
+    rows = samples(6)
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    release = threading.Event()
+    seen: dict[str | None, int] = {}
+    lock = threading.Lock()
+
+    def first_call_only(body):
+        """Each sample's first request is answered; later ones hang until released."""
+        with lock:
+            marker = marker_of(body)
+            seen[marker] = seen.get(marker, 0) + 1
+            hang = seen[marker] > 1
+        if hang:
+            release.wait(timeout=60)
+        return server_responder(body)
+
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "RAGMETER_JUDGE_API_KEY": "k"}
+    with FakeOpenAIServer(responder=first_call_only) as server:
+        options = ["--judge-model", "m", "--judge-base-url", server.base_url]
+        options += ["--cache", str(tmp_path / "cache.db"), "--concurrency", "3"]
+        process = subprocess.Popen(
+            _eval_command(str(data), "-m", ",".join(SUITE), "-o", str(run_dir), *options),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        # Wait until 3 samples are stuck (each has sent its requests), then for the usage
+        # write that follows.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.in_flight < 3 and process.poll() is None:
+            time.sleep(0.05)
+        time.sleep(3 * USAGE_WRITE_INTERVAL_S)
+        sent_before_kill = len(server.requests)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+        assert server.in_flight >= 3, process.stderr.read().decode()
+        with sqlite3.connect(run_dir / "run.db") as db:
+            judged = db.execute(
+                "SELECT COUNT(*) FROM results WHERE metric = 'faithfulness'"
+            ).fetchone()[0]
+        assert judged == 0  # no judged sample was finished: all their calls were in flight
+        release.set()
+
+        resumed = subprocess.run(
+            _eval_command("--resume", str(run_dir), "--cache", str(tmp_path / "cache.db")),
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        assert resumed.returncode == 0, resumed.stderr.decode()
+        sent = len(server.requests)
+    assert sent > sent_before_kill > 0
+    result = EvaluationResult.load(run_dir)
+    assert all(a.n_ok == 6 for a in result.aggregates.values())
+    assert result.usage["calls"] == sent

@@ -203,6 +203,12 @@ def test_the_default_store_is_an_sqlite_file_under_dot_ragmeter(tmp_path, monkey
     assert (tmp_path / "team.db").exists()
 
 
+def test_a_store_url_that_cannot_be_read_is_refused_without_its_password():
+    with pytest.raises(ValueError, match="cannot be read") as caught:
+        Store("postgres//dbuser:s3cretdb@127.0.0.1/runs")  # no "://"
+    assert "s3cretdb" not in str(caught.value)
+
+
 def test_a_password_in_the_url_never_shows():
     store = Store("sqlite:///:memory:")
     assert "secret" not in repr(store)

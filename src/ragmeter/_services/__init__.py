@@ -4,7 +4,7 @@ value types and errors, and :func:`run_sync`. Private to ragmeter: other package
 these names from here, users from :mod:`ragmeter.judge` / :mod:`ragmeter.embed`."""
 
 from ragmeter._services._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
-from ragmeter._services._config import OPENAI_BASE_URL
+from ragmeter._services._config import OPENAI_BASE_URL, openai_key_for
 from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
 from ragmeter._services._http import (
     DEFAULT_MAX_RETRY_WAIT_S,
@@ -13,6 +13,7 @@ from ragmeter._services._http import (
     StatusRejected,
     check_base_url,
     endpoint_client,
+    redact_secrets,
     redact_url,
     retry_after_seconds,
 )
@@ -45,6 +46,8 @@ __all__ = [
     "endpoint_client",
     "estimate_tokens",
     "limiter_for",
+    "openai_key_for",
+    "redact_secrets",
     "redact_url",
     "retry_after_seconds",
     "run_sync",

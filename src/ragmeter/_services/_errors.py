@@ -3,9 +3,18 @@ never NaN. Messages never hold secrets."""
 
 from __future__ import annotations
 
+from ragmeter._services._types import Usage
+
 
 class JudgeError(Exception):
-    """A judge call that did not produce a valid answer."""
+    """A judge call that did not produce a valid answer.
+
+    ``usage`` is what the failed call cost before it failed (the requests sent, the tokens
+    of the answers that came back, e.g. a truncated answer and its re-asks), so a run's
+    accounting counts every request a provider would bill. ``None`` when nothing was sent.
+    """
+
+    usage: Usage | None = None
 
 
 class JudgeConfigError(JudgeError):

@@ -9,10 +9,11 @@ import json
 import logging
 import math
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import httpx
 from pydantic import SecretStr
@@ -42,31 +43,98 @@ def check_base_url(url: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without credentials: ``user:password@`` and secret-looking query values."""
-    base, sep, query = url.partition("?")
-    scheme, has_scheme, rest = base.partition("://")
-    if not has_scheme:
-        scheme, rest = "", base
-    authority, slash, path = rest.partition("/")
-    authority = authority.rsplit("@", 1)[-1]
-    cleaned = f"{scheme}://" if has_scheme else ""
-    cleaned += f"{authority}{slash}{path}"
-    if not sep:
-        return cleaned
-    params = (item.partition("=") for item in query.split("&") if item)
-    return (
-        cleaned
-        + "?"
-        + "&".join(
-            f"{key}=***" if key.lower() in _SECRET_PARAMS else f"{key}{eq}{value}"
-            for key, eq, value in params
-        )
-    )
+    """``url`` without credentials: the ``user:password@`` part is dropped and the value of
+    every secret-looking query or fragment parameter (``key``, ``api-key``, ``token``,
+    ``password``, ``sig``, ``X-Amz-Signature``...) becomes ``***``; the rest is kept as
+    written (``?api-version=...`` included), so a URL without credentials comes back as is.
+
+    >>> redact_url("postgresql+psycopg://u:p@h:5432/db?sslmode=require&password=x")
+    'postgresql+psycopg://h:5432/db?sslmode=require&password=***'
+    >>> redact_url("https://gw.example/v1?api-key=abc&api-version=2024-06-01#token=t")
+    'https://gw.example/v1?api-key=***&api-version=2024-06-01#token=***'
+    """
+    scheme, has_scheme, rest = url.partition("://")
+    if not has_scheme or not _SCHEME.fullmatch(scheme):
+        scheme, has_scheme, rest = "", "", url
+    rest = rest[_userinfo_end(rest, has_scheme=bool(has_scheme)) :]
+    rest, hash_mark, fragment = rest.partition("#")
+    rest, question_mark, query = rest.partition("?")
+    cleaned = f"{scheme}://{rest}" if has_scheme else rest
+    if question_mark:
+        cleaned += "?" + _redact_params(query)
+    if hash_mark:
+        cleaned += "#" + _redact_params(fragment)
+    return cleaned
 
 
-_SECRET_PARAMS = frozenset(
-    {"key", "api-key", "api_key", "apikey", "token", "access_token", "secret", "password", "sig"}
-)
+def url_secrets(url: str) -> list[str]:
+    """The credentials in ``url`` as they may show up in a message: the user info (and its
+    password) and the values of secret-looking parameters, as written and percent-decoded.
+    Strings shorter than 4 characters are left out (replacing them would garble messages)."""
+    scheme, has_scheme, rest = url.partition("://")
+    if not has_scheme or not _SCHEME.fullmatch(scheme):
+        has_scheme, rest = "", url
+    end = _userinfo_end(rest, has_scheme=bool(has_scheme))
+    found = []
+    if end:
+        userinfo = rest[: end - 1]
+        found += [userinfo, userinfo.partition(":")[2]]
+        rest = rest[end:]
+    for part in re.split(r"[?#&]", rest)[1:]:
+        name, eq, value = part.partition("=")
+        if eq and _is_secret_param(name):
+            found.append(value)
+    decoded = [unquote_plus(secret) for secret in found]
+    unique = dict.fromkeys(s for s in [*found, *decoded] if len(s) >= 4)
+    return sorted(unique, key=len, reverse=True)  # longest first: no partial replacement
+
+
+def redact_secrets(text: str, *urls: str) -> str:
+    """``text`` with the credentials of ``urls`` replaced by ``***`` wherever they appear,
+    and every URL in it redacted (:func:`redact_url`): for error messages that may quote
+    a URL, or what an endpoint said about one."""
+    for url in urls:
+        for secret in url_secrets(url):
+            text = text.replace(secret, "***")
+    return _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
+#: Query parameters whose value is a secret: these names, or names containing these words.
+_SECRET_PARAMS = frozenset({"sig", "pass", "pw", "code", "auth"})
+_SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "pwd", "signature", "credential")
+
+
+def _is_secret_param(name: str) -> bool:
+    name = unquote_plus(name).strip().lower().replace("-", "_")
+    return name in _SECRET_PARAMS or any(word in name for word in _SECRET_WORDS)
+
+
+def _redact_params(query: str) -> str:
+    """``a=1&key=s`` -> ``a=1&key=***``; anything else kept exactly as written."""
+    items = []
+    for item in query.split("&"):
+        name, eq, value = item.partition("=")
+        items.append(f"{name}=***" if eq and value and _is_secret_param(name) else item)
+    return "&".join(items)
+
+
+def _userinfo_end(rest: str, *, has_scheme: bool = True) -> int:
+    """Where the host starts in ``rest`` (a URL after its ``scheme://``, or a string that
+    has none): just after the ``user:password@`` part, 0 when there is none. Generous on
+    purpose: a password with an unescaped ``@``, ``/``, ``?`` or ``#`` in it (SQLAlchemy
+    takes them) is still cut off, and so is everything up to an ``@`` in a malformed URL."""
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    first_at = rest.find("@")
+    if first_at < 0:
+        return 0
+    port = authority.partition(":")[2]
+    looks_like_password = not authority.startswith("[") and ":" in authority and not port.isdigit()
+    if has_scheme and "@" not in authority and not looks_like_password:
+        return 0
+    query = rest.find("?", first_at)
+    return rest.rfind("@", 0, query if query >= 0 else len(rest)) + 1
 
 
 def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:
@@ -156,9 +224,10 @@ class EndpointClient:
         self._clients: dict[int, httpx.AsyncClient] = {}
 
     def redact(self, text: str) -> str:
+        """``text`` without the key, the base URL's credentials, or any URL's."""
         secret = self._api_key.get_secret_value() if self._api_key else ""
         text = text.replace(secret, "***") if secret else text
-        return text.replace(self.base_url, self.where) if self.where != self.base_url else text
+        return redact_secrets(text, self.base_url)
 
     @property
     def where(self) -> str:
@@ -173,8 +242,13 @@ class EndpointClient:
             headers = {"Content-Type": "application/json"}
             if self._api_key is not None:
                 headers["Authorization"] = f"Bearer {self._api_key.get_secret_value()}"
+            # A query in the base URL (``?api-version=...``) goes with every request, after
+            # the path: httpx would put the path after it.
+            parts = urlsplit(self.base_url)
+            root = urlunsplit((*parts[:2], parts.path.rstrip("/") + "/", "", ""))
             client = httpx.AsyncClient(
-                base_url=self.base_url + "/",
+                base_url=root,
+                params=httpx.QueryParams(parts.query),
                 headers=headers,
                 timeout=httpx.Timeout(self.timeout_s),
                 transport=self._transport,
@@ -212,8 +286,17 @@ class EndpointClient:
             wait = retry_after_seconds(response.headers)
             return JudgeTransientError(f"HTTP {status} from {where}: {detail}", retry_after=wait)
         prefix = self.env_prefix
+        # which key goes where: docs/judges.md, "Which key is sent where"
+        keys = f"{prefix}_API_KEY" + (
+            " (or, with a config file, the variable its api_key_env names)"
+            if prefix == "RAGMETER_JUDGE"
+            else ""
+        )
         fixes = {
-            401: f"the API key was rejected: check {prefix}_API_KEY (or OPENAI_API_KEY)",
+            401: f"the API key was rejected: check {keys}"
+            if self._api_key is not None
+            else f"no API key was sent: set {keys}; OPENAI_API_KEY is sent only to the "
+            "endpoint OPENAI_BASE_URL names (https://api.openai.com/v1 when unset)",
             403: "the API key may not use this model: check the key's permissions",
             404: f"not found: check {prefix}_MODEL and that {prefix}_BASE_URL ends with the "
             "API root (e.g. .../v1)",

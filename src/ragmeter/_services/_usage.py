@@ -27,6 +27,8 @@ class UsageLedger:
         self.total = Usage()
         self.by_scope: dict[str, Usage] = defaultdict(Usage)
         self.by_sample: dict[str, Usage] = defaultdict(Usage)
+        #: Calls under way, per sample: the usage objects they fill as requests go out.
+        self._live: dict[str, list[Usage]] = defaultdict(list)
 
     def record(
         self, usage: Usage, *, scope: str | None = None, sample_id: str | None = None
@@ -43,3 +45,30 @@ class UsageLedger:
         run's ledger does not grow with the dataset; totals are kept."""
         with self._lock:
             self.by_sample.pop(sample_id, None)
+
+    def begin_call(self, usage: Usage, sample_id: str | None) -> None:
+        """``usage`` belongs to a call under way for ``sample_id``: it counts in
+        :meth:`sample_usage` as its requests go out (a kill mid-call still counts them)."""
+        if sample_id is not None:
+            with self._lock:
+                self._live[sample_id].append(usage)
+
+    def end_call(self, usage: Usage, sample_id: str | None) -> None:
+        """The call is over (its usage is :meth:`record`-ed, or dropped when it sent nothing)."""
+        if sample_id is None:
+            return
+        with self._lock:
+            live = self._live.get(sample_id)
+            if live is None:
+                return
+            live[:] = [u for u in live if u is not usage]
+            if not live:
+                del self._live[sample_id]
+
+    def sample_usage(self, sample_id: str) -> Usage:
+        """A sample's usage so far: its finished calls and what its calls under way sent."""
+        with self._lock:
+            used = self.by_sample.get(sample_id, Usage())
+            for live in self._live.get(sample_id, ()):
+                used = used + live
+        return used

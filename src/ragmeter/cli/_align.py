@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape
 
-from ragmeter.cli._app import _fail, app, console
+from ragmeter.cli._app import _fail, app, console, errors
+from ragmeter.cli._exit import (
+    AllowFailuresOption,
+    ExitCode,
+    FailurePolicy,
+    MaxFailedShareOption,
+    Outcome,
+    fail_io,
+    io_message,
+)
 from ragmeter.cli._judging import (
     CacheOption,
     CacheOptions,
@@ -60,6 +70,52 @@ def _judge_for(metric: Metric, judge: JudgeOptions, cache: CacheOptions) -> Judg
     if not (isinstance(metric, SampleMetric) and metric.uses_judge):
         return None
     return judge.build(cache)
+
+
+#: How the runner marks the results a judge that refused its configuration never computed.
+NOT_JUDGED = "not judged:"
+
+
+def judgment_problems(report: AlignmentReport, policy: FailurePolicy) -> list[tuple[ExitCode, str]]:
+    """What the failed judgments of ``report`` (original and improved metric) mean for the
+    exit code: exit 2 when the judge refused its configuration (nothing more was judged),
+    else ``policy`` on the share failed, with the most common error."""
+    measured = [m for m in (report.original, report.improved) if m is not None]
+    failed = [u for m in measured for u in m.unscored if u.status == "failed"]
+    if not failed:
+        return []
+    refused = next((u.message for u in failed if u.message.startswith(NOT_JUDGED)), None)
+    if refused is not None:
+        errors.print(f"[bold red]error:[/bold red] {escape(refused)}", highlight=False)
+        return [(ExitCode.USAGE, "the judge refused its configuration; fix it and run again")]
+    message, count = Counter(u.message.splitlines()[0][:300] for u in failed).most_common(1)[0]
+    checked = policy.check(
+        len(failed),
+        sum(len(m.sample_ids) for m in measured),
+        "judgments",
+        f"most common error ({count}x): {message}; run again (answers already given come "
+        "from the judge cache), or accept them with --allow-failures",
+    )
+    return [] if checked is None else [checked]
+
+
+#: How ``align`` says that the metric scored no item at all (every judgment failed, say).
+NOTHING_SCORED = "gave nothing to compare on any of the"
+
+
+def _nothing_scored(message: str) -> NoReturn:
+    """No item was scored: exit 3 when it is because the judgments failed (the judge down),
+    exit 2 when the judge refused its configuration or the items do not suit the metric."""
+    if ": failed, " not in message or NOT_JUDGED in message:
+        _fail(message)
+    errors.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
+    outcome = Outcome()
+    outcome.add(
+        ExitCode.RESULTS_FAILED,
+        "every judgment failed, so there is no agreement to report; run again once the judge "
+        "answers (answers already given come from the judge cache)",
+    )
+    outcome.exit("")
 
 
 def _write_json(report: AlignmentReport, path: Path) -> None:
@@ -126,6 +182,8 @@ def align_command(
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    max_failed_share: MaxFailedShareOption = 0.0,
+    allow_failures: AllowFailuresOption = False,
 ) -> None:
     """How far does a metric agree with people? Scores human-labelled samples and reports
     agreement with 95% bootstrap CIs (accuracy and Cohen's kappa for discrete labels,
@@ -134,6 +192,11 @@ def align_command(
 
     With --improve the metric gets few-shot examples chosen from a train split, and the
     original and the improved metric are measured on the held-out test split only.
+
+    Exit code 0 when a report was made and no judgment failed, 2 for a usage or judge
+    configuration error (a rejected key), 3 when more judgments failed than
+    --max-failed-share allows (default 0; --allow-failures accepts them), 4 when a file could
+    not be read or written. Items the metric does not apply to are reported, not failures.
     """
     from ragmeter.align import AlignOptions, align
 
@@ -165,8 +228,20 @@ def align_command(
         ImportError,
         JudgeError,
     ) as error:
+        if isinstance(error, ValueError) and NOTHING_SCORED in str(error):
+            _nothing_scored(str(error))
         _fail(str(error))
+    except OSError as error:  # an unreadable file, a full disk: one line, exit 4
+        fail_io(error, kept="the labelled samples could not be scored")
     for line in report.summary(top=top).splitlines():
         console.print(escape(line), highlight=False, soft_wrap=True)
+    outcome = Outcome()
     if json_out is not None:
-        _write_json(report, json_out)
+        try:
+            _write_json(report, json_out)
+        except OSError as error:
+            errors.print(f"[bold red]error:[/bold red] {escape(io_message(error))}")
+            outcome.add(ExitCode.IO_ERROR, f"the report {json_out} was not written")
+    for code, reason in judgment_problems(report, FailurePolicy(max_failed_share, allow_failures)):
+        outcome.add(code, reason)
+    outcome.exit("the report was made")

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter._services import redact_secrets
 from ragmeter._version import __version__
+from ragmeter.cli._exit import EXIT_CODES_HELP, ExitCode, fail_io, io_message
 from ragmeter.dataset import InvalidRow
 from ragmeter.diagnosis import Finding
 from ragmeter.metrics import Direction
 from ragmeter.results import EvaluationResult
+
+if TYPE_CHECKING:
+    from ragmeter.store import Store
 
 app = typer.Typer(
     name="ragmeter",
@@ -23,11 +28,12 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    epilog=EXIT_CODES_HELP,
 )
 console = Console()
 errors = Console(stderr=True)
 
-EXIT_USAGE = 2
+EXIT_USAGE = int(ExitCode.USAGE)
 
 
 def _version(value: bool) -> None:
@@ -52,6 +58,7 @@ def _print_problems(rows: list[InvalidRow]) -> None:
 
 
 def _fail(message: str, rows: list[InvalidRow] | None = None) -> NoReturn:
+    message = redact_secrets(message)  # a URL quoted by an error shows no credentials
     errors.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
     _print_problems(rows or [])
     raise typer.Exit(EXIT_USAGE)
@@ -198,39 +205,68 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
+def open_run_store(url: str | None, *, hint: str = "") -> Store:
+    """The run store, or the end of the command: exit 2 for a URL or driver problem, exit 4
+    for a store that cannot be reached, read or written (one line each, ``hint`` after it)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ragmeter.store import Store, store_url
+
+    try:
+        return Store(url)
+    except (ImportError, ValueError) as error:
+        _fail(redact_secrets(str(error), store_url(url)) + hint)
+    except SQLAlchemyError as error:
+        said = redact_secrets(f"the run store cannot be opened: {error}", store_url(url))
+        fail_io(OSError(said.splitlines()[0] + hint))
+    except OSError as error:
+        fail_io(OSError(redact_secrets(io_message(error), store_url(url)) + hint))
+
+
 def record_run(
     result: EvaluationResult,
-    url: str | None,
+    url: str | Store | None,
     *,
     name: str | None,
     tags: list[str],
     params: dict[str, Any],
 ) -> Any:
-    """Record a run in the run store; a store that cannot be opened is a warning, never a
-    lost run (the run directory has everything)."""
+    """Record a run in the run store (``url`` or an opened one); the run's own directory has
+    everything, so a store that fails is one error line and ``None``, never a lost run."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from ragmeter.store import Store
+    from ragmeter.store import Store, store_url
 
+    where = url.url if isinstance(url, Store) else store_url(url)
     try:
-        return Store(url).record(result, name=name, tags=tags, params=params)
-    except (SQLAlchemyError, ImportError, OSError) as error:
+        store = url if isinstance(url, Store) else Store(url)
+        return store.record(result, name=name, tags=tags, params=params)
+    except (SQLAlchemyError, ImportError, OSError, ValueError) as error:
+        said = (
+            io_message(error) if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
+        )
+        said = redact_secrets(said.splitlines()[0] if said else said, where)
         errors.print(
-            f"[yellow]warning:[/yellow] the run was not recorded in the run store "
-            f"({type(error).__name__}: {error}); its results are in the run directory",
+            f"[bold red]error:[/bold red] the run was not recorded in the run store "
+            f"({escape(said)}); its results are in the run directory",
             highlight=False,
+            soft_wrap=True,
         )
         return None
 
 
 def _load_run(run_dir: Path) -> EvaluationResult:
+    """A run directory for reading (also on read-only media); exit 2 when it is not one,
+    exit 4 when it cannot be read."""
     try:
         return EvaluationResult.load(run_dir)
     except (FileNotFoundError, ValueError) as error:
         _fail(str(error))
+    except OSError as error:
+        fail_io(error, kept=f"the run {run_dir} could not be read")
 
 
-EXIT_GATE_FAILED = 1
+EXIT_GATE_FAILED = int(ExitCode.GATE_FAILED)
 
 
 def apply_gate(
@@ -242,7 +278,8 @@ def apply_gate(
     junit: Path | None = None,
     markdown: Path | None = None,
 ) -> int:
-    """Run the gate, print and write its report; the exit code (0 pass, 1 fail, 2 usage)."""
+    """Run the gate, print and write its report; the exit code (0 pass, 1 fail, 2 usage,
+    4 a report file could not be written)."""
     import os
 
     from ragmeter.gate import (
@@ -277,16 +314,26 @@ def apply_gate(
         table.add_row(mark, escape(outcome.rule), escape(outcome.message))
     console.print(table)
     summary = to_markdown(report)
-    if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(to_junit(report), encoding="utf-8")
-    if markdown is not None:
-        markdown.parent.mkdir(parents=True, exist_ok=True)
-        markdown.write_text(summary, encoding="utf-8")
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        with open(step_summary, "a", encoding="utf-8") as handle:
-            handle.write(summary)
+    written = True
+    try:
+        if junit is not None:
+            junit.parent.mkdir(parents=True, exist_ok=True)
+            junit.write_text(to_junit(report), encoding="utf-8")
+        if markdown is not None:
+            markdown.parent.mkdir(parents=True, exist_ok=True)
+            markdown.write_text(summary, encoding="utf-8")
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            with open(step_summary, "a", encoding="utf-8") as handle:
+                handle.write(summary)
+    except OSError as error:
+        written = False
+        errors.print(
+            f"[bold red]error:[/bold red] the gate's report was not written: "
+            f"{escape(io_message(error))}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github_annotations(report):
             print(line)
@@ -299,6 +346,8 @@ def apply_gate(
         )
     )
     console.print(verdict)
+    if not written:
+        return int(ExitCode.IO_ERROR)
     return 0 if report.passed else EXIT_GATE_FAILED
 
 
@@ -317,4 +366,13 @@ MarkdownOption = Annotated[
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except OSError as error:
+        # A file or store failure no command caught: one line and exit 4, never a traceback.
+        errors.print(
+            f"[bold red]error:[/bold red] {escape(redact_secrets(io_message(error)))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise SystemExit(int(ExitCode.IO_ERROR)) from None

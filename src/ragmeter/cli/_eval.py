@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
 from rich.markup import escape
@@ -22,9 +24,19 @@ from ragmeter.cli._app import (
     apply_gate,
     console,
     errors,
+    open_run_store,
     parse_params,
     print_run,
     record_run,
+)
+from ragmeter.cli._exit import (
+    AllowFailuresOption,
+    ExitCode,
+    FailurePolicy,
+    MaxFailedShareOption,
+    Outcome,
+    fail_io,
+    io_message,
 )
 from ragmeter.cli._judging import (
     CacheOption,
@@ -45,6 +57,7 @@ from ragmeter.runner import DEFAULT_CONCURRENCY, evaluate
 if TYPE_CHECKING:
     from ragmeter.prompts import Language
     from ragmeter.results import EvaluationResult
+    from ragmeter.store import Store
 
 LANGUAGES = (None, "en", "zh")
 
@@ -189,14 +202,16 @@ def run_eval(
 
 def _store_run(
     result: EvaluationResult,
-    url: str | None,
+    store: Store,
     name: str | None,
     tags: list[str],
     params: dict[str, Any],
-) -> None:
-    recorded = record_run(result, url, name=name, tags=tags, params=params)
+) -> bool:
+    """Record the run in ``store``; whether it was (an error line says why not)."""
+    recorded = record_run(result, store, name=name, tags=tags, params=params)
     if recorded is not None:
         console.print(f"recorded as run {recorded.id[:8]} ({escape(recorded.name)})")
+    return recorded is not None
 
 
 def _write_report(result: EvaluationResult, path: Path) -> None:
@@ -207,14 +222,83 @@ def _write_report(result: EvaluationResult, path: Path) -> None:
     console.print(f"report: {path}", highlight=False)
 
 
-def _fail_on_judge_error(result: EvaluationResult, run_dir: Path) -> None:
+def _judge_refused(result: EvaluationResult, run_dir: Path) -> str | None:
+    """When the judge refused the run's requests for a reason retrying cannot fix (a rejected
+    key, a model that does not exist: HTTP 400/401/403/404), the run stopped at once: print
+    the endpoint's error and return the reason for exit 2, with what was kept and how to go
+    on; else ``None``."""
+    from ragmeter._services import redact_secrets
+
     judge_error = result.config.get("judge_error")
-    if judge_error:
-        _fail(
-            f"the judge refused its configuration, so the judged metrics were not computed "
-            f"(results so far are in {run_dir}; fix it and run ragmeter eval --resume "
-            f"{run_dir}): {judge_error}"
+    if not judge_error:
+        return None
+    errors.print(
+        f"[bold red]error:[/bold red] {escape(redact_secrets(str(judge_error)))}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    aggregates = result.aggregates.values()
+    total = sum(a.n_total for a in aggregates)
+    computed = sum(a.n_ok + a.n_not_applicable for a in aggregates)
+    return (
+        f"the judge refused its configuration, so the run stopped: {computed} of {total} "
+        f"results were computed and are kept in {run_dir}; fix the judge settings, then "
+        f"run ragmeter eval --resume {run_dir}"
+    )
+
+
+def _failed_results(
+    result: EvaluationResult, run_dir: Path, policy: FailurePolicy
+) -> tuple[ExitCode, str] | None:
+    """What the run's failed results mean for the exit code (``--max-failed-share``,
+    ``--allow-failures``), with the most common error and what to do. A metric that does
+    not apply to a sample (n/a) is a result, not a failure."""
+    from ragmeter._services import redact_secrets
+    from ragmeter.metrics import Status
+
+    aggregates = result.aggregates.values()
+    n_failed = sum(a.n_failed for a in aggregates)
+    if not n_failed:
+        return None
+    errors_seen: Counter[str] = Counter()
+    for sample in result:
+        for outcome in sample.scores.values():
+            if outcome.status is Status.FAILED:
+                said = (outcome.error or outcome.reason or "no error recorded").strip()
+                errors_seen[(said.splitlines() or [""])[0][:300]] += 1
+    message, count = errors_seen.most_common(1)[0]
+    example = (
+        f"most common error ({count}x): {redact_secrets(message)}; compute them again with "
+        f"ragmeter eval --resume {run_dir}, or accept them with --allow-failures"
+    )
+    return policy.check(n_failed, sum(a.n_total for a in aggregates), "results", example)
+
+
+def _computed(result: EvaluationResult) -> str:
+    """``all 40 results computed (3 n/a)``, or ``28 of 40 results computed``."""
+    aggregates = result.aggregates.values()
+    total = sum(a.n_total for a in aggregates)
+    failed = sum(a.n_failed for a in aggregates)
+    n_na = sum(a.n_not_applicable for a in aggregates)
+    done = f"all {total}" if not failed else f"{total - failed} of {total}"
+    return f"{done} results computed" + (f" ({n_na} n/a)" if n_na else "")
+
+
+def _stopped_by_storage(error: OSError, run_dir: Path | None) -> NoReturn:
+    """Exit 4: the file that failed and why, what is kept and how to go on."""
+    from ragmeter.results import STORE_FILE
+
+    if run_dir is not None and (run_dir / STORE_FILE).exists():
+        kept = (
+            f"the run stopped; what was computed before is kept in {run_dir}: fix the cause "
+            f"(free space, a writable folder), then run ragmeter eval --resume {run_dir}"
         )
+    else:
+        kept = "nothing was computed"
+    if error.filename is None and error.errno is not None and run_dir is not None:
+        # A write that names no file (results.jsonl being written, say): name the folder.
+        error = OSError(error.errno, error.strerror or os.strerror(error.errno), str(run_dir))
+    fail_io(error, kept=kept)
 
 
 @app.command("eval")
@@ -306,6 +390,8 @@ def eval_command(
         list[str] | None,
         typer.Option("--param", help="A parameter of the system, KEY=VALUE (repeatable)."),
     ] = None,
+    max_failed_share: MaxFailedShareOption = 0.0,
+    allow_failures: AllowFailuresOption = False,
 ) -> None:
     """Score a dataset with the given metrics; results are saved as they are computed.
 
@@ -313,6 +399,12 @@ def eval_command(
     OPENAI_*) environment, else the embedded offline judge. The API key is read from the
     environment only. A stopped run (killed, interrupted, judge down) continues with
     `ragmeter eval --resume RUN_DIR`; nothing already computed is computed again.
+
+    Exit code 0 when every result was computed (n/a counts as computed), 1 when the gate
+    failed, 2 for a usage or judge configuration error (e.g. a rejected key: the run stops,
+    what was computed is kept), 3 when more results failed than --max-failed-share allows
+    (default 0; --allow-failures accepts any), 4 when a file or the run store could not be
+    read or written, 130 when interrupted. The last line says which and why.
     """
     given = EvalOptions(
         data=data,
@@ -332,6 +424,8 @@ def eval_command(
         data = options.require_data()
         run_params = parse_params(param or [])
         run_dir = run_dir or default_run_dir(data)
+        # A store that cannot be used fails now, before the run pays for any judge call.
+        opened = None if no_store else open_run_store(store, hint="; or pass --no-store")
         result = run_eval(
             options,
             run_dir,
@@ -346,7 +440,7 @@ def eval_command(
             f"ragmeter eval --resume {run_dir}",
             highlight=False,
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     except (
         UnknownMetricError,
         DatasetError,
@@ -357,22 +451,48 @@ def eval_command(
         JudgeError,
     ) as error:
         _fail(str(error))
+    except OSError as error:  # disk full, read-only media, a corrupt run.db: one line, exit 4
+        _stopped_by_storage(error, run_dir)
     if not len(result):
         _fail(f"no valid row to evaluate in {data}", result.skipped)
 
+    outcome = Outcome()
     print_run(result, breakdowns=not quiet)
-    if not no_store:
-        _store_run(result, store, name, run_tag or [], run_params)
+    if opened is not None and not _store_run(result, opened, name, run_tag or [], run_params):
+        outcome.add(ExitCode.IO_ERROR, "the run was not recorded in the run store")
     if report is not None:
-        _write_report(result, report)
-    _fail_on_judge_error(result, run_dir)
+        try:
+            _write_report(result, report)
+        except OSError as error:
+            errors.print(
+                f"[bold red]error:[/bold red] {escape(io_message(error))}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            outcome.add(ExitCode.IO_ERROR, f"the report {report} was not written")
+    refused = _judge_refused(result, run_dir)
+    if refused is not None:
+        outcome.add(ExitCode.USAGE, refused)
     if result.skipped:
         errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
         _print_problems(result.skipped)
     if not quiet:
         console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
-    if gate is not None:
-        code = apply_gate(
-            result, gate, baseline, candidate_name=str(run_dir), junit=junit, markdown=markdown
-        )
-        raise typer.Exit(code)
+    if refused is None:
+        failed = _failed_results(result, run_dir, FailurePolicy(max_failed_share, allow_failures))
+        if failed is not None:
+            outcome.add(*failed)
+        if gate is not None:
+            code = apply_gate(
+                result, gate, baseline, candidate_name=str(run_dir), junit=junit, markdown=markdown
+            )
+            gate_said = {
+                ExitCode.OK: "the gate passed",
+                ExitCode.GATE_FAILED: "the gate failed",
+                ExitCode.USAGE: "the gate could not be applied",
+                ExitCode.IO_ERROR: "the gate's report was not written",
+            }
+            outcome.add(ExitCode(code), gate_said[ExitCode(code)])
+    if result.store is not None:
+        result.store.close()  # its journal goes into run.db: the folder is complete and can move
+    outcome.exit(_computed(result))

@@ -7,13 +7,21 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import _fail, app, console, errors
+from ragmeter.cli._exit import (
+    AllowFailuresOption,
+    ExitCode,
+    FailurePolicy,
+    MaxFailedShareOption,
+    Outcome,
+    fail_io,
+)
 from ragmeter.cli._judging import (
     CacheOption,
     CacheOptions,
@@ -25,7 +33,7 @@ from ragmeter.cli._judging import (
     NoCacheOption,
 )
 from ragmeter.dataset import DatasetError
-from ragmeter.judge import Judge, JudgeError
+from ragmeter.judge import Judge, JudgeConfigError, JudgeError
 
 if TYPE_CHECKING:
     from ragmeter.testset import GeneratedTestset, KnowledgeGraph, LinkSettings
@@ -185,6 +193,32 @@ def _usage_line(result: GeneratedTestset) -> str:
     return line
 
 
+def failed_steps(result: GeneratedTestset) -> tuple[int, int]:
+    """(failed, total) judge-backed steps of a generation: chunks the judge could not read,
+    and question attempts rejected for a judge error (not those the judge found wanting)."""
+    chunks = list(result.graph.nodes.values())
+    accounts = result.accounting.synthesizers.values()
+    failed = sum(1 for node in chunks if node.error) + sum(
+        a.rejected.get("judge error", 0) for a in accounts
+    )
+    return failed, len(chunks) + sum(a.attempted for a in accounts)
+
+
+def _exit(result: GeneratedTestset, n: int, policy: FailurePolicy) -> NoReturn:
+    """Exit 3 when nothing was kept or too many steps failed, 1 when fewer questions than
+    asked were kept; one line saying why (``exit 1: kept 12 of 40 questions``)."""
+    outcome = Outcome()
+    failed, total = failed_steps(result)
+    checked = policy.check(failed, total, "judge steps (chunk readings, question attempts)")
+    if checked is not None:
+        outcome.add(*checked)
+    if not len(result) and not policy.allow:
+        outcome.add(ExitCode.RESULTS_FAILED, f"kept no question of the {n} asked for")
+    elif len(result) < n:
+        outcome.add(ExitCode.GATE_FAILED, f"kept {len(result)} of the {n} questions asked for")
+    outcome.exit(f"kept all {n} questions asked for")
+
+
 def _graph_line(result: GeneratedTestset, work_dir: Path) -> str:
     summary = result.graph.summary()
     return (
@@ -268,6 +302,8 @@ def generate_command(
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    max_failed_share: MaxFailedShareOption = 0.0,
+    allow_failures: AllowFailuresOption = False,
 ) -> None:
     """Write test questions with reference answers from your documents, in their language.
 
@@ -276,6 +312,11 @@ def generate_command(
     reference answer supported by its reference contexts and it is not a near-duplicate.
     Progress is saved in OUTPUT's work folder (testset.work/ for testset.jsonl); run again
     with --resume to continue a stopped generation.
+
+    Exit code 0 when every question asked for was kept, 1 when fewer were, 2 for a usage or
+    judge configuration error, 3 when no question was kept or more judge calls failed (chunk
+    readings and question attempts) than --max-failed-share allows (default 0;
+    --allow-failures accepts them), 4 when a file could not be read or written.
     """
     from ragmeter.testset import DocumentLoadError, KnowledgeGraph
 
@@ -316,7 +357,19 @@ def generate_command(
             f"the same command and --resume",
             highlight=False,
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except JudgeError as error:
+        if isinstance(error, JudgeConfigError):  # a rejected key, an unknown model: exit 2
+            _fail(str(error))
+        # The judge failed everywhere (down, overloaded): nothing could be generated.
+        errors.print(f"[bold red]error:[/bold red] {escape(str(error))}", soft_wrap=True)
+        outcome = Outcome()
+        outcome.add(
+            ExitCode.GATE_FAILED if allow_failures else ExitCode.RESULTS_FAILED,
+            f"kept no question of the {n} asked for; the progress is kept in {work_dir}: "
+            "run the same command with --resume once the judge answers",
+        )
+        outcome.exit("")
     except (
         DatasetError,
         DocumentLoadError,
@@ -324,13 +377,24 @@ def generate_command(
         FileExistsError,
         ValueError,
         ImportError,
-        JudgeError,
     ) as error:
         _fail(str(error))
+    except OSError as error:  # disk full, read-only media: one line, progress kept, exit 4
+        fail_io(
+            error,
+            kept=f"the generation stopped; its progress is kept in {work_dir}: fix the cause, "
+            "then run the same command with --resume",
+        )
 
-    result.save(output)
+    try:
+        result.save(output)
+    except OSError as error:
+        fail_io(
+            error,
+            kept=f"the test set was not written; the generation is kept in {work_dir}: fix the "
+            "cause, then run the same command with --resume (nothing is asked again)",
+        )
     _print_accounting(result, n, output)
     console.print(_usage_line(result), highlight=False)
     console.print(_graph_line(result, work_dir), highlight=False)
-    if len(result) < n:
-        raise typer.Exit(1)
+    _exit(result, n, FailurePolicy(max_failed_share, allow_failures))

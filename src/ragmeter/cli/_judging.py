@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter._services import redact_url
 from ragmeter.cli._app import _fail, app, console
 from ragmeter.judge import Judge
 
@@ -53,7 +54,9 @@ class CacheOptions:
 @dataclass(frozen=True)
 class JudgeOptions:
     """Which judge to call (the ``--judge-*`` options). Never the API key: it is read from
-    the environment, also on resume."""
+    the environment, also on resume. Nor the credentials of a base URL: the record has it
+    redacted (``base_url_redacted``), and resuming such a run needs ``--judge-base-url``
+    again."""
 
     model: str | None = None
     base_url: str | None = None
@@ -61,17 +64,23 @@ class JudgeOptions:
     config: Path | None = None
     logprobs: bool = False
     temperature: float | None = None
+    #: ``base_url`` is a recorded one with its credentials left out: it cannot be called.
+    base_url_redacted: bool = False
 
     def to_record(self) -> dict[str, Any]:
         """As a run records them (the ``judge`` of ``ragmeter eval``'s record)."""
-        return {
+        shown = None if self.base_url is None else redact_url(self.base_url)
+        record = {
             "model": self.model,
-            "base_url": self.base_url,
+            "base_url": shown,
             "provider": self.provider,
             "config": None if self.config is None else str(self.config),
             "logprobs": self.logprobs,
             "temperature": self.temperature,
         }
+        if self.base_url_redacted or shown != self.base_url:
+            record["base_url_redacted"] = True
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> JudgeOptions:
@@ -83,6 +92,7 @@ class JudgeOptions:
             config=Path(config) if config else None,
             logprobs=bool(record.get("logprobs")),
             temperature=record.get("temperature"),
+            base_url_redacted=bool(record.get("base_url_redacted")),
         )
 
     def or_recorded(self, recorded: JudgeOptions) -> JudgeOptions:
@@ -94,12 +104,20 @@ class JudgeOptions:
             config=recorded.config if self.config is None else self.config,
             logprobs=self.logprobs or recorded.logprobs,
             temperature=recorded.temperature if self.temperature is None else self.temperature,
+            base_url_redacted=self.base_url_redacted
+            if self.base_url
+            else recorded.base_url_redacted,
         )
 
     def build(self, cache: CacheOptions | None = None) -> Judge:
         """The judge: from ``config``, else the environment, else the embedded offline one."""
         from ragmeter.judge import JudgeConfig, default_judge, make_cache
 
+        if self.base_url_redacted:
+            raise ValueError(
+                f"the judge base URL {self.base_url} was recorded without its credentials "
+                "(runs never record them): give it again with --judge-base-url"
+            )
         cache = cache or CacheOptions()
         config: JudgeConfig | None
         if self.config is not None:
@@ -132,8 +150,9 @@ def judge_check(
 ) -> None:
     """Send one tiny verdict request to the configured judge and report how it went.
 
-    The API key is read from RAGMETER_JUDGE_API_KEY (or OPENAI_API_KEY), never from the
-    command line.
+    The API key is read from RAGMETER_JUDGE_API_KEY (or OPENAI_API_KEY, for the endpoint
+    OPENAI_BASE_URL names only; with --judge-config, from the variable its api_key_env
+    names), never from the command line.
     """
     from ragmeter.judge import BinaryVerdict, JudgeError, Message
 

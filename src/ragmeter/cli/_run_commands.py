@@ -20,6 +20,7 @@ from ragmeter.cli._app import (
     console,
     print_run,
 )
+from ragmeter.cli._exit import fail_io
 from ragmeter.metrics import SPECS, Direction
 
 ReportFormat = Literal["html", "markdown"]
@@ -63,9 +64,16 @@ def report_command(
         _fail(f"--format must be html or markdown, got {format!r}")
     result = _load_run(run_dir)
     other = _load_run(compare) if compare is not None else None
-    path = write_report(
-        result, output, compare=other, findings=diagnose(result), format=cast(ReportFormat, format)
-    )
+    try:
+        path = write_report(
+            result,
+            output,
+            compare=other,
+            findings=diagnose(result),
+            format=cast(ReportFormat, format),
+        )
+    except OSError as error:
+        fail_io(error, kept=f"the report was not written; the run in {run_dir} is unchanged")
     console.print(f"report: {path}", highlight=False)
 
 
@@ -116,7 +124,8 @@ def gate_command(
     markdown: MarkdownOption = None,
 ) -> None:
     """Pass or fail a run: floors and ceilings per metric, and regressions against a baseline
-    that are larger than allowed and significant. Exit code 0 pass, 1 fail, 2 usage error.
+    that are larger than allowed and significant. Exit code 0 pass, 1 fail, 2 usage error
+    (4 when a run or a report file cannot be read or written).
 
     On GitHub Actions the summary is appended to $GITHUB_STEP_SUMMARY and each rule becomes
     an annotation.

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter.cli._app import _fail, app, console, print_run
+from ragmeter.cli._app import _fail, app, console, open_run_store, print_run
 from ragmeter.store import parameter_changes
 
 if TYPE_CHECKING:
@@ -27,12 +27,9 @@ StoreOption = Annotated[
 
 
 def _open(url: str | None) -> Store:
-    from ragmeter.store import Store
-
-    try:
-        return Store(url)
-    except (ImportError, ValueError) as error:
-        _fail(str(error))
+    """The run store; exit 2 for a bad URL or a missing driver, exit 4 (one line) for a
+    store that cannot be reached, read or written (credentials never shown)."""
+    return open_run_store(url)
 
 
 def _get(store: Store, ref: str) -> RunInfo:

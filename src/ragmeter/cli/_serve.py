@@ -44,6 +44,14 @@ def serve_command(
             help="Token every request must carry (generated with --allow-remote if not given).",
         ),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Another name (NAME or NAME:PORT) the dashboard answers to, e.g. behind a proxy "
+            "(repeatable). Requests naming any other host are refused.",
+        ),
+    ] = None,
     store: StoreOption = None,
 ) -> None:
     """Browse runs, their samples and comparisons in a web browser (works offline)."""
@@ -65,4 +73,10 @@ def serve_command(
     opened = _open(store)
     where = f"http://{host}:{port}/" + ("?token=…" if token else "")
     console.print(f"ragmeter dashboard on {where} (Ctrl+C to stop)", highlight=False)
-    uvicorn.run(create_app(opened, token=token), host=host, port=port, log_level="warning")
+    try:
+        dashboard = create_app(
+            opened, token=token, host=host, port=port, allowed_hosts=allowed_host or ()
+        )
+    except ValueError as error:
+        _fail(f"--allowed-host: {error}")
+    uvicorn.run(dashboard, host=host, port=port, log_level="warning")

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import math
+import reprlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
@@ -30,8 +31,17 @@ FIX_HINTS: dict[str, str] = {
 JSON_CELL_FIELDS: frozenset[str] = LIST_FIELDS | {"relevance", "metadata"}
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel = 3
+_SHORT.maxstring = _SHORT.maxother = 60
+
+
 def _describe(value: Any) -> str:
-    text = repr(value)
+    """The type and the start of ``value``, however large or deeply nested it is."""
+    try:
+        text = _SHORT.repr(value)
+    except RecursionError:
+        text = "(nested too deeply to show)"
     return f"{type(value).__name__} {text[:60] + '…' if len(text) > 60 else text}"
 
 
@@ -48,6 +58,9 @@ def _validation_problems(error: ValidationError, row: int, raw: Mapping[str, Any
         if field and err["type"] != "missing":
             message = f"{message}, got {_describe(got)}"
         fix = FIX_HINTS.get(field or "", "correct the value")
+        if field == "metadata" and err["type"] == "value_error":  # nested too deeply
+            message = message.removeprefix("Value error, ")
+            fix = "flatten the metadata: tags hold text, numbers or short lists"
         if field in LIST_FIELDS and isinstance(got, str):
             fix = f'wrap a single item in a list, e.g. ["{got[:20]}"]'
         problems.append(Problem(row=row, field=field, message=message, fix=fix))
@@ -95,7 +108,7 @@ def _decode_json_cells(
             stripped = value.strip()
             if stripped[:1] in "[{":
                 # Undecodable text is left as is: validation then names the field and the fix.
-                with contextlib.suppress(json.JSONDecodeError):
+                with contextlib.suppress(ValueError, RecursionError):
                     out[key] = json.loads(stripped)
     return out
 

@@ -3,22 +3,41 @@
 Round trips are lossless: ids, order, unicode, empty lists and empty strings survive. Tabular
 formats (CSV, Parquet, pandas, Hugging Face) keep lists and objects as JSON text, and CSV writes
 an explicitly empty string as ``""`` because an empty cell means "missing".
+
+Reading never fails with a traceback or a bare codec message. Text files are UTF-8, or UTF-16 /
+UTF-32 when a byte-order mark or their NUL pattern says so; a line that does not decode, nests
+too deeply or has more CSV cells than the header is one invalid row, named with its line (and
+byte offset), which ``skip_invalid`` skips. A directory, a FIFO or a device is refused before
+it is opened.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
-from collections.abc import Iterable, Mapping
+import re
+import stat
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.dataset._dataset import JSON_CELL_FIELDS, Dataset
+from ragmeter.dataset._decode import (
+    Line,
+    detect_encoding,
+    encoding_name,
+    read_lines,
+    resave_fix,
+)
 from ragmeter.dataset._problems import DatasetError, Problem
 from ragmeter.dataset._sample import SAMPLE_FIELDS
 
 if TYPE_CHECKING:
+    from _csv import Reader as _CsvReader
+
     import pandas as pd
 
 FORMATS = ("jsonl", "json", "csv", "parquet")
@@ -48,74 +67,286 @@ def _missing_extra(package: str, extra: str) -> ImportError:
 
 
 # -- reading ----------------------------------------------------------------------------------
+NESTING_FIX = "flatten the sample: fields hold text, lists of text or a flat object of tags"
+NUL_HINT = (
+    "; the line holds NUL bytes (\\x00): remove them, or re-save the file as UTF-8 if it is "
+    "in another encoding"
+)
+
+
+LONG_NUMBER_FIX = "write very long numbers as strings"
+
+
+def _value_error(error: ValueError) -> str:
+    if "digits" in str(error):
+        return "a number too long to read (over 4300 digits)"
+    return f"unreadable JSON value: {error}"
+
+
+def _undecodable(line: Line, encoding: str, path: Path) -> tuple[str, str]:
+    """The message and the fix for a line whose bytes do not decode."""
+    return (
+        f"line {line.number} is not valid {encoding_name(encoding)} text: byte "
+        f"0x{line.bad_byte or 0:02x} at byte offset {line.bad_offset} of the file",
+        resave_fix(path, encoding),
+    )
+
+
+def _parse_json(text: str) -> tuple[Any, str | None, str | None]:
+    """``json.loads(text)``, or what is wrong with ``text`` and the fix, never an exception."""
+    try:
+        return json.loads(text), None, None
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno}, " if error.lineno > 1 else ""
+        return (
+            None,
+            f"invalid JSON at {where}column {error.colno}: {error.msg}",
+            "write each sample as one JSON object on one line (check quotes, commas and brackets)",
+        )
+    except RecursionError:
+        return None, "JSON nested too deeply to read", NESTING_FIX
+    except ValueError as error:  # an integer of more than 4300 digits
+        return None, _value_error(error), LONG_NUMBER_FIX
+
+
 def _read_jsonl(path: Path) -> tuple[list[Any], list[int], list[Problem]]:
     records: list[Any] = []
     rows: list[int] = []
     problems: list[Problem] = []
-    with path.open(encoding="utf-8-sig") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line.rstrip("\r\n")))
-                rows.append(line_number)
-            except json.JSONDecodeError as error:
-                problems.append(
-                    Problem(
-                        line_number,
-                        None,
-                        f"invalid JSON at column {error.colno}: {error.msg}",
-                        "write each sample as one JSON object on one line "
-                        "(check quotes, commas and brackets)",
-                    )
-                )
+    encoding, lines = read_lines(path)
+    for line in lines:
+        if line.text is None:
+            problems.append(Problem(line.number, None, *_undecodable(line, encoding, path)))
+            continue
+        if not line.text.strip():
+            continue
+        value, message, fix = _parse_json(line.text.rstrip("\r\n"))
+        if message is None:
+            records.append(value)
+            rows.append(line.number)
+            continue
+        if "\x00" in line.text:
+            message += NUL_HINT
+        problems.append(Problem(line.number, None, message, fix or ""))
     return records, rows, problems
 
 
+def _deep_nesting_line(text: str, limit: int = 500) -> int:
+    """The line where brackets (outside strings) first nest ``limit`` deep; 1 if never."""
+    depth = 0
+    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]', text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth >= limit:
+                return text.count("\n", 0, match.start()) + 1
+        elif token in "]}":
+            depth -= 1
+    return 1
+
+
+def _file_problem(path: Path, line: int, message: str, fix: str) -> DatasetError:
+    return DatasetError([Problem(line, None, message, fix, source=str(path))])
+
+
 def _read_json(path: Path) -> list[Any]:
+    data = path.read_bytes()
+    encoding, skip = detect_encoding(data[:4])
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as error:
-        raise DatasetError(
-            [
-                Problem(
-                    error.lineno,
-                    None,
-                    f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}",
-                    "check quotes, commas and brackets near that place",
-                    source=str(path),
-                )
-            ]
+        text = data[skip:].decode(encoding)
+    except UnicodeDecodeError as error:
+        line_number = data[skip : skip + error.start].decode(encoding).count("\n") + 1
+        line = Line(line_number, 0, None, skip + error.start, data[skip + error.start])
+        message, fix = _undecodable(line, encoding, path)
+        raise _file_problem(
+            path, line_number, message, fix + " (a JSON file is read whole: it cannot be skipped)"
         ) from None
+    if not text.strip():
+        raise _file_problem(
+            path, 1, "the file is empty", 'write the samples as a JSON array: [{"user_input": ...}]'
+        )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _file_problem(
+            path,
+            error.lineno,
+            f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}",
+            "check quotes, commas and brackets near that place",
+        ) from None
+    except RecursionError:
+        line_number = _deep_nesting_line(text)
+        raise _file_problem(
+            path,
+            line_number,
+            f"JSON nested too deeply to read (from line {line_number})",
+            NESTING_FIX,
+        ) from None
+    except ValueError as error:  # an integer of more than 4300 digits
+        raise _file_problem(path, 1, _value_error(error), LONG_NUMBER_FIX) from None
     if isinstance(data, Mapping) and isinstance(data.get("samples"), list):
         data = data["samples"]
     if not isinstance(data, list):
-        raise DatasetError(
-            [
-                Problem(
-                    1,
-                    None,
-                    f"expected a JSON array of samples, got {type(data).__name__}",
-                    'write [{"user_input": ...}, ...] or {"samples": [...]}',
-                    source=str(path),
-                )
-            ]
+        raise _file_problem(
+            path,
+            1,
+            f"expected a JSON array of samples, got {type(data).__name__}",
+            'write [{"user_input": ...}, ...] or {"samples": [...]}',
         )
     return data
 
 
-def _read_csv(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        records = []
-        for row in reader:
+@contextlib.contextmanager
+def _no_csv_field_limit() -> Iterator[None]:
+    """Cells of any size (the csv module refuses those over 128 KiB by default)."""
+    previous = csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
+
+
+class _CsvLines:
+    """The text of each line for the csv reader. An undecodable line is noted in ``bad`` and
+    read with U+FFFD for its bad bytes (its quotes and commas kept), so that the lines after it
+    are read as they would be; the lines of the record being read are kept in ``current``."""
+
+    def __init__(self, lines: Iterable[Line]) -> None:
+        self.lines = iter(lines)
+        self.bad: dict[int, Line] = {}
+        self.current: list[str] = []
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.lines)
+        if line.text is None:
+            self.bad[line.number] = line
+            text = line.lossy or "\n"
+        else:
+            text = line.text
+        self.current.append(text)
+        return text
+
+
+def _header(reader: _CsvReader, path: Path, source: _CsvLines, encoding: str) -> list[str]:
+    header: list[str] = []
+    try:
+        for cells in reader:  # blank lines before the header are skipped
+            if cells or source.bad:
+                header = cells
+                break
+    except csv.Error as error:
+        raise ValueError(f"{str(path)!r}, line {reader.line_num} (the header): {error}") from None
+    if source.bad:
+        line = min(source.bad.values(), key=lambda b: b.number)
+        message, fix = _undecodable(line, encoding, path)
+        raise ValueError(f"{str(path)!r}, the header: {message}. Fix: {fix}")
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise ValueError(
+                f"{str(path)!r}, line {reader.line_num} (the header): column {name!r} appears "
+                "twice. Fix: give every column its own name"
+            )
+        seen.add(name)
+    return header
+
+
+def _unclosed_quote(cells: list[str], lines: list[str]) -> bool:
+    """Whether the record read from ``lines`` ends inside a quoted cell (at the end of the
+    file: the csv reader then ends the cell there, line ending included, and says nothing)."""
+    if not cells or not cells[-1].endswith(("\n", "\r")):
+        return False
+    try:
+        list(csv.reader(lines, strict=True))
+    except csv.Error as error:
+        return "end of data" in str(error)
+    return False
+
+
+def _csv_row_problems(
+    row: int,
+    lines: range,
+    cells: list[str],
+    header: list[str],
+    source: _CsvLines,
+    encoding: str,
+    path: Path,
+) -> list[Problem]:
+    found = [
+        Problem(row, None, *_undecodable(source.bad[n], encoding, path))
+        for n in lines
+        if n in source.bad
+    ]
+    extra = cells[len(header) :]
+    if any(extra):  # trailing empty cells ("a,b,,") lose nothing
+        found.append(
+            Problem(
+                row,
+                None,
+                f"line {lines.start}: {len(extra)} more cell(s) than the header's "
+                f"{len(header)} column(s)",
+                'quote cells that hold a comma ("a, b"), or name every column in the header',
+            )
+        )
+    return found
+
+
+def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem]]:
+    """Records, their data row numbers (1 = the row after the header) and the problems."""
+    records: list[dict[str, Any]] = []
+    rows: list[int] = []
+    problems: list[Problem] = []
+    encoding, lines = read_lines(path)
+    source = _CsvLines(lines)
+    with _no_csv_field_limit():
+        reader = csv.reader(source)
+        header = _header(reader, path, source, encoding)
+        row = 0
+        while True:
+            first_line = reader.line_num + 1
+            source.current = []
+            try:
+                cells = next(reader, None)
+            except csv.Error as error:
+                row += 1
+                problems.append(
+                    Problem(row, None, f"line {first_line}: {error}", "check the quoting")
+                )
+                if reader.line_num < first_line:
+                    break  # the reader cannot go on
+                continue
+            if cells is None:
+                break
+            if not cells:
+                continue  # a blank line
+            row += 1
+            span = range(first_line, reader.line_num + 1)
+            found = _csv_row_problems(row, span, cells, header, source, encoding, path)
+            if _unclosed_quote(cells, source.current):
+                found.append(
+                    Problem(
+                        row,
+                        None,
+                        f"line {first_line}: a quote opened here is never closed, so its cell "
+                        "runs to the end of the file"
+                        + (f" (line {span.stop - 1})" if len(span) > 1 else ""),
+                        'close the quote; inside a quoted cell write a quote as two ("")',
+                    )
+                )
+            if found:
+                problems += found
+                continue
             record: dict[str, Any] = {}
-            for key, cell in row.items():
-                if key is None or cell is None or cell == "":
+            for key, cell in zip(header, cells):
+                if cell == "":
                     continue  # an empty cell is a missing value
                 record[key] = "" if cell == EMPTY_STRING_CELL else cell
             records.append(record)
-    return records
+            rows.append(row)
+    return records, rows, problems
 
 
 def _plain(value: Any) -> Any:
@@ -124,6 +355,9 @@ def _plain(value: Any) -> Any:
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
+    if getattr(getattr(value, "dtype", None), "kind", None) in ("m", "M"):
+        # numpy dates and durations: .tolist() would turn nanosecond ones into integers.
+        return None if _is_nat(value) else value
     if hasattr(value, "tolist") and not isinstance(value, str):
         return _plain(value.tolist())
     if isinstance(value, list | tuple):
@@ -133,6 +367,12 @@ def _plain(value: Any) -> Any:
     if type(value).__name__ in ("NAType", "NaTType"):
         return None
     return value
+
+
+def _is_nat(value: Any) -> bool:
+    import numpy as np
+
+    return bool(np.ndim(value) == 0 and np.isnat(value))
 
 
 def _tabular_records(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -165,12 +405,59 @@ def load_dataset(
         return from_hf(source, column_map=column_map, skip_invalid=skip_invalid)
 
     path = Path(source)
-    if not path.exists():
-        raise FileNotFoundError(f"no such dataset file: {str(path)!r}")
+    _check_is_file(path)
     kind = _format_of(path, format)
+    try:
+        return _load_file(path, kind, column_map, skip_invalid)
+    except (DatasetError, FileNotFoundError):
+        raise
+    except (OSError, MemoryError) as error:
+        raise ValueError(
+            f"cannot read dataset file {str(path)!r}: {_reason(error)}. Fix: check that the "
+            "file is readable (permissions, disk, size)"
+        ) from None
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__
+
+
+def _check_is_file(path: Path) -> None:
+    """A clear error for a path that is no regular file, before opening it (a FIFO would
+    block)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such dataset file: {str(path)!r}") from None
+    except OSError as error:
+        raise ValueError(f"cannot read dataset file {str(path)!r}: {_reason(error)}") from None
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        what = "a directory"
+        fix = "give the path of the .jsonl, .json, .csv or .parquet file in it"
+    else:
+        what = (
+            "a named pipe (FIFO)"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a regular file"
+        )
+        fix = "save the data to a .jsonl, .json, .csv or .parquet file and give its path"
+    raise ValueError(f"{str(path)!r} is {what}, not a dataset file. Fix: {fix}")
+
+
+def _load_file(
+    path: Path, kind: str, column_map: Mapping[str, str] | None, skip_invalid: bool
+) -> Dataset:
     name = str(path)
-    if kind == "jsonl":
-        records, rows, problems = _read_jsonl(path)
+    if kind in ("jsonl", "csv"):
+        records, rows, problems = _read_jsonl(path) if kind == "jsonl" else _read_csv(path)
         return Dataset.from_records(
             records,
             rows=rows,
@@ -178,25 +465,26 @@ def load_dataset(
             column_map=column_map,
             source=name,
             skip_invalid=skip_invalid,
+            decode_json_cells=kind == "csv",
         )
     if kind == "json":
         return Dataset.from_records(
             _read_json(path), column_map=column_map, source=name, skip_invalid=skip_invalid
         )
-    if kind == "csv":
-        return Dataset.from_records(
-            _read_csv(path),
-            column_map=column_map,
-            source=name,
-            skip_invalid=skip_invalid,
-            decode_json_cells=True,
-        )
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise _missing_extra("pyarrow", "parquet") from None
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, ValueError) as error:
+        raise ValueError(
+            f"cannot read {name!r} as Parquet: {error}. Fix: give a Parquet file, or pass "
+            "--format (format=) for the file's real format"
+        ) from None
     return Dataset.from_records(
-        _tabular_records(pq.read_table(path).to_pylist()),
+        _tabular_records(table.to_pylist()),
         column_map=column_map,
         source=name,
         skip_invalid=skip_invalid,

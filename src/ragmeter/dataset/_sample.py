@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from ragmeter.dataset._values import json_safe_metadata
 
 #: Canonical field names, in the order they are written out.
 SAMPLE_FIELDS: tuple[str, ...] = (
@@ -58,6 +60,19 @@ def _relevance_keys_to_str(value: Any) -> Any:
 Id = Annotated[str, BeforeValidator(_id_to_str)]
 IdList = Annotated[list[str], BeforeValidator(_ids_to_str)]
 Relevance = Annotated[dict[str, float], BeforeValidator(_relevance_keys_to_str)]
+
+
+def _keys_to_str(value: Any) -> Any:
+    # A DataFrame read without a header has integer column names; they become tags too.
+    if isinstance(value, dict) and not all(isinstance(k, str) for k in value):
+        return {k if isinstance(k, str) else str(k): v for k, v in value.items()}
+    return value
+
+
+#: Tags of any type (timestamps, decimals, bytes, numpy values, NaN...), kept as strict JSON.
+Metadata = Annotated[
+    dict[str, Any], BeforeValidator(_keys_to_str), AfterValidator(json_safe_metadata)
+]
 
 
 def canonical_record(
@@ -128,7 +143,11 @@ class Sample(BaseModel):
     relevance: Relevance | None = Field(
         default=None, description="Graded relevance per context id (0 = not relevant), for NDCG."
     )
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(
+        default_factory=dict,
+        description="Tags, e.g. question_type; values of any type are kept as strict JSON "
+        "(dates as ISO 8601 text, NaN and NA as null, numpy values as numbers).",
+    )
 
     @model_validator(mode="before")
     @classmethod

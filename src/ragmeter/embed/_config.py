@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from ragmeter._services import DEFAULT_MAX_RETRY_WAIT_S, OPENAI_BASE_URL, check_base_url
+from ragmeter._services import (
+    DEFAULT_MAX_RETRY_WAIT_S,
+    OPENAI_BASE_URL,
+    check_base_url,
+    openai_key_for,
+    redact_url,
+)
 
 ENV_PREFIX = "RAGMETER_EMBEDDINGS"
 
@@ -53,14 +59,21 @@ class EmbeddingsConfig(BaseModel):
 
     @property
     def identity(self) -> str:
-        """The endpoint and model: what cached vectors and rate limits belong to."""
-        return f"{self.base_url.rstrip('/')}|{self.model}"
+        """The endpoint (without credentials) and model: what cached vectors and rate limits
+        belong to."""
+        return f"{redact_url(self.base_url).rstrip('/')}|{self.model}"
 
     def describe(self) -> dict[str, Any]:
-        """For run records and reports: everything but the key."""
+        """For run records and reports: everything but the key, and the base URL without
+        credentials."""
         data = self.model_dump(exclude={"api_key"}, mode="json")
+        data["base_url"] = redact_url(self.base_url)
         data["api_key_set"] = self.api_key is not None
         return data
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "base_url" else value
 
     @classmethod
     def from_env(
@@ -70,7 +83,8 @@ class EmbeddingsConfig(BaseModel):
         key falling back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``; the model has no
         fallback), plus the optional ``_BATCH_SIZE``, ``_QUERY_PREFIX`` and
         ``_PASSAGE_PREFIX``. ``None`` when no model is configured, so the caller can choose
-        the embedded model.
+        the embedded model. ``OPENAI_API_KEY`` is sent only to the endpoint it belongs to
+        (``OPENAI_BASE_URL``, or OpenAI's API when that is unset), never to another one.
 
         >>> EmbeddingsConfig.from_env({"OPENAI_API_KEY": "sk-x"}) is None
         True
@@ -86,7 +100,7 @@ class EmbeddingsConfig(BaseModel):
         values: dict[str, Any] = {
             "model": own("MODEL"),
             "base_url": own("BASE_URL") or env.get("OPENAI_BASE_URL") or None,
-            "api_key": own("API_KEY") or env.get("OPENAI_API_KEY") or None,
+            "api_key": own("API_KEY"),
             "batch_size": own("BATCH_SIZE"),
             "query_prefix": env.get(f"{ENV_PREFIX}_QUERY_PREFIX"),
             "passage_prefix": env.get(f"{ENV_PREFIX}_PASSAGE_PREFIX"),
@@ -101,4 +115,8 @@ class EmbeddingsConfig(BaseModel):
                     f"{ENV_PREFIX}_BASE_URL/_API_KEY to use the embedded offline model"
                 )
             return None
+        if "api_key" not in values:
+            key = openai_key_for(values.get("base_url", OPENAI_BASE_URL), env)
+            if key:
+                values["api_key"] = key
         return cls(**values)

@@ -18,7 +18,14 @@ def default_embeddings(
     env: Mapping[str, str] | None = None,
 ) -> Embeddings:
     """:class:`OpenAIEmbeddings` when ``RAGMETER_EMBEDDINGS_MODEL`` is set (see
-    :meth:`EmbeddingsConfig.from_env`), else the offline :class:`LocalEmbeddings`."""
+    :meth:`EmbeddingsConfig.from_env`), else the offline :class:`LocalEmbeddings`.
+
+    Without ``cache``, vectors are cached on disk with the judge's answers
+    (:func:`ragmeter.judge.make_cache`: ``$RAGMETER_CACHE`` or ``.ragmeter/cache.db``)."""
+    if cache is None:
+        from ragmeter.judge import make_cache
+
+        cache = make_cache()
     config = EmbeddingsConfig.from_env(env)
     if config is not None:
         return OpenAIEmbeddings(config, cache=cache, ledger=ledger)

@@ -7,15 +7,31 @@ in-flight de-duplication and usage accounting, so every judge gets them the same
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
-from ragmeter._services import Cache, MemoryCache, Message, Usage, UsageLedger, cache_key
+from ragmeter._services import (
+    Cache,
+    JudgeConfigError,
+    JudgeError,
+    MemoryCache,
+    Message,
+    Usage,
+    UsageLedger,
+    cache_key,
+)
 from ragmeter.judge._parse import schema_of
 from ragmeter.judge._types import Judgment, OutputT
+
+#: The usage of the call :meth:`Judge.generate` is making in this task (see ``_call_usage``).
+_CALL_USAGE: contextvars.ContextVar[Usage | None] = contextvars.ContextVar(
+    "ragmeter_call_usage", default=None
+)
 
 
 class Judge(ABC):
@@ -88,11 +104,28 @@ class Judge(ABC):
         )
         cached = self._from_cache(key, schema)
         if cached is None:
-            cached = await self._shared_call(key, messages, schema)
-            self.ledger.record(cached.usage, scope=scope, sample_id=sample_id)
-            return cached
+            live = Usage()
+            token = _CALL_USAGE.set(live)
+            self.ledger.begin_call(live, sample_id)
+            try:
+                cached = await self._shared_call(key, messages, schema)
+            except JudgeError as error:
+                # A failed call still cost what it sent: the ledger counts it too.
+                if error.usage is not None:
+                    self.ledger.record(error.usage, scope=scope, sample_id=sample_id)
+                raise
+            finally:
+                self.ledger.end_call(live, sample_id)
+                _CALL_USAGE.reset(token)
         self.ledger.record(cached.usage, scope=scope, sample_id=sample_id)
         return cached
+
+    @staticmethod
+    def _call_usage() -> Usage:
+        """The usage object a :meth:`_call` fills as its requests go out: the one the ledger
+        watches while the call is under way (so a run killed mid-call still counts what it
+        sent), or a fresh one outside :meth:`generate`."""
+        return _CALL_USAGE.get(None) or Usage()
 
     def _from_cache(self, key: str, schema: type[OutputT]) -> Judgment[OutputT] | None:
         hit = self.cache.get(key)
@@ -117,7 +150,10 @@ class Judge(ABC):
         loop_key = (id(asyncio.get_running_loop()), key)
         pending = self._in_flight.get(loop_key)
         if pending is not None:
-            judgment = await asyncio.shield(pending)
+            try:
+                judgment = await asyncio.shield(pending)
+            except JudgeError as error:
+                raise _without_usage(error) from error.__cause__
             return Judgment(
                 judgment.output,
                 Usage(cached_calls=1),
@@ -145,3 +181,17 @@ class Judge(ABC):
             },
         )
         return judgment
+
+
+def _without_usage(error: JudgeError) -> JudgeError:
+    """``error`` as seen by a caller that shared another's call: the same failure, but its
+    cost belongs to the caller that made the call (counted once)."""
+    if error.usage is None:
+        return error
+    try:
+        shared = copy.copy(error)
+    except TypeError:  # an error type that cannot be rebuilt from its arguments
+        kind = JudgeConfigError if isinstance(error, JudgeConfigError) else JudgeError
+        return kind(str(error))
+    shared.usage = None
+    return shared

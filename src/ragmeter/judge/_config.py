@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from ragmeter._services import DEFAULT_MAX_RETRY_WAIT_S, OPENAI_BASE_URL, check_base_url
+from ragmeter._services import (
+    DEFAULT_MAX_RETRY_WAIT_S,
+    OPENAI_BASE_URL,
+    check_base_url,
+    openai_key_for,
+    redact_url,
+)
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
 
@@ -52,6 +59,9 @@ class JudgeConfig(BaseModel):
     ...                      api_key="sk-secret")
     >>> "sk-secret" in repr(config) or "sk-secret" in str(config.describe())
     False
+
+    Credentials in the base URL (``https://user:pw@host/v1?key=...``) are used for the
+    requests but shown nowhere: ``describe()``, ``identity`` and ``repr`` redact them.
     """
 
     # hide_input_in_errors: a rejected value (a URL, a key) may hold a secret
@@ -83,8 +93,9 @@ class JudgeConfig(BaseModel):
 
     @property
     def identity(self) -> str:
-        """The endpoint and model: what cache entries and rate limits belong to."""
-        return f"{self.base_url.rstrip('/')}|{self.model}"
+        """The endpoint (without credentials) and model: what cache entries and rate limits
+        belong to."""
+        return f"{redact_url(self.base_url).rstrip('/')}|{self.model}"
 
     def generation_params(self) -> dict[str, Any]:
         """Every setting that can change an answer (part of every cache key)."""
@@ -97,15 +108,26 @@ class JudgeConfig(BaseModel):
         }
 
     def describe(self) -> dict[str, Any]:
-        """For run records and reports: everything but the key."""
+        """For run records and reports: everything but the key, and the base URL without
+        credentials."""
         data = self.model_dump(exclude={"api_key"}, mode="json")
+        data["base_url"] = redact_url(self.base_url)
         data["api_key_set"] = self.api_key is not None
         return data
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "base_url" else value
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> JudgeConfig | None:
         """From ``RAGMETER_JUDGE_*`` (falling back to ``OPENAI_*``); ``None`` when no model or
-        endpoint is configured, so the caller can choose the embedded judge."""
+        endpoint is configured, so the caller can choose the embedded judge.
+
+        The key: ``RAGMETER_JUDGE_API_KEY``, sent to the endpoint these settings choose;
+        without it ``OPENAI_API_KEY``, but only when the endpoint is the one that key belongs
+        to (``OPENAI_BASE_URL``, or OpenAI's API when that is unset), never to a provider
+        preset or base URL elsewhere."""
         env = os.environ if env is None else env
 
         def pick(name: str) -> str | None:
@@ -117,7 +139,7 @@ class JudgeConfig(BaseModel):
             # a provider preset beats a generic OPENAI_BASE_URL, not RAGMETER_JUDGE_BASE_URL
             "base_url": env.get("RAGMETER_JUDGE_BASE_URL")
             or (None if provider else env.get("OPENAI_BASE_URL")),
-            "api_key": pick("API_KEY"),
+            "api_key": env.get("RAGMETER_JUDGE_API_KEY") or None,
             "provider": provider,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -136,14 +158,23 @@ class JudgeConfig(BaseModel):
                     "(e.g. gpt-4o-mini, deepseek-chat, qwen-plus)"
                 )
             return None
+        if "api_key" not in values:
+            key = openai_key_for(values.get("base_url", OPENAI_BASE_URL), env)
+            if key:
+                values["api_key"] = key
         return cls(**values)
 
     @classmethod
     def from_file(cls, path: str | Path, section: str = "judge", **overrides: Any) -> JudgeConfig:
         """From a TOML or JSON file's ``[judge]`` section (or the whole file); ``overrides``
-        that are not ``None`` win. The API key is best left to the environment:
-        ``api_key_env = "NAME"`` names the variable to read, and without it the key comes
-        from ``RAGMETER_JUDGE_API_KEY`` (or ``OPENAI_API_KEY``)."""
+        that are not ``None`` win.
+
+        The key comes only from the variable the file's ``api_key_env = "NAME"`` names (an
+        error when it is unset). Without ``api_key_env`` no key is sent: a file chooses the
+        endpoint, and ``RAGMETER_JUDGE_API_KEY`` / ``OPENAI_API_KEY`` belong to the endpoints
+        the environment names, so a file (someone else's, say) cannot have them sent to its
+        server. A literal ``api_key`` in the file is used, with a warning: keys in files end
+        up in version control and backups."""
         path = Path(path)
         text = path.read_text(encoding="utf-8")
         if path.suffix.lower() == ".json":
@@ -155,16 +186,19 @@ class JudgeConfig(BaseModel):
                 import tomli as tomllib
             data = tomllib.loads(text)
         data = dict(data.get(section, data))
+        if data.get("api_key"):
+            warnings.warn(
+                f"{path} holds a literal api_key: keys in files end up in version control and "
+                "backups; put the key in an environment variable and name it with api_key_env",
+                UserWarning,
+                stacklevel=2,
+            )
         data.update({k: v for k, v in overrides.items() if v is not None})
         key_env = data.pop("api_key_env", None)
         if key_env:
             if not os.environ.get(key_env):
                 raise ValueError(f"{path}: api_key_env names {key_env!r}, which is not set")
             data["api_key"] = os.environ[key_env]
-        elif "api_key" not in data:
-            key = os.environ.get("RAGMETER_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-            if key:
-                data["api_key"] = key
         return cls(**_apply_provider(data))
 
     @classmethod

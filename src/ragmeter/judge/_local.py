@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ragmeter._services import Cache, JudgeConfigError, Message, Usage, UsageLedger
+from ragmeter._services import Cache, JudgeConfigError, JudgeError, Message, Usage, UsageLedger
 from ragmeter.judge._base import Judge
 from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
 from ragmeter.judge._models import (
@@ -488,18 +488,24 @@ class LocalJudge(Judge):
     ) -> Judgment[OutputT]:
         runtime = self._runtime()
         schema_json = schema_of(schema)
-        usage = Usage()
+        usage = self._call_usage()
         prompt = _append_instruction(conversation, schema_instruction(schema_json))
-        content = self._json_answer(runtime, prompt, schema_json, usage)
         try:
-            output = parse_output(content, schema)
-        except JudgeOutputError as first_error:
-            repair = repair_request(prompt, content, first_error, schema_json)
-            content = self._json_answer(runtime, repair, schema_json, usage)
+            content = self._json_answer(runtime, prompt, schema_json, usage)
             try:
                 output = parse_output(content, schema)
-            except JudgeOutputError as error:
-                raise JudgeOutputError(f"{error} (after one repair re-ask)", raw=content) from None
+            except JudgeOutputError as first_error:
+                repair = repair_request(prompt, content, first_error, schema_json)
+                content = self._json_answer(runtime, repair, schema_json, usage)
+                try:
+                    output = parse_output(content, schema)
+                except JudgeOutputError as error:
+                    raise JudgeOutputError(
+                        f"{error} (after one repair re-ask)", raw=content
+                    ) from None
+        except JudgeError as error:
+            error.usage = usage  # the generations made before it failed count all the same
+            raise
         return Judgment(output, usage)
 
     def _json_answer(

@@ -10,6 +10,7 @@ import httpx
 
 from ragmeter._services import (
     Cache,
+    JudgeError,
     Message,
     StatusRejected,
     Usage,
@@ -226,7 +227,16 @@ class OpenAIJudge(Judge):
             return content, logprobs
 
     async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
-        usage = Usage()
+        usage = self._call_usage()
+        try:
+            return await self._answer(messages, schema, usage)
+        except JudgeError as error:
+            error.usage = usage  # what was sent before it failed is billed all the same
+            raise
+
+    async def _answer(
+        self, messages: Sequence[Message], schema: type[OutputT], usage: Usage
+    ) -> Judgment[OutputT]:
         schema_json = schema_of(schema)
         conversation = [m.to_dict() for m in messages]
         content, logprobs = await self._complete(conversation, schema_json, usage)

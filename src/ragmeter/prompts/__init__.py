@@ -1,6 +1,7 @@
 """Prompts: versioned Chinese and English templates, rendered with delimited data."""
 
 from ragmeter.prompts._template import (
+    BLOCK_NAMES,
     LANGUAGES,
     Example,
     Language,
@@ -8,10 +9,12 @@ from ragmeter.prompts._template import (
     data_block,
     detect_language,
     load_prompt,
+    neutralise,
     parse_prompt,
 )
 
 __all__ = [
+    "BLOCK_NAMES",
     "LANGUAGES",
     "Example",
     "Language",
@@ -19,5 +22,6 @@ __all__ = [
     "data_block",
     "detect_language",
     "load_prompt",
+    "neutralise",
     "parse_prompt",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ragmeter._services import redact_url
 from ragmeter.metrics import Direction
 
 #: Shown where there is no value (never 0, which would read as a score).
@@ -79,14 +80,15 @@ def usage_line(usage: Mapping[str, Any], what: str = "judge") -> str:
 
 
 def describe_service(described: Mapping[str, Any]) -> str:
-    """A judge's or embedding model's ``describe()`` as one short line."""
+    """A judge's or embedding model's ``describe()`` as one short line (its base URL without
+    credentials, also from a run recorded before ``describe()`` left them out)."""
     kind = str(described.get("kind", "unknown"))
     model = described.get("model") or described.get("name")
     parts = [str(model)] if model else []
     if kind not in parts:
         parts.append(kind)
     if described.get("base_url"):
-        parts.append(str(described["base_url"]))
+        parts.append(redact_url(str(described["base_url"])))
     if described.get("sha256"):
         parts.append(f"sha256 {described['sha256']}")
     return " · ".join(parts)

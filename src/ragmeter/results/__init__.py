@@ -8,7 +8,14 @@ from ragmeter.results._result import (
     SampleResult,
     aggregate,
 )
-from ragmeter.results._store import STORE_FILE, RunDatabase, tags_of
+from ragmeter.results._store import (
+    STORE_FILE,
+    RunDatabase,
+    RunStorageError,
+    sqlite_code,
+    storage_error,
+    tags_of,
+)
 
 __all__ = [
     "STORE_FILE",
@@ -17,7 +24,10 @@ __all__ = [
     "Group",
     "MetricInfo",
     "RunDatabase",
+    "RunStorageError",
     "SampleResult",
     "aggregate",
+    "sqlite_code",
+    "storage_error",
     "tags_of",
 ]

@@ -438,5 +438,12 @@ def _invalid_row(data: dict[str, Any]) -> InvalidRow:
     return InvalidRow(
         data["row"],
         data["id"],
-        tuple(Problem(data["row"], None, text, "see the message") for text in data["problems"]),
+        tuple(_RecordedProblem(data["row"], None, text, "") for text in data["problems"]),
     )
+
+
+class _RecordedProblem(Problem):
+    """A problem read back from a run: its recorded text (row, field, message and fix) as is."""
+
+    def __str__(self) -> str:
+        return self.message

@@ -3,12 +3,20 @@
 Every finished sample x metric is written as soon as it is known, so a run killed at any
 moment loses nothing it already paid for, and ``--resume`` computes only what is missing.
 Reading streams from the file, so results of a large run never have to fit in memory.
+
+A file that cannot be read or written (disk full, read-only media, no permission, a damaged or
+foreign file) raises :class:`RunStorageError`, one line naming the file and the cause; what
+was written before stays in the file. A run on read-only media opens read-only, so it can
+still be shown and reported.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import json
+import os
 import sqlite3
 import tempfile
 import threading
@@ -23,6 +31,10 @@ STORE_FILE = "run.db"
 SCHEMA_VERSION = 1
 #: The meta key of the caller's record; run directories have always stored it under this name.
 RECORD_KEY = "invocation"
+#: Meta keys of usage not in a sample's record yet: samples being judged, and samples whose
+#: session was killed (their calls were sent and count; the samples are judged again).
+IN_FLIGHT_KEY = "in_flight_usage"
+INTERRUPTED_KEY = "interrupted_usage"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,6 +55,163 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (idx, metric)
 );
 """
+#: The tables every run database has (``meta`` is made first).
+_TABLES = frozenset({"meta", "samples", "results"})
+
+
+class RunStorageError(OSError):
+    """A run's file could not be read or written. ``str()`` is one line naming the file and
+    the cause; ``errno`` is set where the cause has one (``ENOSPC`` disk full, ``EROFS``
+    read-only, ``EACCES`` no permission, ``EIO``), and ``corrupt`` is true when the file
+    itself is damaged or not a run database. Nothing written before the error is lost."""
+
+    def __init__(
+        self,
+        message: str,
+        path: str | os.PathLike[str],
+        *,
+        errno: int | None = None,
+        corrupt: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.errno = errno  # OSError's own field, set after the message
+        self.filename = str(path)
+        self.corrupt = corrupt
+
+    def __str__(self) -> str:
+        return self.message
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the cause is that the file or its folder cannot be written."""
+        return self.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+# SQLite's primary result codes (the low byte of an extended code), what they mean as an
+# errno where there is one, and words for the message.
+_SQLITE_CAUSES: dict[int, tuple[int | None, str]] = {
+    3: (errno.EACCES, "permission denied"),  # SQLITE_PERM
+    5: (None, "the database is locked by another process"),  # SQLITE_BUSY
+    8: (errno.EROFS, "the file or its folder is read-only"),  # SQLITE_READONLY
+    10: (errno.EIO, "input/output error"),  # SQLITE_IOERR
+    13: (errno.ENOSPC, "no space left on device"),  # SQLITE_FULL
+    14: (errno.EACCES, "the file cannot be opened: no permission, or a read-only folder"),
+}
+_SQLITE_CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+# For errors made without a code (older drivers, tests): the words SQLite uses for each.
+_SQLITE_WORDS = (
+    ("disk is full", 13),
+    ("readonly", 8),
+    ("read-only", 8),
+    ("unable to open", 14),
+    ("disk i/o error", 10),
+    ("not a database", 26),
+    ("malformed", 11),
+    ("locked", 5),
+)
+
+
+def sqlite_code(error: sqlite3.Error) -> int | None:
+    """SQLite's primary result code of ``error`` (from its code, else its words)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF
+    text = str(error).lower()
+    return next((found for words, found in _SQLITE_WORDS if words in text), None)
+
+
+def storage_error(
+    error: BaseException, path: str | os.PathLike[str], *, action: str = "write"
+) -> RunStorageError:
+    """``error`` (from SQLite or the operating system) on ``path`` as a
+    :class:`RunStorageError` whose message is one line: the file, what failed, the cause.
+
+    >>> str(storage_error(OSError(errno.ENOSPC, "No space left on device"), "runs/a/run.db"))
+    'cannot write runs/a/run.db: no space left on device (ENOSPC)'
+    """
+    if isinstance(error, RunStorageError):
+        return error
+    if isinstance(error, sqlite3.Error):
+        code = sqlite_code(error)
+        if code in _SQLITE_CORRUPT:
+            return RunStorageError(
+                f"{path} is not a ragmeter run database or is corrupt ({error})",
+                path,
+                corrupt=True,
+            )
+        number, cause = _SQLITE_CAUSES.get(code or -1, (None, f"{type(error).__name__}: {error}"))
+        name = f" ({errno.errorcode[number]})" if number is not None else ""
+        return RunStorageError(f"cannot {action} {path}: {cause}{name}", path, errno=number)
+    if isinstance(error, OSError):
+        where = error.filename if error.filename is not None else path
+        number = error.errno
+        if number is None:
+            return RunStorageError(f"cannot {action} {where}: {error}", where)
+        cause = (error.strerror or os.strerror(number)).rstrip(".")
+        cause = cause[:1].lower() + cause[1:]
+        name = errno.errorcode.get(number, str(number))
+        return RunStorageError(f"cannot {action} {where}: {cause} ({name})", where, errno=number)
+    return RunStorageError(f"cannot {action} {path}: {type(error).__name__}: {error}", path)
+
+
+@contextlib.contextmanager
+def _translated(path: Path, action: str) -> Iterator[None]:
+    """SQLite and OS errors on ``path`` as :class:`RunStorageError` (constraint violations and
+    misuse, which are bugs, as they are)."""
+    try:
+        yield
+    except (sqlite3.IntegrityError, sqlite3.ProgrammingError, RunStorageError):
+        raise
+    except (sqlite3.DatabaseError, OSError) as error:
+        raise storage_error(error, path, action=action) from error
+
+
+class _Cursor:
+    """A cursor whose fetches report storage errors as :class:`RunStorageError`."""
+
+    def __init__(self, cursor: sqlite3.Cursor, path: Path) -> None:
+        self._cursor = cursor
+        self._path = path
+
+    def fetchone(self) -> Any:
+        with _translated(self._path, "read"):
+            return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with _translated(self._path, "read"):
+            return self._cursor.fetchall()
+
+
+class _Connection:
+    """A run database's SQLite connection whose errors are :class:`RunStorageError`: every
+    statement, and the commit of a ``with`` block."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self._db = db
+        self._path = path
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> _Cursor:
+        action = "read" if sql.lstrip().upper().startswith("SELECT") else "write"
+        with _translated(self._path, action):
+            return _Cursor(self._db.execute(sql, parameters), self._path)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with _translated(self._path, "write"):
+            self._db.executemany(sql, rows)
+
+    def __enter__(self) -> _Connection:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        with _translated(self._path, "write"):
+            if kind is None:
+                self._db.commit()
+            else:
+                self._db.rollback()
+
+    def close(self) -> None:
+        self._db.close()
 
 
 def tags_of(metadata: dict[str, Any]) -> dict[str, list[str]]:
@@ -63,32 +232,107 @@ class RunDatabase:
 
     ``RunDatabase(None)`` keeps the file in a private temporary directory that lives as long as
     the store (results of an ``evaluate()`` call without a run directory).
+
+    ``read_only=True`` opens an existing file for reading only (SQLite ``mode=ro``, or
+    ``immutable`` on read-only media); without it, a file that cannot be written (read-only
+    media or permissions) is opened read-only too, so it can be read, and ``read_only`` says
+    so. Errors reading or writing the file are :class:`RunStorageError`.
     """
 
-    def __init__(self, path: str | Path | None) -> None:
+    def __init__(self, path: str | Path | None, *, read_only: bool = False) -> None:
         self._tempdir = None
         if path is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="ragmeter-run-")
             path = Path(self._tempdir.name) / STORE_FILE
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self.read_only = read_only
+        if read_only:
+            self._db = self._open_read_only()
+        else:
+            try:
+                self._db = self._open_writable()
+            except RunStorageError as error:
+                if not (error.read_only and self.path.is_file()):
+                    raise
+                self._db = self._open_read_only()
+                self.read_only = True
         version = self.get_meta("schema_version")
         if version is None:
-            self.set_meta("schema_version", SCHEMA_VERSION)
+            if not self.read_only:
+                self.set_meta("schema_version", SCHEMA_VERSION)
         elif version != SCHEMA_VERSION:
+            self._db.close()
             raise ValueError(
                 f"{self.path} was written by a ragmeter with run format {version}; this one "
                 f"reads format {SCHEMA_VERSION}: re-run the evaluation into a new directory"
             )
 
+    def _open_writable(self) -> _Connection:
+        with _translated(self.path, "open" if self.path.exists() else "create"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            with _translated(self.path, "open"):
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                self._check_tables(db, required=False)
+                db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return _Connection(db, self.path)
+
+    def _open_read_only(self) -> _Connection:
+        """``mode=ro``; on read-only media a WAL file cannot get its shared-memory file, and
+        then, when no write is pending in ``run.db-wal``, ``immutable`` (no locks at all)."""
+        if not self.path.is_file():
+            raise RunStorageError(f"cannot read {self.path}: no such file", self.path)
+        uri = self.path.resolve().as_uri()
+        try:
+            return self._connect_read_only(f"{uri}?mode=ro")
+        except RunStorageError as error:
+            if error.corrupt:
+                raise
+            wal = self.path.with_name(self.path.name + "-wal")
+            if wal.exists() and wal.stat().st_size:
+                raise RunStorageError(
+                    f"cannot read {self.path} on read-only storage: {wal.name} holds results "
+                    "not yet merged into it; copy the run folder to writable storage and read "
+                    "it there",
+                    self.path,
+                    errno=error.errno,
+                ) from error
+        return self._connect_read_only(f"{uri}?immutable=1")
+
+    def _connect_read_only(self, uri: str) -> _Connection:
+        with _translated(self.path, "read"):
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        try:
+            with _translated(self.path, "read"):
+                self._check_tables(db, required=True)
+        except BaseException:
+            db.close()
+            raise
+        return _Connection(db, self.path)
+
+    def _check_tables(self, db: sqlite3.Connection, *, required: bool) -> None:
+        """Refuse a database of something else (it would get run tables added to it), and
+        an empty one when reading (``required``)."""
+        tables = {
+            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if (tables or required) and not (tables >= _TABLES if required else "meta" in tables):
+            raise RunStorageError(
+                f"{self.path} is not a ragmeter run database (its tables: "
+                f"{', '.join(sorted(tables)) or 'none'})",
+                self.path,
+                corrupt=True,
+            )
+
     @classmethod
-    def in_dir(cls, run_dir: str | Path) -> RunDatabase:
-        return cls(Path(run_dir) / STORE_FILE)
+    def in_dir(cls, run_dir: str | Path, *, read_only: bool = False) -> RunDatabase:
+        return cls(Path(run_dir) / STORE_FILE, read_only=read_only)
 
     def close(self) -> None:
         with self._lock:
@@ -140,10 +384,18 @@ class RunDatabase:
         results: Iterable[tuple[int, str, MetricResult]],
         *,
         usage: dict[int, dict[str, Any]] | None = None,
+        in_flight: Mapping[int, dict[str, Any]] | None = None,
     ) -> None:
-        """Record results (index, metric, result) and sample usage in one transaction."""
+        """Record results (index, metric, result) and sample usage in one transaction; with
+        ``in_flight``, also the usage so far of the samples still being judged
+        (:meth:`set_in_flight_usage`), so a kill at any moment neither loses nor doubles it."""
         with self._lock, self._db:
             self._db.execute("BEGIN")
+            if in_flight is not None:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    (IN_FLIGHT_KEY, json.dumps({str(i): u for i, u in in_flight.items()})),
+                )
             self._db.executemany(
                 "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
                 (
@@ -161,6 +413,33 @@ class RunDatabase:
                 self._db.execute(
                     "UPDATE samples SET usage = ? WHERE idx = ?", (json.dumps(used), index)
                 )
+
+    def set_in_flight_usage(self, usage: Mapping[int, dict[str, Any]]) -> None:
+        """The usage so far of the samples being judged now (index -> usage): requests already
+        sent for samples whose results are not recorded yet. Written as the run goes, so the
+        calls of samples a kill interrupts are still counted (:meth:`settle_in_flight_usage`)."""
+        self.set_meta(IN_FLIGHT_KEY, {str(i): u for i, u in usage.items()})
+
+    def settle_in_flight_usage(self) -> None:
+        """At the start of a session: the in-flight usage a killed session left becomes
+        interrupted usage (paid for, its samples to be judged again), counted in the total."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            rows = self._db.execute(
+                "SELECT key, value FROM meta WHERE key IN (?, ?)", (IN_FLIGHT_KEY, INTERRUPTED_KEY)
+            ).fetchall()
+            found = {key: json.loads(value) for key, value in rows}
+            left = found.get(IN_FLIGHT_KEY) or {}
+            if not left:
+                return
+            total = _usage_of(found.get(INTERRUPTED_KEY) or {})
+            for used in left.values():
+                total = total + _usage_of(used)
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                (INTERRUPTED_KEY, json.dumps(total.to_dict())),
+            )
+            self._db.execute("DELETE FROM meta WHERE key = ?", (IN_FLIGHT_KEY,))
 
     # -- reading ---------------------------------------------------------------------------
     def n_samples(self) -> int:
@@ -248,21 +527,30 @@ class RunDatabase:
                 yield tag, value, status or "missing", score
 
     def total_usage(self) -> Usage | None:
-        """Judge usage summed over the samples (None when no sample recorded any)."""
+        """Judge usage summed over the samples, plus what samples interrupted by a kill (or
+        still in flight) already sent: every request a provider would bill. None when
+        nothing recorded any."""
         fields = [f.name for f in dataclasses.fields(Usage)]
         sums = ", ".join(f"TOTAL(json_extract(usage, '$.{name}'))" for name in fields)
         with self._lock:
             row = self._db.execute(
                 f"SELECT COUNT(*), {sums} FROM samples WHERE usage IS NOT NULL"
             ).fetchone()
-        if not row[0]:
+        unsettled = [
+            _usage_of(self.get_meta(INTERRUPTED_KEY) or {}),
+            *(_usage_of(u) for u in (self.get_meta(IN_FLIGHT_KEY) or {}).values()),
+        ]
+        if not row[0] and not any(u.calls or u.cached_calls for u in unsettled):
             return None
-        return Usage(
+        total = Usage(
             **{
-                f.name: value if f.type in (float, "float") else int(value)
+                f.name: (value if f.type in (float, "float") else int(value)) if row[0] else 0
                 for f, value in zip(dataclasses.fields(Usage), row[1:])
             }
         )
+        for used in unsettled:
+            total = total + used
+        return total
 
     def iter_samples(
         self, batch: int = 500
@@ -296,3 +584,9 @@ class RunDatabase:
                     None if usage is None else json.loads(usage),
                 )
             last = samples[-1][0]
+
+
+def _usage_of(value: Mapping[str, Any]) -> Usage:
+    """A :class:`Usage` from its ``to_dict()`` (unknown keys ignored, missing ones 0)."""
+    known = {f.name for f in dataclasses.fields(Usage)}
+    return Usage(**{key: v for key, v in value.items() if key in known})

@@ -272,6 +272,8 @@ def _open_store(
 
 #: Samples whose missing results are looked up at a time (bounds the runner's memory).
 TODO_CHUNK = 1024
+#: Seconds between writes of the in-flight samples' usage to the run's file.
+USAGE_WRITE_INTERVAL_S = 1.0
 
 
 def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
@@ -317,6 +319,8 @@ class _Session:
         self.services: JudgedSetup | None = None
         self.prompt_versions: set[str] = set()
         self.configuration_error: str | None = None
+        #: Tasks being judged: (index, sample id), whose usage so far is written as it grows.
+        self._flying: dict[asyncio.Task[TaskOutcome], tuple[int, str]] = {}
 
     def _tasks(
         self, data: Dataset, metrics: list[SampleMetric], language: Language | None
@@ -340,11 +344,35 @@ class _Session:
         if not total:
             return
         self.services = services = setup(metrics, judge, embeddings)
+        self.store.settle_in_flight_usage()
         self.reporter.start("judged metrics", total)
+        flusher = asyncio.create_task(self._write_usage_as_it_grows(services))
         try:
             await self._run(self._tasks(data, metrics, language), services, concurrency)
         finally:
+            flusher.cancel()
+            await asyncio.gather(flusher, return_exceptions=True)
+            self.store.set_in_flight_usage(self._in_flight_usage(services))
             await release(services)
+
+    async def _write_usage_as_it_grows(self, services: JudgedSetup) -> None:
+        """Every few seconds, the usage of the samples in flight goes to the run's file: a
+        kill loses at most the last seconds' count, never a long sample's calls."""
+        while True:
+            await asyncio.sleep(USAGE_WRITE_INTERVAL_S)
+            if self._flying:
+                self.store.set_in_flight_usage(self._in_flight_usage(services))
+
+    def _in_flight_usage(self, services: JudgedSetup) -> dict[int, dict[str, Any]]:
+        judges = {id(j): j for j in services.judges.values() if j}.values()
+        flying: dict[int, dict[str, Any]] = {}
+        for index, sample_id in self._flying.values():
+            used = Usage()
+            for judge in judges:
+                used = used + judge.ledger.sample_usage(sample_id)
+            if used.calls or used.cached_calls:
+                flying[index] = used.to_dict()
+        return flying
 
     async def _run(
         self, tasks: Iterator[SampleTask], services: JudgedSetup, concurrency: int
@@ -360,7 +388,9 @@ class _Session:
                     pending = await self._collect(pending, services)
                 if self.configuration_error:
                     break
-                pending.add(asyncio.create_task(run_task(task, services)))
+                started = asyncio.create_task(run_task(task, services))
+                self._flying[started] = (task.index, task.sample_id)
+                pending.add(started)
             while pending and not self.configuration_error:
                 pending = await self._collect(pending, services)
         finally:
@@ -374,6 +404,7 @@ class _Session:
     ) -> set[asyncio.Task[TaskOutcome]]:
         done, still = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         for finished in done:
+            self._flying.pop(finished, None)
             try:
                 outcome = finished.result()
             except JudgeConfigError as error:
@@ -384,6 +415,7 @@ class _Session:
             self.store.put_results(
                 ((outcome.index, name, result) for name, result in outcome.results.items()),
                 usage={outcome.index: outcome.usage.to_dict()},
+                in_flight=self._in_flight_usage(services),
             )
             self.prompt_versions |= outcome.prompt_versions
             for judge in {id(j): j for j in services.judges.values() if j}.values():

@@ -40,7 +40,10 @@ def setup(
             if chosen_embeddings is None:
                 from ragmeter.embed import default_embeddings
 
-                chosen_embeddings = shared_embeddings = default_embeddings()
+                # Vectors are cached where the run's judge caches its answers (on disk by
+                # default), so a resumed or repeated run does not pay for them again.
+                cache = judge.cache if judge is not None else None
+                chosen_embeddings = shared_embeddings = default_embeddings(cache=cache)
             vectors[metric.name] = chosen_embeddings
         else:
             vectors[metric.name] = None

@@ -108,16 +108,14 @@ class StepRunner:
         schema = schema or schema_for(template.name, tuple(tasks))
         problem = None
         for attempt in range(2 if check else 1):
-            judgment = await self.judge.generate(
+            judgment = await self._judged(
+                facts,
                 messages,
                 schema,
                 prompt_version=template.key,
                 scope=template.name,
-                sample_id=self.sample_id,
                 salt=self._salt(attempt),
             )
-            facts.usage = facts.usage + judgment.usage
-            facts.prompt_versions.add(template.key)
             problem = check(judgment.output) if check else None
             if problem is None:
                 return judgment
@@ -359,19 +357,45 @@ class StepRunner:
         async def generate(
             messages: list[Message], schema: type[BaseModel], *, prompt_version: str, scope: str
         ) -> Judgment[Any]:
+            return await self._judged(
+                facts,
+                messages,
+                schema,
+                prompt_version=prompt_version,
+                scope=scope,
+                salt=self._salt(),
+            )
+
+        return generate
+
+    async def _judged(
+        self,
+        facts: Facts,
+        messages: Sequence[Message],
+        schema: type[BaseModel],
+        *,
+        prompt_version: str,
+        scope: str,
+        salt: str,
+    ) -> Judgment[Any]:
+        """The one place steps call the judge: the answer's usage (or, when it failed, what
+        the failed call cost) is the sample's."""
+        try:
             judgment = await self.judge.generate(
                 messages,
                 schema,
                 prompt_version=prompt_version,
                 scope=scope,
                 sample_id=self.sample_id,
-                salt=self._salt(),
+                salt=salt,
             )
-            facts.usage = facts.usage + judgment.usage
-            facts.prompt_versions.add(prompt_version)
-            return judgment
-
-        return generate
+        except JudgeError as error:
+            if error.usage is not None:
+                facts.usage = facts.usage + error.usage
+            raise
+        facts.usage = facts.usage + judgment.usage
+        facts.prompt_versions.add(prompt_version)
+        return judgment
 
     @staticmethod
     def _record_error(facts: Facts, names: Iterable[str], error: Exception) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 import os
+import sqlite3
 import subprocess
 import threading
 import time
@@ -25,8 +26,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ragmeter._services import redact_url
 from ragmeter._version import __version__
-from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
+from ragmeter.results import EvaluationResult, MetricInfo, SampleResult, sqlite_code, storage_error
 from ragmeter.store._schema import run_results, run_samples, runs
 
 DEFAULT_URL = "sqlite:///.ragmeter/runs.db"
@@ -37,6 +39,34 @@ PAGE = 500
 
 class RunNotFoundError(LookupError):
     """No run matches the reference given (an id, an id prefix or a name)."""
+
+
+#: Seconds to wait for a database server to accept a connection (unless the URL says).
+CONNECT_TIMEOUT_S = 10
+
+
+class StoreError(OSError):
+    """The run store cannot be reached, read or written: a server that does not answer, a
+    file that is not a ragmeter database or is corrupt, a full disk, read-only media. ``str()``
+    is one line naming the store (without its password) and the cause; ``errno`` is set where
+    the cause has one, ``corrupt`` and ``unreachable`` say which it is."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        errno: int | None = None,
+        corrupt: bool = False,
+        unreachable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.errno = errno  # OSError's own field, set after the message
+        self.corrupt = corrupt
+        self.unreachable = unreachable
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True)
@@ -113,7 +143,9 @@ def store_url(url: str | None = None) -> str:
 
 
 def _redacted(url: str) -> str:
-    return sa.engine.make_url(url).render_as_string(hide_password=True)
+    """``url`` as it may be shown: no user, password or ``?password=`` (also when SQLAlchemy
+    cannot read it)."""
+    return redact_url(url)
 
 
 class Store:
@@ -121,22 +153,51 @@ class Store:
 
     def __init__(self, url: str | None = None) -> None:
         self.url = store_url(url)
-        parsed = sa.engine.make_url(self.url)
+        try:
+            parsed = sa.engine.make_url(self.url)
+        except sa.exc.ArgumentError:
+            raise ValueError(
+                f"the run store URL {_redacted(self.url)!r} cannot be read: write it as "
+                "sqlite:///path/runs.db or postgresql://user@host/db"
+            ) from None
         if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise _sqlite_error(error, parsed.database, "create") from error
         try:
             self.engine: Engine = sa.create_engine(self.url, **_engine_options(parsed))
         except ImportError as error:
             raise ImportError(
                 f"the run store {_redacted(self.url)} needs a driver: "
-                "pip install 'ragmeter[postgres]' ({error})"
+                f"pip install 'ragmeter[postgres]' ({error})"
             ) from error
         if parsed.get_backend_name() == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        sa.event.listen(self.engine, "handle_error", self._storage_error)
         self._upgrade()
 
     def __repr__(self) -> str:
         return f"Store({_redacted(self.url)!r})"
+
+    def _storage_error(self, context: sa.engine.ExceptionContext) -> StoreError | None:
+        """A failure of the storage itself as a :class:`StoreError` (SQLAlchemy raises it in
+        place of its own); other database errors (a lock, a migration race) as they are."""
+        original = context.original_exception
+        parsed = sa.engine.make_url(self.url)
+        if isinstance(original, sqlite3.Error):
+            if sqlite_code(original) not in _SQLITE_STORAGE_CODES:
+                return None
+            return _sqlite_error(original, parsed.database or self.url, "use")
+        if context.connection is None or context.is_disconnect:
+            said = str(original).strip().splitlines()[0] if str(original).strip() else ""
+            return StoreError(
+                f"cannot reach the run store {_redacted(self.url)} "
+                f"({type(original).__name__}: {said}): check the URL and that the server is "
+                "running",
+                unreachable=True,
+            )
+        return None
 
     # -- schema ----------------------------------------------------------------------------
     def _upgrade(self) -> None:
@@ -404,7 +465,28 @@ def _engine_options(url: sa.engine.URL) -> dict[str, Any]:
         return {"connect_args": {"timeout": 30}, "poolclass": sa.pool.NullPool}
     # A connection per unit of work: a store is used in bursts (record a run, read a page),
     # and nothing is left open between them.
-    return {"poolclass": sa.pool.NullPool}
+    options: dict[str, Any] = {"poolclass": sa.pool.NullPool}
+    if url.get_backend_name() == "postgresql" and "connect_timeout" not in url.query:
+        # A server that does not answer is an error in seconds, not a hang.
+        options["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S}
+    return options
+
+
+#: SQLite result codes that are failures of the file or the disk, not of a statement:
+#: permission, read-only, I/O, corrupt, full, cannot open, not a database.
+_SQLITE_STORAGE_CODES = frozenset({3, 8, 10, 11, 13, 14, 26})
+
+
+def _sqlite_error(error: BaseException, path: str, action: str) -> StoreError:
+    """An SQLite or OS ``error`` on the store file ``path`` as one line that says what to do."""
+    found = storage_error(error, path, action=action)
+    if found.corrupt:
+        return StoreError(
+            f"{path} is not a ragmeter database or is corrupt ({error}): move it aside or "
+            "choose another store (--store, RAGMETER_STORE_URL)",
+            corrupt=True,
+        )
+    return StoreError(f"run store: {found}", errno=found.errno)
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import math
+import re
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,7 +18,8 @@ from ragmeter import MetricResult, Sample, Status, evaluate
 from ragmeter.embed import Embeddings
 from ragmeter.judge import JudgeError
 from ragmeter.metrics import Requirements, SampleMetric
-from ragmeter.metrics.custom import SQLEquivalence, metric
+from ragmeter.metrics.custom import SQLEquivalence, SQLExecution, metric
+from ragmeter.metrics.custom import sql_equivalence as module
 from ragmeter.metrics.custom.sql_equivalence import (
     QueryRefused,
     has_top_level_order_by,
@@ -200,18 +206,33 @@ def test_only_reading_is_allowed(db, generated, reason):
     assert table_rows(db) == 3
 
 
-def test_a_slow_query_times_out(db):
-    endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n"
-    result = score(endless, "SELECT 1", db, timeout=0.2)
-    assert result.score == 0.0
-    assert result.reason == "the generated query fails: timed out after 0.2 s"
+# -- limits: every query is bounded in time and memory --------------------------------------------
+ENDLESS = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+CELL_LIMIT = "needs a string or blob of more than 1,000,000 bytes (raise max_cell_bytes to compare)"
+
+
+def assert_failed(result: MetricResult, error: str) -> None:
+    """A limit fails the sample: no score (never 0, never NaN), the limit named."""
+    assert (result.status, result.score, result.error) == (Status.FAILED, None, error), result
+
+
+def test_a_slow_query_fails_at_the_time_limit(db):
+    start = time.monotonic()
+    result = score(ENDLESS + "SELECT max(i) FROM n", "SELECT 1", db, timeout=0.2)
+    assert_failed(result, "the generated query takes more than 0.2 s (raise timeout to compare)")
+    assert time.monotonic() - start < 10
+    # The deadline also interrupts a query while its rows are fetched.
+    result = score(
+        ENDLESS + "SELECT i FROM n", "SELECT 1", db, timeout=0.2, max_rows=10**9,
+        max_result_bytes=10**12,
+    )  # fmt: skip
+    assert_failed(result, "the generated query takes more than 0.2 s (raise timeout to compare)")
 
 
 def test_too_many_rows_fail(db):
     result = score("SELECT * FROM orders", "SELECT 1", db, max_rows=3)
-    assert result.status is Status.FAILED
-    assert result.error == (
-        "the generated query returns more than 3 rows (raise max_rows to compare)"
+    assert_failed(
+        result, "the generated query returns more than 3 rows (raise max_rows to compare)"
     )
     # A large reference is not "impossible": no fallback, the sample fails.
     too_large = sample("SELECT 1", "SELECT * FROM orders", db)
@@ -220,6 +241,189 @@ def test_too_many_rows_fail(db):
     result = metric_.score(too_large)
     assert result.status is Status.FAILED and "fallback" not in result.details
     assert result.error.startswith("the reference query returns more than 3 rows")
+
+
+def test_endless_rows_stop_at_the_row_limit(db):
+    result = score(ENDLESS + "SELECT i FROM n", "SELECT 1", db)  # 100,000 rows by default
+    assert_failed(
+        result, "the generated query returns more than 100,000 rows (raise max_rows to compare)"
+    )
+    assert score(ENDLESS + "SELECT i FROM n LIMIT 5", ENDLESS + "SELECT i FROM n LIMIT 5", db)
+
+
+@pytest.mark.parametrize(
+    "huge",
+    [
+        "SELECT zeroblob(500000000)",  # 500 MB of zeros
+        "SELECT hex(randomblob(200000000))",  # a 200 MB blob, a 400 MB string
+        "SELECT replace(hex(zeroblob(300000000)), '0', 'ab')",
+        "SELECT replace(hex(zeroblob(300000)), '0', 'ab')",  # 600 kB, replaced: 1.2 MB
+        "WITH RECURSIVE s(x) AS (SELECT 'x' UNION ALL SELECT x || x FROM s) SELECT x FROM s",
+        "SELECT name, zeroblob(2000000) FROM customer",
+    ],
+)
+def test_sqlite_refuses_a_value_over_the_cell_limit(db, huge):
+    start = time.monotonic()
+    assert_failed(score(huge, "SELECT 1", db), f"the generated query {CELL_LIMIT}")
+    assert time.monotonic() - start < 10
+    # A reference past a limit fails the sample too: the fallback is for impossible queries.
+    result = SQLEquivalence(fallback=same_text).score(sample("SELECT 1", huge, db))
+    assert_failed(result, f"the reference query {CELL_LIMIT}")
+
+
+def test_a_stored_value_over_the_cell_limit_is_not_read(tmp_path):
+    path = tmp_path / "files.db"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(
+            "CREATE TABLE file(name TEXT, content BLOB);"
+            "INSERT INTO file VALUES ('small', x'00'), ('large', zeroblob(3000000));"
+        )
+    connection.close()
+    result = score("SELECT content FROM file", "SELECT name FROM file", path)
+    assert_failed(result, f"the generated query {CELL_LIMIT}")
+    assert score("SELECT length(content) FROM file", "SELECT 1 UNION SELECT 3000000", path)
+
+
+def test_raising_the_cell_limit_compares_large_values(db):
+    large = "SELECT zeroblob(1500000)"
+    assert_failed(score(large, large, db), f"the reference query {CELL_LIMIT}")
+    result = score(large, large, db, max_cell_bytes=2_000_000)
+    assert (result.status, result.score) == (Status.OK, 1.0)
+    # the first difference shows a cut value, not a megabyte-long repr
+    result = score(large, "SELECT zeroblob(1500001)", db, max_cell_bytes=2_000_000)
+    assert result.score == 0.0 and len(result.reason) < 500
+
+
+def test_values_are_checked_as_they_arrive_where_sqlite_cannot_refuse_them(db, monkeypatch):
+    # Python 3.10's sqlite3 cannot set SQLite's length limit: the rows are checked instead.
+    monkeypatch.setattr(module, "_limit_length", lambda connection, max_bytes: None)
+    result = score("SELECT 'short', zeroblob(2000)", "SELECT 1", db, max_cell_bytes=1000)
+    assert_failed(
+        result,
+        "the generated query needs a string or blob of more than 1,000 bytes "
+        "(raise max_cell_bytes to compare)",
+    )
+    result = score("SELECT 'été'", "SELECT 'été'", db, max_cell_bytes=5)  # 5 UTF-8 bytes
+    assert result.score == 1.0
+
+
+def test_sqlite_errors_are_told_apart_by_code_or_by_message(db):
+    connection = sqlite3.connect(db)
+    connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 10)
+    with pytest.raises(sqlite3.DataError) as raised:
+        connection.execute("SELECT zeroblob(11)")
+    connection.close()
+    assert module._is(raised.value, sqlite3.SQLITE_TOOBIG, "no such message")
+    assert not module._is(raised.value, sqlite3.SQLITE_INTERRUPT, "too big")
+    # Python 3.10's errors carry no code: their message tells.
+    assert module._is(sqlite3.OperationalError("interrupted"), 9, "interrupted")
+    assert not module._is(sqlite3.OperationalError("no such table: t"), 9, "interrupted")
+
+
+def test_the_result_is_bounded_in_bytes(db):
+    blobs = "SELECT zeroblob(600) UNION ALL SELECT zeroblob(600)"
+    assert_failed(
+        score(blobs, blobs, db, max_result_bytes=1000),
+        "the reference query returns more than 1,000 bytes (raise max_result_bytes to compare)",
+    )
+    assert score(blobs, blobs, db, max_result_bytes=1200).score == 1.0
+    # Endless rows of 900 kB: the fetching stops past 16 MB, the default.
+    endless_blobs = ENDLESS + "SELECT zeroblob(900000) FROM n"
+    assert_failed(
+        score(endless_blobs, "SELECT 1", db, max_rows=10**9),
+        "the generated query returns more than 16,000,000 bytes "
+        "(raise max_result_bytes to compare)",
+    )
+
+
+def test_a_sample_past_a_limit_leaves_the_others_alone(db):
+    records = [
+        {"id": "blob", "response": "SELECT zeroblob(500000000)", "reference": "SELECT 1"},
+        {"id": "endless", "response": ENDLESS + "SELECT max(i) FROM n", "reference": "SELECT 1"},
+        {"id": "ok", "response": "SELECT 1", "reference": "SELECT 1"},
+        {"id": "wrong", "response": "SELECT 2", "reference": "SELECT 1"},
+    ]
+    for record in records:
+        record["db_path"] = str(db)
+    result = evaluate(records, [SQLEquivalence(timeout=0.5)], concurrency=4, progress=False)
+    by_id = {s.sample_id: s.scores["sql_equivalence"] for s in result.samples}
+    assert by_id["blob"].error == f"the generated query {CELL_LIMIT}"
+    assert by_id["endless"].error == (
+        "the generated query takes more than 0.5 s (raise timeout to compare)"
+    )
+    assert (by_id["ok"].score, by_id["wrong"].score) == (1.0, 0.0)
+    assert result.aggregates["sql_equivalence"].mean == 0.5
+
+
+#: Scores the queries given in a fresh interpreter, then prints how much its peak RSS grew.
+MEMORY_PROBE = """
+import resource, sys
+from ragmeter import Sample
+from ragmeter.metrics.custom import SQLEquivalence
+metric = SQLEquivalence(max_rows=10**9)
+def run(query):
+    sample = Sample(response=query, reference="SELECT 1", metadata={"db_path": sys.argv[1]})
+    return metric.score(sample)
+run("SELECT 1")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for query in sys.argv[2:]:
+    print(run(query).status.value)
+growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(growth if sys.platform == "darwin" else growth * 1024)
+"""
+
+
+def test_huge_values_do_not_grow_the_process(db):
+    pytest.importorskip("resource")
+    queries = [
+        "SELECT zeroblob(500000000)",
+        "SELECT printf('%.*c', 30000000, 'x')",  # SQLite's printf gives NULL: too big
+        "SELECT hex(randomblob(200000000))",
+        "SELECT replace(hex(zeroblob(300000000)), '0', 'ab')",
+        ENDLESS + "SELECT zeroblob(900000) FROM n",  # stops past 16 MB
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", MEMORY_PROBE, str(db), *queries],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    *statuses, growth = done.stdout.split()
+    assert statuses == ["failed", "ok", "failed", "failed", "failed"], done.stdout
+    assert int(growth) < 100 * 2**20  # the values alone: 500 MB, 30 MB, 400 MB, 1.2 GB, endless
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("timeout", 0, "timeout must be a positive, finite number of seconds, got 0"),
+        ("timeout", -1.5, "timeout must be a positive, finite number of seconds, got -1.5"),
+        ("timeout", math.inf, "timeout must be a positive, finite number of seconds, got inf"),
+        ("timeout", math.nan, "timeout must be a positive, finite number of seconds, got nan"),
+        ("timeout", "3", "timeout must be a positive, finite number of seconds, got '3'"),
+        ("max_rows", 0, "max_rows must be a positive whole number of rows, got 0"),
+        ("max_rows", 2.5, "max_rows must be a positive whole number of rows, got 2.5"),
+        ("max_rows", True, "max_rows must be a positive whole number of rows, got True"),
+        ("max_cell_bytes", -1, "max_cell_bytes must be a positive whole number of bytes, got -1"),
+        ("max_cell_bytes", 2 * 10**9, "max_cell_bytes can be at most 1,000,000,000"),
+        ("max_result_bytes", None, "max_result_bytes must be a positive whole number of bytes"),
+        ("float_tolerance", -1e-6, "float_tolerance must be a number >= 0, got -1e-06"),
+    ],
+)
+def test_limits_are_validated(option, value, message):
+    for metric_class in (SQLEquivalence, SQLExecution):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            metric_class(**{option: value})
+
+
+def test_limits_are_options_and_params():
+    metric_ = SQLEquivalence(timeout=2, max_rows=1e3, max_cell_bytes=4096, max_result_bytes=2**20)
+    assert (metric_.timeout, metric_.max_rows) == (2.0, 1000)
+    assert (metric_.max_cell_bytes, metric_.max_result_bytes) == (4096, 2**20)
+    params = metric_.execution.params()
+    assert (params["timeout"], params["max_rows"]) == (2.0, 1000)
+    assert (params["max_cell_bytes"], params["max_result_bytes"]) == (4096, 2**20)
+    defaults = SQLExecution()
+    assert (defaults.timeout, defaults.max_rows) == (10.0, 100_000)
+    assert (defaults.max_cell_bytes, defaults.max_result_bytes) == (1_000_000, 16_000_000)
 
 
 @pytest.mark.parametrize(

@@ -177,12 +177,13 @@ class PromptSpec:
     def _data(self, record: Mapping[str, Any]) -> str:
         fields = (*self.inputs, self.items) if self.kind == "ranking" else self.inputs
         blocks = []
-        for name in dict.fromkeys(fields):
+        names = tuple(dict.fromkeys(fields))
+        for name in names:
             value = record.get(name)
             if value is None:
                 continue
-            blocks.append(data_block(name, [str(v) for v in value] if isinstance(value, list)
-                                     else str(value)))  # fmt: skip
+            text = [str(v) for v in value] if isinstance(value, list) else str(value)
+            blocks.append(data_block(name, text, reserved=names))
         return "\n\n".join(blocks)
 
     def label_score(self, label: str) -> float:

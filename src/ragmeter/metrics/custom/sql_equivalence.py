@@ -7,15 +7,29 @@ Spider and BIRD text-to-SQL benchmarks).
 
 Both queries run read-only: the database is opened with ``mode=ro``, ``PRAGMA query_only`` is
 on, an authorizer allows reading only, and a query must be one ``SELECT`` / ``WITH``
-statement. Each query has ``timeout`` seconds.
+statement.
+
+Both queries are bounded in time and memory, by limits that are options of the metric:
+
+- ``timeout`` (10 s): a wall-clock deadline; a progress handler interrupts SQLite itself.
+- ``max_cell_bytes`` (1,000,000): the largest string or blob. It is SQLite's own length
+  limit (``SQLITE_LIMIT_LENGTH``), so SQLite refuses to build or read a bigger value (or to
+  sort or store a bigger row) instead of handing it over; on Python 3.10, whose ``sqlite3``
+  cannot set it, a value is checked as it arrives.
+- ``max_rows`` (100,000) and ``max_result_bytes`` (16,000,000): rows are fetched one at a
+  time and counted, their cells' bytes too (a text's UTF-8 bytes, a blob's length, 8 for a
+  number or NULL), before anything else is done with them.
+
+A query past a limit fails the sample (no score) with the limit, its value and the option to
+raise: the metric cannot compare what it did not fetch.
 
 The results are compared as multisets of rows (order ignored) unless the reference query has
 a top-level ``ORDER BY``; then in order. Column names are ignored, the number of columns must
 match, numbers are equal within ``float_tolerance`` (``1`` equals ``1.0``), other values
 exactly. The score is 1 or 0, the reason says what differed.
 
-A generated query that is refused, fails (a syntax error, an unknown column) or times out is
-wrong: 0, with the error as the reason. When execution is impossible - no database, a
+A generated query that is refused or fails (a syntax error, an unknown column) is wrong: 0,
+with the error as the reason. When execution is impossible - no database, a
 missing one, or a reference query that itself fails - the metric falls back to
 ``fallback`` (any metric, e.g. a judge comparing the two queries) and records
 ``details["fallback"]``; without one the sample is not applicable.
@@ -27,10 +41,13 @@ fallback (a :class:`~ragmeter.metrics.Fallback`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
+import numbers
 import os
 import re
 import sqlite3
+import sys
 import threading
 import time
 import urllib.parse
@@ -55,6 +72,9 @@ _READ_ACTIONS = frozenset(
 #: Whitespace, semicolons and comments (a comment never runs past its first ``*/``).
 _SKIPPABLE = re.compile(r"(?:\s|;|--[^\n]*(?:\n|\Z)|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))*")
 _FENCE = re.compile(r"\A```[A-Za-z]*[ \t]*\n?(.*?)\n?```\Z", re.DOTALL)
+#: SQLite's result codes for an interrupted query and a string or blob over the length limit
+#: (``sqlite3`` names them from Python 3.11 only).
+_SQLITE_INTERRUPT, _SQLITE_TOOBIG = 9, 18
 #: Above this many unmatched pairs, rows are matched in sorted order instead of one by one.
 _MAX_PAIRINGS = 4_000_000
 
@@ -63,8 +83,18 @@ class QueryRefused(ValueError):
     """A query that is not one read-only SELECT / WITH statement."""
 
 
-class QueryTooLarge(ValueError):
-    """A query whose result has more rows than the metric compares."""
+class QueryLimit(ValueError):
+    """A query that goes past one of the metric's limits: it cannot be compared. The message
+    names the limit, its value and the option to raise."""
+
+
+class QueryTooLarge(QueryLimit):
+    """A query whose result is larger than the metric compares (``max_rows``,
+    ``max_result_bytes``, ``max_cell_bytes``)."""
+
+
+class QueryTimeout(QueryLimit):
+    """A query that runs longer than the metric's ``timeout``."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +241,15 @@ def _unmatched(
 
 
 def _show(row: Row, limit: int = 200) -> str:
-    text = repr(row[0]).join("()") if len(row) == 1 else repr(row)
+    """``row`` as its repr, at most ``limit`` characters (long values are cut before their
+    repr is made: a cell can hold a megabyte)."""
+
+    def cell(value: Any) -> str:
+        if isinstance(value, str | bytes) and len(value) > limit:
+            return repr(value[:limit])
+        return repr(value)
+
+    text = ", ".join(cell(value) for value in row).join("()")  # one cell: no trailing comma
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -295,8 +333,75 @@ def compare_results(
     )
 
 
+def _is(error: sqlite3.Error, code: int, message: str) -> bool:
+    """Whether ``error`` is SQLite's (primary) error ``code``; its message where Python 3.10
+    does not say the code."""
+    errorcode = getattr(error, "sqlite_errorcode", None)
+    return errorcode & 0xFF == code if isinstance(errorcode, int) else message in str(error)
+
+
 def _authorize(action: int, *args: Any) -> int:
     return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
+
+
+def _cell_bytes(value: Any) -> int:
+    """What a cell counts toward ``max_result_bytes``: a text's UTF-8 bytes, a blob's length,
+    8 for a number or NULL.
+
+    >>> _cell_bytes("été"), _cell_bytes(b"ab"), _cell_bytes(2.5), _cell_bytes(None)
+    (5, 2, 8, 8)
+    """
+    if isinstance(value, str):
+        return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, bytes):
+        return len(value)
+    return 8
+
+
+def _limit_length(connection: sqlite3.Connection, max_bytes: int) -> None:
+    """Make SQLite refuse to build or read a string or blob over ``max_bytes`` (Python 3.10's
+    ``sqlite3`` cannot: values are then checked as they arrive)."""
+    if sys.version_info >= (3, 11):
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_bytes)
+
+
+@functools.cache
+def _length_ceiling() -> int:
+    """The largest string or blob this SQLite can be allowed (``SQLITE_MAX_LENGTH``)."""
+    if sys.version_info >= (3, 11):
+        with closing(sqlite3.connect(":memory:")) as connection:
+            connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 2**31 - 1)  # clamped to the ceiling
+            return connection.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
+    return 1_000_000_000  # SQLite's default SQLITE_MAX_LENGTH
+
+
+def _is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number (numpy's too), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _whole(name: str, value: Any, unit: str) -> int:
+    """``value`` as a positive whole number, or a :class:`ValueError` naming option ``name``."""
+    if not _is_number(value) or not math.isfinite(value) or value < 1 or value != int(value):
+        raise ValueError(f"{name} must be a positive whole number of {unit}, got {value!r}")
+    return int(value)
+
+
+def _check_limits(
+    timeout: float, max_rows: int, max_cell_bytes: int, max_result_bytes: int
+) -> tuple[float, int, int, int]:
+    """The limits, validated: positive numbers (whole ones for rows and bytes)."""
+    if not _is_number(timeout) or not 0 < timeout < math.inf:
+        raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
+    rows = _whole("max_rows", max_rows, "rows")
+    cell = _whole("max_cell_bytes", max_cell_bytes, "bytes")
+    result = _whole("max_result_bytes", max_result_bytes, "bytes")
+    if cell > _length_ceiling():
+        raise ValueError(
+            f"max_cell_bytes can be at most {_length_ceiling():,} (SQLite's own maximum), "
+            f"got {max_cell_bytes!r}"
+        )
+    return float(timeout), rows, cell, result
 
 
 class SQLExecution(SampleMetric):
@@ -306,6 +411,11 @@ class SQLExecution(SampleMetric):
     ``db_path_key`` names the metadata field with the database path (``db_path``); relative
     paths are under ``db_dir`` when given. An empty generated query is a wrong one, not
     "nothing to judge": blank fields are scored. Calls no judge.
+
+    Each query is bounded (see the module's documentation): ``timeout`` seconds (10),
+    ``max_rows`` rows (100,000), strings and blobs of ``max_cell_bytes`` (1,000,000) and
+    ``max_result_bytes`` in all (16,000,000). A query past one fails the sample, with the
+    limit named; positive numbers only (whole ones for rows and bytes).
     """
 
     name = "sql_execution"
@@ -324,17 +434,19 @@ class SQLExecution(SampleMetric):
         db_dir: str | os.PathLike[str] | None = None,
         timeout: float = 10.0,
         float_tolerance: float = 1e-6,
-        max_rows: int = 1_000_000,
+        max_rows: int = 100_000,
+        max_cell_bytes: int = 1_000_000,
+        max_result_bytes: int = 16_000_000,
     ) -> None:
-        if timeout <= 0 or float_tolerance < 0 or max_rows < 1:
-            raise ValueError("timeout and max_rows must be positive, float_tolerance >= 0")
+        limits = _check_limits(timeout, max_rows, max_cell_bytes, max_result_bytes)
+        if not _is_number(float_tolerance) or not 0 <= float_tolerance < math.inf:
+            raise ValueError(f"float_tolerance must be a number >= 0, got {float_tolerance!r}")
         super().__init__()
         if db_path_key is not None:
             self.db_path_key = db_path_key
         self.db_dir = Path(db_dir) if db_dir is not None else None
-        self.timeout = float(timeout)
+        self.timeout, self.max_rows, self.max_cell_bytes, self.max_result_bytes = limits
         self.float_tolerance = float(float_tolerance)
-        self.max_rows = int(max_rows)
         self._memory: OrderedDict[tuple[Any, ...], str | None] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -344,6 +456,8 @@ class SQLExecution(SampleMetric):
             "timeout": self.timeout,
             "float_tolerance": self.float_tolerance,
             "max_rows": self.max_rows,
+            "max_cell_bytes": self.max_cell_bytes,
+            "max_result_bytes": self.max_result_bytes,
         }
         if self.db_dir is not None:
             params["db_dir"] = str(self.db_dir)
@@ -372,6 +486,7 @@ class SQLExecution(SampleMetric):
         try:
             connection.text_factory = lambda data: data.decode("utf-8", "replace")
             connection.execute("PRAGMA query_only = ON")
+            _limit_length(connection, self.max_cell_bytes)
             connection.set_authorizer(_authorize)
         except BaseException:
             connection.close()
@@ -379,29 +494,65 @@ class SQLExecution(SampleMetric):
         return connection
 
     def _run(self, connection: sqlite3.Connection, sql: str) -> QueryResult:
+        """The query's result, within the limits: :class:`QueryLimit` past one of them."""
         statement = single_select(sql)
         deadline = time.monotonic() + self.timeout
+        # Every 1000 virtual-machine steps: past the deadline, SQLite stops with "interrupted".
         connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+        rows: list[Row] = []
+        size = 0
+        cursor = None
         try:
             cursor = connection.execute(statement)
             columns = len(cursor.description or ())
-            rows = cursor.fetchmany(self.max_rows + 1)
-        except sqlite3.OperationalError as error:
-            if time.monotonic() > deadline and "interrupt" in str(error):
-                raise sqlite3.OperationalError(f"timed out after {self.timeout:g} s") from None
+            for row in cursor:  # one row at a time: counted before anything else holds it
+                for value in row:  # _cell_bytes, inlined: it runs for every cell
+                    if isinstance(value, str | bytes):
+                        cell = _cell_bytes(value)
+                        if cell > self.max_cell_bytes:  # SQLite refuses it first from 3.11
+                            raise self._too_big()
+                        size += cell
+                    else:
+                        size += 8
+                if size > self.max_result_bytes:
+                    raise QueryTooLarge(
+                        f"returns more than {self.max_result_bytes:,} bytes "
+                        "(raise max_result_bytes to compare)"
+                    )
+                if len(rows) == self.max_rows:
+                    raise QueryTooLarge(
+                        f"returns more than {self.max_rows:,} rows (raise max_rows to compare)"
+                    )
+                if time.monotonic() > deadline:
+                    raise self._timed_out()
+                rows.append(tuple(row))
+        except sqlite3.Error as error:
+            if _is(error, _SQLITE_INTERRUPT, "interrupted") and time.monotonic() > deadline:
+                raise self._timed_out() from None
+            if _is(error, _SQLITE_TOOBIG, "string or blob too big"):
+                raise self._too_big() from None
             raise
         finally:
+            if cursor is not None:
+                cursor.close()  # frees the statement's values now
             connection.set_progress_handler(None, 0)
-        if len(rows) > self.max_rows:
-            raise QueryTooLarge(f"more than {self.max_rows} rows (raise max_rows to compare)")
-        return QueryResult(columns, [tuple(row) for row in rows])
+        return QueryResult(columns, rows)
+
+    def _too_big(self) -> QueryTooLarge:
+        return QueryTooLarge(
+            f"needs a string or blob of more than {self.max_cell_bytes:,} bytes "
+            "(raise max_cell_bytes to compare)"
+        )
+
+    def _timed_out(self) -> QueryTimeout:
+        return QueryTimeout(f"takes more than {self.timeout:g} s (raise timeout to compare)")
 
     def _reference(self, connection: sqlite3.Connection, sample: Sample) -> QueryResult | str:
-        """The reference's result, or why it has none (:class:`QueryTooLarge` is raised: the
-        reference works, the metric cannot compare it)."""
+        """The reference's result, or why it has none (:class:`QueryLimit` is raised: the
+        reference may work, the metric cannot compare it)."""
         try:
             return self._run(connection, sample.reference or "")
-        except QueryTooLarge:
+        except QueryLimit:
             raise
         except QueryRefused as error:
             return f"the reference query is refused: {error}"
@@ -420,16 +571,16 @@ class SQLExecution(SampleMetric):
         with closing(connection):
             try:
                 reference = self._reference(connection, sample)
-            except QueryTooLarge as error:
-                return MetricResult.failed(f"the reference query returns {error}")
+            except QueryLimit as error:
+                return MetricResult.failed(f"the reference query {error}")
             if isinstance(reference, str):
                 return ExecutionImpossible(reference)
             try:
                 generated = self._run(connection, sample.response or "")
             except QueryRefused as error:
                 return MetricResult.ok(0.0, f"the generated query is refused: {error}")
-            except QueryTooLarge as error:
-                return MetricResult.failed(f"the generated query returns {error}")
+            except QueryLimit as error:
+                return MetricResult.failed(f"the generated query {error}")
             except (sqlite3.Error, ValueError) as error:
                 return MetricResult.ok(0.0, f"the generated query fails: {error}")
         return compare_results(
@@ -459,8 +610,8 @@ class SQLExecution(SampleMetric):
                 outcome = self._reference(connection, sample)
         except sqlite3.Error as error:
             outcome = f"cannot open the database {str(path)!r}: {error}"
-        except QueryTooLarge:
-            outcome = None  # executable: compare() reports the size as the sample's failure
+        except QueryLimit:
+            outcome = None  # executable: compare() reports the limit as the sample's failure
         reason = outcome if isinstance(outcome, str) else None
         with self._lock:
             self._memory[key] = reason
@@ -495,6 +646,12 @@ class SQLEquivalence(Fallback):
     so a judged fallback gets the run's judge, is cached and counted like any judge call, and
     is asked only where execution is impossible. The queries run in worker threads,
     ``concurrency`` samples at once.
+
+    Each query is bounded: ``timeout`` seconds (10), ``max_rows`` rows (100,000), strings and
+    blobs of at most ``max_cell_bytes`` (1,000,000, enforced by SQLite itself) and
+    ``max_result_bytes`` in all (16,000,000, counted as rows arrive). A query past a limit
+    fails the sample - no score, no fallback - with the limit, its value and the option to
+    raise; other samples are unaffected. The limits must be positive numbers.
 
     >>> import sqlite3, tempfile, os
     >>> db = os.path.join(tempfile.mkdtemp(), "shop.db")
@@ -531,7 +688,9 @@ class SQLEquivalence(Fallback):
         db_dir: str | os.PathLike[str] | None = None,
         timeout: float = 10.0,
         float_tolerance: float = 1e-6,
-        max_rows: int = 1_000_000,
+        max_rows: int = 100_000,
+        max_cell_bytes: int = 1_000_000,
+        max_result_bytes: int = 16_000_000,
     ) -> None:
         execution = SQLExecution(
             db_path_key=db_path_key,
@@ -539,6 +698,8 @@ class SQLEquivalence(Fallback):
             timeout=timeout,
             float_tolerance=float_tolerance,
             max_rows=max_rows,
+            max_cell_bytes=max_cell_bytes,
+            max_result_bytes=max_result_bytes,
         )
         super().__init__(execution, fallback)
         self.execution = execution
@@ -549,6 +710,8 @@ class SQLEquivalence(Fallback):
         self.timeout = execution.timeout
         self.float_tolerance = execution.float_tolerance
         self.max_rows = execution.max_rows
+        self.max_cell_bytes = execution.max_cell_bytes
+        self.max_result_bytes = execution.max_result_bytes
 
     @property
     def _memory(self) -> OrderedDict[tuple[Any, ...], str | None]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,6 +24,25 @@ NO_RELEVANT = (
     "no relevant context exists for this sample "
     "(no reference_context_ids and no relevance grade >= the relevance level)"
 )
+
+
+GRADE_FIX = "use finite grades >= 0 (0 = not relevant)"
+
+
+def grade_problem(relevance: Mapping[str, float] | None) -> str | None:
+    """What makes a sample's relevance grades unusable (NaN, infinite, negative), or None.
+
+    >>> grade_problem({"d1": 2, "d2": -1})
+    "relevance grade of 'd2' is -1, below 0: use finite grades >= 0 (0 = not relevant)"
+    """
+    for doc, grade in (relevance or {}).items():
+        if math.isnan(grade):
+            return f"relevance grade of {doc!r} is NaN: {GRADE_FIX}"
+        if math.isinf(grade):
+            return f"relevance grade of {doc!r} is {grade}: {GRADE_FIX}"
+        if grade < 0:
+            return f"relevance grade of {doc!r} is {grade:g}, below 0: {GRADE_FIX}"
+    return None
 
 
 class RankingMetric(BatchMetric):
@@ -64,6 +84,11 @@ class RankingMetric(BatchMetric):
     def score(self, sample: Sample) -> MetricResult:
         return self.score_batch([sample])[0]
 
+    def sample_problem(self, sample: Sample) -> str | None:
+        """Why this metric cannot score ``sample`` although it has the fields (its grades are
+        unusable), or None. Such a sample fails with the reason; the others are unaffected."""
+        return grade_problem(sample.relevance) if sample.relevance else None
+
     def score_batch(
         self, samples: Sequence[Sample], context: BatchContext | None = None
     ) -> list[MetricResult]:
@@ -76,14 +101,27 @@ class RankingMetric(BatchMetric):
                 relevance_level=self.relevance_level,
             ),
         )
-        scores = self.compute(judgments)
+        # Each query is a row of its own: a sample's bad grades (NaN, overflow) leave the
+        # others' scores as they are, and are reported per sample below.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            scores = self.compute(judgments)
         results = []
         for sample, score, n_relevant in zip(
             samples, scores.tolist(), judgments.n_relevant.tolist()
         ):
             missing = self.missing_fields(sample)
+            problem = None if missing else self.sample_problem(sample)
             if missing:
                 results.append(missing_fields_result(missing))
+            elif problem is not None:
+                results.append(MetricResult.failed(problem))
+            elif not math.isfinite(score):
+                results.append(
+                    MetricResult.failed(
+                        f"{self.name} is {score} for this sample: its relevance grades are too "
+                        "large to add up; use smaller grades"
+                    )
+                )
             elif n_relevant == 0 and not self.defined_without_relevant:
                 results.append(MetricResult.not_applicable(NO_RELEVANT))
             else:

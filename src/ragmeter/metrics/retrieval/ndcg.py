@@ -3,9 +3,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.dataset import Sample
 from ragmeter.metrics.retrieval._base import RankingMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import Gain, ndcg_at_k
+
+#: 2^1000 leaves room to add up millions of gains below float's largest value (about 2^1024).
+MAX_EXPONENTIAL_GRADE = 1000
 
 
 class NDCG(RankingMetric):
@@ -39,6 +43,17 @@ class NDCG(RankingMetric):
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "gain": self.gain}
+
+    def sample_problem(self, sample: Sample) -> str | None:
+        problem = super().sample_problem(sample)
+        if problem is None and self.gain == "exponential" and sample.relevance:
+            doc, grade = max(sample.relevance.items(), key=lambda item: item[1])
+            if grade > MAX_EXPONENTIAL_GRADE:
+                return (
+                    f"grade {grade:g} of {doc!r} is too large for {self.name}: 2^grade "
+                    f"overflows; use ndcg (linear gain) or grades <= {MAX_EXPONENTIAL_GRADE}"
+                )
+        return problem
 
     def compute(self, judgments: Judgments) -> NDArray[np.float64]:
         return ndcg_at_k(judgments.relevance, judgments.ideal, self.k, gain=self.gain)
