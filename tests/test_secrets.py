@@ -173,7 +173,9 @@ def test_a_judge_config_file_gets_no_key_from_the_environment_unless_it_names_on
     key = "sk-s3cretenv"
     for name in ("OPENAI_API_KEY", "RAGMETER_JUDGE_API_KEY", "MY_JUDGE_KEY"):
         monkeypatch.setenv(name, key)
-    with FakeOpenAIServer(responder=lambda body: {"verdict": 1}, api_key=key) as server:
+    from tests.cli.test_judge_check import right  # answers judge check's questions right
+
+    with FakeOpenAIServer(responder=right, api_key=key) as server:
         path = judge_file(tmp_path, server)
         refused = runner.invoke(app, ["judge", "check", "--judge-config", str(path)])
         assert refused.exit_code == 2, refused.output

@@ -134,10 +134,11 @@ def test_metrics_shows_optional_cutoffs_and_aliases():
 
 def test_judge_check_reports_the_endpoint_and_the_fallback(monkeypatch):
     from ragmeter.testing import FakeOpenAIServer
+    from tests.cli.test_judge_check import right
 
     monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", "sk-cli-secret-key")
     with FakeOpenAIServer(
-        responder=lambda body: {"verdict": 1},
+        responder=right,
         supports_json_schema=False,
         api_key="sk-cli-secret-key",
     ) as server:
@@ -147,7 +148,8 @@ def test_judge_check_reports_the_endpoint_and_the_fallback(monkeypatch):
             env={"COLUMNS": "200"},
         )
     assert result.exit_code == 0, result.output
-    assert "json_object" in result.output and "verdict (expected 1)" in result.output
+    assert "structured output used │ json_object" in result.output
+    assert "PASS: the judge answered 5 of 5 checks right (json_object" in result.output
     assert "sk-cli-secret-key" not in result.output
 
 

@@ -102,3 +102,95 @@ def test_show_reports_judge_noise_for_a_run_with_repeats(tmp_path):
     shown = runner.invoke(app, ["show", str(tmp_path / "r")], env=ENV)
     assert shown.exit_code == 0, shown.output
     assert "judge noise" in shown.output and "faithfulness: the judge's scores" in shown.output
+
+
+# -- runs judged by different judges ---------------------------------------------------------
+WIDE = {"COLUMNS": "400"}
+
+
+def judged_runs(tmp_path, before, after):
+    """Two run directories, faithfulness judged by ``before`` then ``after`` (None: no judge
+    records, as in an old run); the candidate is 0.1 better on faithfulness and mrr."""
+    from ragmeter import evaluate
+    from tests._prepared import Prepared
+    from tests.stats._build import rejudge
+
+    ids = [f"s{i}" for i in range(30)]
+    rows = [{"id": i, "user_input": f"question {i}"} for i in ids]
+    for name, judge, shift in (("base", before, 0.0), ("cand", after, 0.1)):
+        metrics = [
+            Prepared("faithfulness", {i: 0.5 + 0.01 * (k % 7) + shift for k, i in enumerate(ids)}),
+            Prepared("mrr", {i: 0.2 + 0.02 * (k % 5) + shift for k, i in enumerate(ids)}),
+        ]
+        evaluate(rows, metrics, run_dir=tmp_path / name).store.close()
+        rejudge(tmp_path / name, judge)
+    return str(tmp_path / "base"), str(tmp_path / "cand")
+
+
+def test_compare_across_judges_gives_no_verdict_and_names_both_judges(tmp_path):
+    from tests.stats._build import DEEPSEEK, DEEPSEEK_LABEL, GPT, GPT_LABEL
+
+    base, cand = judged_runs(tmp_path, GPT, DEEPSEEK)
+    shown = runner.invoke(app, ["compare", base, cand], env=WIDE)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0] == (
+        f"not comparable: faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}"
+    )
+    assert f"faithfulness: not comparable: judge changed ({GPT_LABEL} vs {DEEPSEEK_LABEL})" in (
+        shown.output
+    )
+    assert "● faithfulness +0.1" not in shown.output
+    assert "● mrr +0.1" in shown.output  # no judge: compared as ever
+    allowed = runner.invoke(app, ["compare", base, cand, "--allow-judge-change"], env=WIDE)
+    assert allowed.exit_code == 0, allowed.output
+    assert allowed.output.splitlines()[0] == (
+        f"warning: faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}"
+    )
+    assert "● faithfulness +0.1" in allowed.output
+    assert "not comparable" not in allowed.output
+
+
+def test_compare_with_the_same_judge_or_an_old_run(tmp_path):
+    from tests.stats._build import GPT
+
+    base, cand = judged_runs(tmp_path / "same", GPT, GPT)
+    same = runner.invoke(app, ["compare", base, cand], env=WIDE)
+    assert same.exit_code == 0, same.output
+    assert same.output.startswith("● faithfulness +0.1")
+    assert "judge" not in same.output and "warning" not in same.output
+    base, cand = judged_runs(tmp_path / "old", None, GPT)
+    old = runner.invoke(app, ["compare", base, cand], env=WIDE)
+    assert old.exit_code == 0, old.output
+    assert old.output.startswith(
+        "warning: faithfulness: judge unknown: the baseline run did not record it (the other "
+        "run: gpt-4o-mini @ api.openai.com)"
+    )
+    assert "● faithfulness +0.1" in old.output
+
+
+def test_report_compare_shows_the_judge_change_in_a_banner(tmp_path):
+    from tests.stats._build import DEEPSEEK, DEEPSEEK_LABEL, GPT, GPT_LABEL
+
+    base, cand = judged_runs(tmp_path, GPT, DEEPSEEK)
+    line = f"faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}"
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    done = runner.invoke(app, ["report", cand, "--compare", base, "-o", str(html)], env=WIDE)
+    assert done.exit_code == 0, done.output
+    assert line in done.output
+    page = html.read_text("utf-8")
+    assert 'id="comparability"' in page and "Not comparable: the judge changed." in page
+    assert line in page and "faithfulness: not comparable: judge changed" in page
+    args = ["report", cand, "--compare", base, "--format", "markdown", "-o", str(md)]
+    assert runner.invoke(app, args, env=WIDE).exit_code == 0
+    text = md.read_text("utf-8")
+    assert "> **Not comparable: the judge changed.**" in text and f"> - {line}" in text
+    allowed = runner.invoke(app, [*args, "--allow-judge-change"], env=WIDE)
+    assert allowed.exit_code == 0 and "warning:" in allowed.output
+    text = md.read_text("utf-8")
+    assert "Compared across a changed judge" in text and "Not comparable" not in text
+    assert "- faithfulness +0.1" in text
+    base, cand = judged_runs(tmp_path / "same", GPT, GPT)
+    same = runner.invoke(app, ["report", cand, "--compare", base, "-o", str(html)], env=WIDE)
+    assert same.exit_code == 0 and "judge" not in same.output
+    assert 'id="comparability"' not in html.read_text("utf-8")

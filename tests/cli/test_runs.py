@@ -115,3 +115,30 @@ def test_a_bad_param_is_a_usage_error(tmp_path: Path, store_url: str):
                     "--store", store_url, "--param", "top_k")  # fmt: skip
     assert result.exit_code == 2
     assert "KEY=VALUE" in result.output
+
+
+def test_compare_across_judges_gives_no_verdict_unless_allowed(tmp_path: Path):
+    from tests.stats._build import DEEPSEEK, DEEPSEEK_LABEL, GPT, GPT_LABEL, judged_config, run
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(url)
+    faith = [0.5 + 0.01 * (i % 7) for i in range(30)]
+    mrr = [0.2 + 0.02 * (i % 5) for i in range(30)]
+    better = {"faithfulness": [v + 0.1 for v in faith], "mrr": [v + 0.1 for v in mrr]}
+    store.record(run({"faithfulness": faith, "mrr": mrr}, config=judged_config(GPT)), name="gpt")
+    store.record(run(better, config=judged_config(DEEPSEEK)), name="deepseek")
+    store.record(run(better, config=judged_config(GPT)), name="gpt-again")
+    line = f"faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}"
+    refused = invoke("runs", "compare", "gpt", "deepseek", "--store", url, "--top", "0")
+    assert refused.exit_code == 0, refused.output
+    assert f"not comparable: {line}" in refused.output
+    assert f"faithfulness: not comparable: judge changed ({GPT_LABEL} vs" in refused.output
+    assert "● mrr +0.1" in refused.output and "● faithfulness +0.1" not in refused.output
+    allowed = invoke(
+        "runs", "compare", "gpt", "deepseek", "--store", url, "--allow-judge-change", "--top", "0"
+    )
+    assert allowed.exit_code == 0, allowed.output
+    assert f"warning: {line}" in allowed.output and "● faithfulness +0.1" in allowed.output
+    same = invoke("runs", "compare", "gpt", "gpt-again", "--store", url, "--top", "0")
+    assert same.exit_code == 0, same.output
+    assert "judge" not in same.output and "● faithfulness +0.1" in same.output

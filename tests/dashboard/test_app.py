@@ -88,3 +88,29 @@ def test_remote_addresses_need_the_explicit_flag():
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
     assert result.exit_code == 2
     assert "--allow-remote" in result.output
+
+
+def test_runs_judged_by_different_models_compare_with_a_banner(tmp_path, client, populated):
+    from ragmeter import evaluate
+    from ragmeter.metrics.llm import Faithfulness
+    from ragmeter.store import Store
+    from ragmeter.testing import ScriptedJudge
+    from tests.metrics.llm import scripts
+    from tests.runner._fakes import samples
+
+    _, (first, second) = populated
+    same = client.get(f"/compare?base={first}&candidate={second}").text
+    assert 'id="comparability"' not in same and "not comparable" not in same
+    store = Store(f"sqlite:///{tmp_path / 'judges.db'}")
+    runs = []
+    for model in ("gpt-4o-mini", "deepseek-chat"):
+        judge = ScriptedJudge(scripts.answer, name=model)
+        result = evaluate(samples(4), [Faithfulness(judge=judge)], progress=False)
+        runs.append(store.record(result, name=model).id)
+    judges = TestClient(create_app(store, port=8321), base_url=LOCAL)
+    page = judges.get(f"/compare?base={runs[0]}&candidate={runs[1]}")
+    assert page.status_code == 200
+    assert 'id="comparability"' in page.text
+    change = "gpt-4o-mini @ scripted vs deepseek-chat @ scripted"
+    assert f"faithfulness: judge differs: {change}" in page.text
+    assert f"faithfulness: not comparable: judge changed ({change})" in page.text

@@ -1,5 +1,6 @@
 """The regression gate on constructed baseline / candidate runs."""
 
+import json
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -10,6 +11,7 @@ from ragmeter.cli import app
 from ragmeter.gate import (
     GateFileError,
     GateUsageError,
+    JudgeChangedError,
     github_annotations,
     load_rules,
     parse_rules,
@@ -17,7 +19,9 @@ from ragmeter.gate import (
     to_junit,
     to_markdown,
 )
+from ragmeter.testing import FakeOpenAIServer
 from tests._prepared import Prepared
+from tests.stats._build import DEEPSEEK, DEEPSEEK_LABEL, GPT, GPT_LABEL, judged_config, rejudge
 
 runner = CliRunner()
 N = 40
@@ -176,3 +180,128 @@ def test_cli_exit_codes_and_files(tmp_path, monkeypatch):
     assert passed.exit_code == 0, passed.output
     usage = runner.invoke(app, args)  # regression rules without a baseline
     assert usage.exit_code == 2 and "baseline" in usage.output
+
+
+# -- across judges ---------------------------------------------------------------------------
+def judged_by(result, judge):
+    """``result`` with its faithfulness judged by ``judge`` (None: no judge records at all)."""
+    for key in ("judges", "embeddings", "prompt_versions"):
+        result.config.pop(key, None)
+    result.config.update(judged_config(judge))
+    return result
+
+
+def test_a_regression_gate_across_judges_is_refused_naming_both():
+    baseline = judged_by(pair(BASE, NOISE_BASE), GPT)
+    candidate = judged_by(pair(DROPPED, NOISE_BASE), DEEPSEEK)
+    with pytest.raises(JudgeChangedError) as refused:
+        run_gate(candidate, REGRESSIONS, baseline)
+    assert isinstance(refused.value, GateUsageError)
+    message = str(refused.value)
+    assert f"faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}" in message
+    assert "--allow-judge-change" in message
+
+
+def test_allow_judge_change_gates_anyway_and_reports_the_difference():
+    baseline = judged_by(pair(BASE, NOISE_BASE), GPT)
+    candidate = judged_by(pair(DROPPED, NOISE_BASE), DEEPSEEK)
+    report = run_gate(candidate, REGRESSIONS, baseline, allow_judge_change=True)
+    assert [o.passed for o in report.outcomes] == [False, True]
+    assert report.differences == [f"faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}"]
+    summary = to_markdown(report)
+    assert "not measured the same way" in summary and DEEPSEEK_LABEL in summary
+    notes = github_annotations(report)
+    assert notes[0].startswith("::warning title=ragmeter gate%3A runs measured differently::")
+    assert GPT_LABEL in notes[0]
+
+
+def test_only_the_metrics_of_regression_rules_are_checked():
+    baseline = judged_by(pair(BASE, NOISE_BASE), GPT)
+    candidate = judged_by(pair(BASE, NOISE_BASE), DEEPSEEK)
+    # Floors do not read the baseline; a regression rule on an unjudged metric is unaffected.
+    assert run_gate(candidate, FLOORS, baseline).passed
+    noise_only = rules('[[regressions]]\nmetric = "noise_sensitivity_relevant"\n')
+    report = run_gate(candidate, noise_only, baseline)
+    assert report.passed and report.differences == []
+
+
+def test_the_same_judge_passes_silently_and_an_old_baseline_is_unknown():
+    same = run_gate(
+        judged_by(pair(SAME, NOISE_BASE), GPT), REGRESSIONS, judged_by(pair(BASE, NOISE_BASE), GPT)
+    )
+    assert same.passed and same.differences == []
+    assert "not measured" not in to_markdown(same)
+    old = run_gate(
+        judged_by(pair(SAME, NOISE_BASE), GPT), REGRESSIONS, judged_by(pair(BASE, NOISE_BASE), None)
+    )
+    assert old.passed
+    assert old.differences[0].startswith("faithfulness: judge unknown: the baseline run did not")
+
+
+def test_cli_gate_across_judges_exits_2_unless_allowed(tmp_path, monkeypatch):
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    cols = {"faithfulness": BASE, "noise_sensitivity_relevant": NOISE_BASE}
+    run_of(cols, lower={"noise_sensitivity_relevant"}, run_dir=tmp_path / "base")
+    run_of(cols, lower={"noise_sensitivity_relevant"}, run_dir=tmp_path / "cand")
+    rejudge(tmp_path / "base", GPT)
+    rejudge(tmp_path / "cand", DEEPSEEK)
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[regressions]]\nmetric = "faithfulness"\nmax_drop = 0.02\n', encoding="utf-8")
+    args = ["gate", str(tmp_path / "cand"), "-g", str(gate), "--baseline", str(tmp_path / "base")]
+    env = {"COLUMNS": "400"}
+    refused = runner.invoke(app, args, env=env)
+    assert refused.exit_code == 2, refused.output
+    assert GPT_LABEL in refused.output and DEEPSEEK_LABEL in refused.output
+    assert "gate passed" not in refused.output
+    allowed = runner.invoke(app, [*args, "--allow-judge-change"], env=env)
+    assert allowed.exit_code == 0, allowed.output
+    assert "warning:" in allowed.output and DEEPSEEK_LABEL in allowed.output
+    assert "gate passed" in allowed.output
+    rejudge(tmp_path / "cand", GPT)
+    same = runner.invoke(app, args, env=env)
+    assert same.exit_code == 0 and "warning" not in same.output and "judge" not in same.output
+
+
+def faithfulness_reply(body):
+    if body["response_format"]["json_schema"]["name"].startswith("ResponseAnalysis"):
+        return {"claims": ["Paris is the capital of France."]}
+    return {"support": [{"claim": 1, "passages": [1], "reason": "stated"}]}
+
+
+def test_eval_with_a_gate_and_a_baseline_judged_by_another_model(tmp_path, monkeypatch):
+    """Two real runs against the fake OpenAI-compatible server, judged by different models."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", "sk-gate")
+    rows = [
+        {"id": f"q{i}", "user_input": f"Capital of France? ({i})", "response": f"Paris ({i})",
+         "retrieved_contexts": [f"Paris is the capital of France. ({i})"]}
+        for i in range(4)
+    ]  # fmt: skip
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[regressions]]\nmetric = "faithfulness"\n', encoding="utf-8")
+    with FakeOpenAIServer(responder=faithfulness_reply, api_key="sk-gate") as server:
+
+        def evaluate_with(model, out, *extra):
+            args = [
+                "eval", str(data), "-m", "faithfulness", "-o", str(tmp_path / out), "-q",
+                "--judge-model", model, "--judge-base-url", server.base_url, "--no-cache",
+                "--no-store", *extra,
+            ]  # fmt: skip
+            return runner.invoke(app, args, env={"COLUMNS": "400"})
+
+        assert evaluate_with("gpt-4o-mini", "base").exit_code == 0
+        host = server.base_url.split("//")[1].split("/")[0]
+        baseline = ["--gate", str(gate), "--baseline", str(tmp_path / "base")]
+        refused = evaluate_with("deepseek-chat", "cand", *baseline)
+        allowed = evaluate_with("deepseek-chat", "again", *baseline, "--allow-judge-change")
+        same = evaluate_with("gpt-4o-mini", "same", *baseline)
+    assert refused.exit_code == 2, refused.output
+    assert f"gpt-4o-mini @ {host} (temperature 0) vs deepseek-chat @ {host}" in refused.output
+    assert refused.output.strip().splitlines()[-1].startswith("exit 2")
+    assert allowed.exit_code == 0, allowed.output
+    assert "warning:" in allowed.output and "deepseek-chat" in allowed.output
+    assert same.exit_code == 0, same.output
+    assert "deepseek" not in same.output and "warning" not in same.output

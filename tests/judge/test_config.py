@@ -100,9 +100,15 @@ def test_providers_fill_in_the_endpoint_and_the_structured_output_mode():
         JudgeConfig.for_provider("nope", "m")
 
 
-def test_openai_variables_alone_leave_the_embedded_judge_in_charge():
+def test_an_openai_key_alone_leaves_the_embedded_judge_in_charge():
+    assert JudgeConfig.from_env({"OPENAI_API_KEY": KEY}) is None
+
+
+def test_an_endpoint_configured_without_a_model_fails_fast_naming_the_variable():
     env = {"OPENAI_BASE_URL": "https://proxy.example/v1", "OPENAI_API_KEY": KEY}
-    assert JudgeConfig.from_env(env) is None
+    with pytest.raises(ValueError, match="RAGMETER_JUDGE_MODEL") as caught:
+        JudgeConfig.from_env(env)
+    assert KEY not in str(caught.value)
 
 
 def test_a_provider_preset_beats_a_generic_openai_base_url():

@@ -275,3 +275,38 @@ def test_multihop_claims_stored_in_the_old_shape_render_with_their_text():
     assert shown == ["The X200 comes with Buds S earbuds.", "保修两年。"]
     assert all(li.text() not in ("1", "2") for li in items)
     assert "hop 1 ✓ claims 1, 2" in card.text() and "hop 2 ✗" in card.text()
+
+
+def test_compare_banner_lists_how_the_runs_were_measured_differently():
+    from tests.stats._build import DEEPSEEK, DEEPSEEK_LABEL, GPT, GPT_LABEL, judged_config, run
+
+    faith, mrr = [0.5, 0.6, 0.7, 0.8, 0.6], [0.2, 0.4, 0.6, 0.8, 1.0]
+    scores = {"faithfulness": faith, "mrr": mrr}
+    better = {"faithfulness": [v + 0.1 for v in faith], "mrr": [v - 0.1 for v in mrr]}
+    before = run(scores, config=judged_config(GPT))
+    dom = parse(render_html(run(better, config=judged_config(DEEPSEEK)), compare=before))
+    banner = dom.find(id="comparability")
+    assert banner.attrs["class"] == "banner bad"
+    assert "Not comparable: the judge changed." in banner.text()
+    assert f"faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}" in banner.text()
+    verdicts = dom.find("ul", class_="verdicts").text()
+    assert f"faithfulness: not comparable: judge changed ({GPT_LABEL} vs" in verdicts
+    assert "mrr -0.1" in verdicts
+    allowed = parse(
+        render_html(
+            run(better, config=judged_config(DEEPSEEK)), compare=before, allow_judge_change=True
+        )
+    )
+    assert "Compared across a changed judge" in allowed.find(id="comparability").text()
+    assert "faithfulness +0.1" in allowed.find("ul", class_="verdicts").text()
+    # Prompt versions alone: a warning, the verdicts stand.
+    config = {**judged_config(GPT), "prompt_versions": ["response_analysis@1/en", "verify@2/en"]}
+    prompts = parse(render_html(run(better, config=config), compare=before))
+    banner = prompts.find(id="comparability")
+    assert banner.attrs["class"] == "banner warn"
+    assert "prompt versions differ (recorded per run, not per metric): verify@1/en vs " in (
+        banner.text()
+    )
+    assert "faithfulness +0.1" in prompts.find("ul", class_="verdicts").text()
+    same = parse(render_html(run(better, config=judged_config(GPT)), compare=before))
+    assert same.find_all(id="comparability") == []

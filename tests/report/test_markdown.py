@@ -75,3 +75,21 @@ def test_a_run_read_back_from_disk_renders_the_same(tmp_path, llm_result):
     text = render_markdown(loaded)
     assert "| `faithfulness` | ↑ | 0.6250 | 0.7500 | 4/4 | 0 | 0 |" in text
     assert "en-capital" in render_html(loaded)
+
+
+def test_the_change_from_a_baseline_judged_by_another_model_starts_with_a_banner():
+    from tests.stats._build import DEEPSEEK, DEEPSEEK_LABEL, GPT, GPT_LABEL, judged_config, run
+
+    faith = [0.5, 0.6, 0.7, 0.8, 0.6]
+    before = run({"faithfulness": faith}, config=judged_config(GPT))
+    after = run({"faithfulness": [v + 0.1 for v in faith]}, config=judged_config(DEEPSEEK))
+    text = render_markdown(after, compare=before)
+    change = text.split("### Change from baseline\n\n", 1)[1]
+    assert change.startswith("> **Not comparable: the judge changed.**")
+    assert f"> - faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}\n" in change
+    assert f"- faithfulness: not comparable: judge changed ({GPT_LABEL} vs" in change
+    allowed = render_markdown(after, compare=before, allow_judge_change=True)
+    assert "> **Compared across a changed judge** (--allow-judge-change)" in allowed
+    assert "- faithfulness +0.1" in allowed
+    same = run({"faithfulness": [v + 0.1 for v in faith]}, config=judged_config(GPT))
+    assert "> " not in render_markdown(same, compare=before)

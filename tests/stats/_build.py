@@ -60,3 +60,61 @@ def evaluated(
     metrics = [Prepared(name, dict(zip(ids, values))) for name, values in columns.items()]
     rows = [{"id": i, "user_input": "What is the warranty?", **t} for i, t in zip(ids, tags)]
     return evaluate(rows, metrics)
+
+
+# -- runs judged by different judges ---------------------------------------------------------
+def openai_judge(model: str, base_url: str, **settings: Any) -> dict[str, Any]:
+    """What an OpenAI-compatible judge's ``describe()`` records (operational fields too)."""
+    return {
+        "kind": "openai-compatible",
+        "model": model,
+        "base_url": base_url,
+        "temperature": 0.0,
+        "seed": 42,
+        "max_tokens": 1024,
+        "timeout_s": 60.0,
+        "max_retries": 5,
+        "max_concurrency": 16,
+        "requests_per_minute": None,
+        "structured_output": "json_schema",
+        "logprobs": False,
+        "extra_body": {},
+        "price": "unknown: cost not counted (set price= in the judge config)",
+        "api_key_set": True,
+        **settings,
+    }
+
+
+GPT = openai_judge("gpt-4o-mini", "https://api.openai.com/v1")
+DEEPSEEK = openai_judge("deepseek-chat", "https://api.deepseek.com/v1")
+#: How both judges are named in a refusal.
+GPT_LABEL = "gpt-4o-mini @ api.openai.com (temperature 0)"
+DEEPSEEK_LABEL = "deepseek-chat @ api.deepseek.com (temperature 0)"
+
+
+def judged_config(judge: dict[str, Any] | None, metrics: Sequence[str] = ("faithfulness",)):
+    """A run record whose ``metrics`` were judged by ``judge`` (None: no judge recorded at
+    all, as in a run made before ragmeter recorded judges)."""
+    if judge is None:
+        return {}
+    return {
+        "judges": {m: dict(judge) for m in metrics},
+        "embeddings": {},
+        "prompt_versions": ["response_analysis@1/en", "verify@1/en"],
+    }
+
+
+def rejudge(run_dir: Any, judge: dict[str, Any] | None, metrics: Sequence[str] = ("faithfulness",)):
+    """Record in a run directory that ``metrics`` were judged by ``judge`` (``None``: remove
+    the judge records, as in an old run)."""
+    from pathlib import Path
+
+    from ragmeter.results import RunDatabase
+
+    db = RunDatabase.in_dir(Path(run_dir))
+    config = dict(db.get_meta("config") or {})
+    for key in ("judges", "embeddings", "prompt_versions"):
+        config.pop(key, None)
+    config.update(judged_config(judge, metrics))
+    db.set_meta("config", config)
+    db.close()

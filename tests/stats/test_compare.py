@@ -19,7 +19,15 @@ from ragmeter.stats import (
 )
 from ragmeter.stats._bootstrap import difference_ci
 from ragmeter.stats._permutation import label_permutation_test
-from tests.stats._build import evaluated, run
+from tests.stats._build import (
+    DEEPSEEK,
+    DEEPSEEK_LABEL,
+    GPT,
+    GPT_LABEL,
+    evaluated,
+    judged_config,
+    run,
+)
 
 RNG = np.random.default_rng(42)
 BEFORE = np.clip(RNG.beta(6, 3, size=80), 0, 1)
@@ -297,3 +305,52 @@ def test_samples_paired_by_row_ids_must_ask_the_same_question():
     after = evaluate([{"user_input": "other", "response": "a", "reference": "a"}], ["exact_match"])
     with pytest.raises(ValueError, match=r"different question.*give every sample an id"):
         compare(before, after)
+
+
+# -- across judges ---------------------------------------------------------------------------
+RETRIEVAL = np.linspace(0.2, 0.9, 80)
+
+
+def judged_pair(before_judge, after_judge, *, unpaired=False):
+    ids = [f"u{i}" for i in range(80)] if unpaired else None
+    baseline = run({"faithfulness": BEFORE, "mrr": RETRIEVAL}, config=judged_config(before_judge))
+    candidate = run(
+        {"faithfulness": AFTER, "mrr": RETRIEVAL + 0.3}, ids=ids, config=judged_config(after_judge)
+    )
+    return baseline, candidate
+
+
+@pytest.mark.parametrize("unpaired", [False, True])
+def test_no_verdict_on_a_judged_metric_whose_judge_changed(unpaired):
+    faith, mrr = compare(*judged_pair(GPT, DEEPSEEK, unpaired=unpaired), **FAST)
+    assert faith.not_comparable == f"judge changed ({GPT_LABEL} vs {DEEPSEEK_LABEL})"
+    assert (faith.p_value, faith.p_adjusted, faith.ci, faith.effect_size) == (None,) * 4
+    assert not faith.significant and faith.change == "not comparable"
+    assert faith.baseline_mean == pytest.approx(BEFORE.mean())
+    assert faith.verdict().startswith(
+        f"faithfulness: not comparable: judge changed ({GPT_LABEL} vs {DEEPSEEK_LABEL}); means "
+    )
+    assert "no test and no winner" in faith.verdict()
+    assert faith.differences == (f"faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}",)
+    # The retrieval metric has no judge: it still compares, alone in Holm's correction.
+    assert mrr.not_comparable is None and mrr.differences == ()
+    assert mrr.p_value is not None and mrr.p_adjusted == mrr.p_value and mrr.change == "better"
+    data = json.loads(json.dumps(faith.to_dict()))
+    assert data["not_comparable"] and data["change"] == "not comparable"
+
+
+def test_allow_judge_change_compares_and_keeps_the_differences():
+    faith, _ = compare(*judged_pair(GPT, DEEPSEEK), allow_judge_change=True, **FAST)
+    assert faith.not_comparable is None and faith.change == "better"
+    assert faith.differences == (f"faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}",)
+    assert faith.verdict().startswith("faithfulness +0.")
+
+
+def test_the_same_judge_or_no_record_compares_as_before():
+    for judges in ((GPT, GPT), (None, None), (None, DEEPSEEK)):
+        faith, _ = compare(*judged_pair(*judges), **FAST)
+        assert faith.not_comparable is None and faith.change == "better"
+    faith, _ = compare(*judged_pair(GPT, GPT), **FAST)
+    assert faith.differences == ()
+    (unknown, _) = compare(*judged_pair(None, DEEPSEEK), **FAST)
+    assert unknown.differences[0].startswith("faithfulness: judge unknown: the baseline run")

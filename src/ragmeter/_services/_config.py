@@ -3,7 +3,15 @@ environment key an endpoint may be sent."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import re
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from ragmeter._services._http import redact_url
 
 #: The OpenAI API root: the default base URL of every OpenAI-compatible endpoint config.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -25,3 +33,199 @@ def openai_key_for(base_url: str, env: Mapping[str, str]) -> str | None:
         return None
     home = env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
     return key if base_url.strip().rstrip("/") == home.strip().rstrip("/") else None
+
+
+# -- Azure OpenAI ----------------------------------------------------------------------------
+#: Hosts of Azure OpenAI resources: they take the key in an ``api-key`` header, not as a
+#: bearer token (a bearer token there is a Microsoft Entra ID token).
+AZURE_HOST_SUFFIXES = (
+    ".openai.azure.com",
+    ".cognitiveservices.azure.com",
+    ".services.ai.azure.com",
+)
+#: ``api_version`` values that mean Azure's v1 API (``{endpoint}/openai/v1``, no dated version).
+AZURE_V1_VERSIONS = frozenset({"v1", "latest", "preview"})
+
+
+def is_azure_url(url: str) -> bool:
+    """Whether ``url`` is an Azure OpenAI resource's (by its host name).
+
+    >>> is_azure_url("https://res.openai.azure.com/openai/v1")
+    True
+    >>> is_azure_url("https://api.openai.com/v1")
+    False
+    """
+    host = (urlsplit(url.strip()).hostname or "").lower()
+    return any(host.endswith(suffix) for suffix in AZURE_HOST_SUFFIXES)
+
+
+def is_azure_v1(api_version: str | None) -> bool:
+    """Whether ``api_version`` means Azure's v1 API (none given, ``v1``, ``latest``,
+    ``preview``) rather than a dated one (``2024-10-21``)."""
+    version = (api_version or "").strip().lower()
+    return not version or version in AZURE_V1_VERSIONS
+
+
+def azure_request_model(
+    model: str, azure_endpoint: str | None, azure_deployment: str | None, api_version: str | None
+) -> str:
+    """The ``model`` a request names: on Azure's v1 API the deployment (Azure routes by it),
+    elsewhere the model (the dated API routes by the URL and ignores it)."""
+    if azure_endpoint and azure_deployment and is_azure_v1(api_version):
+        return azure_deployment
+    return model
+
+
+def azure_base_url(endpoint: str, deployment: str, api_version: str | None) -> str:
+    """The API root of an Azure OpenAI deployment. Without ``api_version`` (or with ``v1``),
+    Azure's v1 API, where the deployment name is the request's ``model``; with a dated
+    version (``2024-10-21``), the deployment's own path and ``?api-version=``.
+
+    >>> azure_base_url("https://res.openai.azure.com/", "judge", None)
+    'https://res.openai.azure.com/openai/v1'
+    >>> azure_base_url("https://res.openai.azure.com", "judge", "2024-10-21")
+    'https://res.openai.azure.com/openai/deployments/judge?api-version=2024-10-21'
+    """
+    root = endpoint.strip().rstrip("/")
+    for suffix in ("/openai/v1", "/openai"):  # the resource's root, however it was copied
+        if root.lower().endswith(suffix):
+            root = root[: -len(suffix)]
+            break
+    version = (api_version or "").strip()
+    if is_azure_v1(version):
+        query = "?api-version=preview" if version.lower() == "preview" else ""
+        return f"{root}/openai/v1{query}"
+    return f"{root}/openai/deployments/{quote(deployment, safe='')}?api-version={quote(version)}"
+
+
+def resolve_azure(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` (a config's raw settings) with ``base_url`` and ``model`` filled in from
+    ``azure_endpoint`` / ``azure_deployment`` / ``api_version``; unchanged without an
+    ``azure_endpoint``. A ``ValueError`` when both a base URL and an Azure endpoint are given,
+    or no deployment: which of them is meant cannot be guessed."""
+    endpoint = values.get("azure_endpoint")
+    if not endpoint:
+        return values
+    values = dict(values)
+    if values.get("base_url"):
+        raise ValueError(
+            "give either azure_endpoint (with azure_deployment and, for the dated API, "
+            "api_version) or base_url, not both"
+        )
+    deployment = values.get("azure_deployment") or values.get("model")
+    if not deployment:
+        raise ValueError(
+            "azure_endpoint needs the deployment's name: set azure_deployment (or model)"
+        )
+    values.setdefault("azure_deployment", deployment)
+    if not values.get("model"):
+        values["model"] = deployment
+    values["base_url"] = azure_base_url(str(endpoint), str(deployment), values.get("api_version"))
+    return values
+
+
+def azure_key_for(endpoint: str, env: Mapping[str, str]) -> str | None:
+    """``AZURE_OPENAI_API_KEY`` when ``endpoint`` is the resource ``AZURE_OPENAI_ENDPOINT``
+    names; ``None`` otherwise (a key goes only to the endpoint it was made for).
+
+    >>> env = {"AZURE_OPENAI_API_KEY": "k", "AZURE_OPENAI_ENDPOINT": "https://r.openai.azure.com/"}
+    >>> azure_key_for("https://r.openai.azure.com", env)
+    'k'
+    >>> azure_key_for("https://other.openai.azure.com", env) is None
+    True
+    """
+    key, home = env.get("AZURE_OPENAI_API_KEY"), env.get("AZURE_OPENAI_ENDPOINT")
+    if not key or not home:
+        return None
+    return key if endpoint.strip().rstrip("/") == home.strip().rstrip("/") else None
+
+
+# -- network: proxy, CA bundle, extra headers and query ----------------------------------------
+_PROXY_SCHEMES = frozenset({"http", "https", "socks5", "socks5h"})
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+#: Headers ragmeter sets itself: an ``extra_headers`` entry may not replace them silently.
+_OWN_HEADERS = frozenset({"content-type", "content-length", "host"})
+
+
+def check_proxy(url: str | None) -> str | None:
+    """``url`` when it can be a proxy (``http://``, ``https://``; ``socks5://`` with
+    ``httpx[socks]`` installed); a ``ValueError`` naming the fix otherwise."""
+    if url is None or not url.strip():
+        return None
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in _PROXY_SCHEMES or not parts.hostname:
+        raise ValueError(
+            "proxy must be a URL such as http://proxy.example:3128 (or socks5://...); "
+            f"got {redact_url(url)!r}"
+        )
+    if scheme.startswith("socks") and importlib.util.find_spec("socksio") is None:
+        raise ValueError("a socks5 proxy needs httpx's socks support: pip install 'httpx[socks]'")
+    return url.strip()
+
+
+def check_ca_bundle(path: str | None) -> str | None:
+    """``path`` when it is a readable file (a PEM bundle of CA certificates)."""
+    if path is None or not str(path).strip():
+        return None
+    location = Path(str(path)).expanduser()
+    if not location.is_file():
+        raise ValueError(f"ca_bundle {str(path)!r} is not a file (a PEM file of CA certificates)")
+    return str(location)
+
+
+def check_extra_headers(headers: Mapping[str, Any]) -> dict[str, Any]:
+    """``headers`` when every name is an HTTP token and no value holds a line break."""
+    for name, value in headers.items():
+        if not _HEADER_NAME.fullmatch(str(name)):
+            raise ValueError(f"extra_headers: {name!r} is not a valid header name")
+        if str(name).lower() in _OWN_HEADERS:
+            raise ValueError(f"extra_headers: {name!r} is set by ragmeter itself")
+        raw = value.get_secret_value() if hasattr(value, "get_secret_value") else str(value)
+        if "\r" in raw or "\n" in raw:
+            raise ValueError(f"extra_headers: the value of {name!r} holds a line break")
+    return dict(headers)
+
+
+def network_description(
+    *,
+    proxy: str | None,
+    ca_bundle: str | None,
+    trust_env: bool,
+    extra_headers: Mapping[str, Any],
+    extra_query: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The network settings as a record may show them: the proxy without its credentials,
+    the names of the extra headers and query parameters, never their values."""
+    return {
+        "proxy": None if proxy is None else redact_url(proxy),
+        "ca_bundle": ca_bundle,
+        "trust_env": trust_env,
+        "extra_headers": sorted(extra_headers),
+        "extra_query": sorted(extra_query),
+    }
+
+
+def network_from_env(env: Mapping[str, str], prefix: str) -> dict[str, Any]:
+    """``{prefix}_PROXY``, ``_CA_BUNDLE``, ``_TRUST_ENV`` (1/true/yes) and the JSON objects
+    ``_EXTRA_HEADERS`` / ``_EXTRA_QUERY``, those that are set."""
+    values: dict[str, Any] = {
+        "proxy": env.get(f"{prefix}_PROXY") or None,
+        "ca_bundle": env.get(f"{prefix}_CA_BUNDLE") or None,
+    }
+    trust = env.get(f"{prefix}_TRUST_ENV")
+    if trust:
+        values["trust_env"] = trust.strip().lower() in ("1", "true", "yes", "on")
+    for name in ("EXTRA_HEADERS", "EXTRA_QUERY"):
+        raw = env.get(f"{prefix}_{name}")
+        if not raw:
+            continue
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            # the value is not shown: it holds secrets
+            raise ValueError(f'{prefix}_{name} must be a JSON object, e.g. {{"X-Name": "value"}}')
+        values[name.lower()] = {str(k): str(v) for k, v in parsed.items()}
+    return values

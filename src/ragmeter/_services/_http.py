@@ -8,11 +8,13 @@ import email.utils
 import json
 import logging
 import math
+import os
 import random
 import re
+import ssl
 import time
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import httpx
@@ -27,6 +29,10 @@ MAX_BACKOFF_S = 30.0
 DEFAULT_MAX_RETRY_WAIT_S = 60.0
 
 logger = logging.getLogger("ragmeter.http")
+
+#: How the key is sent: ``Authorization: Bearer KEY`` (OpenAI and nearly every other
+#: endpoint) or ``api-key: KEY`` (Azure OpenAI).
+KeyHeader = Literal["bearer", "api-key"]
 
 
 def check_base_url(url: str) -> str:
@@ -186,12 +192,27 @@ class EndpointSettings(Protocol):
 
 class StatusRejected(JudgeError):
     """An answer the caller asked to handle itself (``reject``), e.g. an endpoint that does
-    not accept the request's ``response_format``."""
+    not accept the request's ``response_format``, or a parameter.
 
-    def __init__(self, status: int, detail: str = "") -> None:
+    ``code`` and ``param`` are the error body's (OpenAI's ``unsupported_parameter`` and
+    ``"max_tokens"``, say), ``None`` when it has none; ``error`` is the error the answer
+    would have raised, for a caller that does not handle it after all."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str = "",
+        *,
+        code: str | None = None,
+        param: str | None = None,
+        error: JudgeError | None = None,
+    ) -> None:
         super().__init__(f"HTTP {status}: {detail}" if detail else f"HTTP {status}")
         self.status = status
         self.detail = detail
+        self.code = code
+        self.param = param
+        self.error = error
 
 
 class EndpointClient:
@@ -211,6 +232,13 @@ class EndpointClient:
         env_prefix: str = "RAGMETER_JUDGE",
         transport: httpx.AsyncBaseTransport | None = None,
         max_retry_wait_s: float = DEFAULT_MAX_RETRY_WAIT_S,
+        key_header: KeyHeader = "bearer",
+        bearer_token_env: str | None = None,
+        extra_headers: Mapping[str, SecretStr | str] | None = None,
+        extra_query: Mapping[str, SecretStr | str] | None = None,
+        proxy: str | None = None,
+        ca_bundle: str | None = None,
+        trust_env: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -222,12 +250,37 @@ class EndpointClient:
         self._api_key = api_key
         self._transport = transport
         self._clients: dict[int, httpx.AsyncClient] = {}
+        #: ``"bearer"``: ``Authorization: Bearer KEY``; ``"api-key"``: Azure's ``api-key: KEY``.
+        self.key_header = key_header
+        #: The variable holding a bearer token (Azure: a Microsoft Entra ID token), read when
+        #: a client is made; sent as ``Authorization: Bearer``, next to any ``api-key``.
+        self.bearer_token_env = bearer_token_env
+        self._extra_headers = {k: _plain(v) for k, v in (extra_headers or {}).items()}
+        self._extra_query = {k: _plain(v) for k, v in (extra_query or {}).items()}
+        self.proxy = proxy
+        self.ca_bundle = ca_bundle
+        #: Whether HTTPS_PROXY / ALL_PROXY / NO_PROXY and SSL_CERT_FILE / SSL_CERT_DIR count.
+        self.trust_env = trust_env
+
+    def _secrets(self) -> list[str]:
+        """Every secret this client sends: the key, the bearer token, the extra headers' and
+        query parameters' values (longest first, so none is replaced only in part)."""
+        found = [self._api_key.get_secret_value() if self._api_key else ""]
+        if self.bearer_token_env:
+            found.append(os.environ.get(self.bearer_token_env, ""))
+        # extra values shorter than 4 characters ("1", "on") would garble every message
+        found += [
+            v for v in (*self._extra_headers.values(), *self._extra_query.values()) if len(v) >= 4
+        ]
+        return sorted({s for s in found if s}, key=len, reverse=True)
 
     def redact(self, text: str) -> str:
-        """``text`` without the key, the base URL's credentials, or any URL's."""
-        secret = self._api_key.get_secret_value() if self._api_key else ""
-        text = text.replace(secret, "***") if secret else text
-        return redact_secrets(text, self.base_url)
+        """``text`` without the key, the bearer token, the extra headers' and query values,
+        the base URL's and the proxy's credentials, or any URL's."""
+        for secret in self._secrets():
+            text = text.replace(secret, "***")
+        urls = [self.base_url] + ([self.proxy] if self.proxy else [])
+        return redact_secrets(text, *urls)
 
     @property
     def where(self) -> str:
@@ -239,23 +292,50 @@ class EndpointClient:
         loop_id = id(asyncio.get_running_loop())
         client = self._clients.get(loop_id)
         if client is None or client.is_closed:
-            headers = {"Content-Type": "application/json"}
-            if self._api_key is not None:
-                headers["Authorization"] = f"Bearer {self._api_key.get_secret_value()}"
             # A query in the base URL (``?api-version=...``) goes with every request, after
             # the path: httpx would put the path after it.
             parts = urlsplit(self.base_url)
             root = urlunsplit((*parts[:2], parts.path.rstrip("/") + "/", "", ""))
+            params = httpx.QueryParams(parts.query).merge(self._extra_query)
             client = httpx.AsyncClient(
                 base_url=root,
-                params=httpx.QueryParams(parts.query),
-                headers=headers,
+                params=params,
+                headers=self._headers(),
                 timeout=httpx.Timeout(self.timeout_s),
                 transport=self._transport,
-                trust_env=False,
+                proxy=self.proxy,
+                verify=self._verify(),
+                # Off unless asked: a proxy or CA file from the environment applies only to
+                # the endpoints the user says it is for (``trust_env`` / ``proxy``).
+                trust_env=self.trust_env,
             )
             self._clients[loop_id] = client
         return client
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", **self._extra_headers}
+        if self._api_key is not None:
+            key = self._api_key.get_secret_value()
+            if self.key_header == "api-key":
+                headers["api-key"] = key
+            else:
+                headers["Authorization"] = f"Bearer {key}"
+        if self.bearer_token_env:
+            token = os.environ.get(self.bearer_token_env)
+            if not token:
+                raise JudgeConfigError(
+                    f"{self.bearer_token_env} is not set: it should hold the bearer token "
+                    "(a Microsoft Entra ID token for Azure) named by azure_ad_token_env"
+                )
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    def _verify(self) -> ssl.SSLContext | bool:
+        """TLS verification: against ``ca_bundle`` when given (a corporate CA, say), else the
+        default store (certifi's; ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` with ``trust_env``)."""
+        if self.ca_bundle is None:
+            return True
+        return ssl.create_default_context(cafile=self.ca_bundle)
 
     async def aclose(self) -> None:
         for client in self._clients.values():
@@ -278,6 +358,21 @@ class EndpointClient:
             detail = response.text
         return self.redact(str(detail))[:300]
 
+    @staticmethod
+    def error_fields(response: httpx.Response) -> tuple[str | None, str | None]:
+        """The ``code`` and ``param`` of an OpenAI-style error body (``None`` when absent)."""
+        try:
+            error = response.json().get("error")
+        except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
+            return None, None
+        if not isinstance(error, dict):
+            return None, None
+        code, param = error.get("code"), error.get("param")
+        return (
+            None if code is None else str(code),
+            None if param is None else str(param),
+        )
+
     def error_for(self, response: httpx.Response) -> JudgeError:
         detail = self.detail_of(response)
         status = response.status_code
@@ -296,7 +391,12 @@ class EndpointClient:
             401: f"the API key was rejected: check {keys}"
             if self._api_key is not None
             else f"no API key was sent: set {keys}; OPENAI_API_KEY is sent only to the "
-            "endpoint OPENAI_BASE_URL names (https://api.openai.com/v1 when unset)",
+            "endpoint OPENAI_BASE_URL names (https://api.openai.com/v1 when unset)"
+            + (
+                ", AZURE_OPENAI_API_KEY only to the resource AZURE_OPENAI_ENDPOINT names"
+                if self.key_header == "api-key"
+                else ""
+            ),
             403: "the API key may not use this model: check the key's permissions",
             404: f"not found: check {prefix}_MODEL and that {prefix}_BASE_URL ends with the "
             "API root (e.g. .../v1)",
@@ -347,7 +447,14 @@ class EndpointClient:
                         if reject is not None:
                             detail = self.detail_of(response)
                             if reject(response.status_code, detail):
-                                raise StatusRejected(response.status_code, detail)
+                                code, param = self.error_fields(response)
+                                raise StatusRejected(
+                                    response.status_code,
+                                    detail,
+                                    code=code,
+                                    param=param,
+                                    error=self.error_for(response),
+                                )
                         raise self.error_for(response)
                     try:
                         data = response.json()
@@ -392,6 +499,10 @@ def endpoint_client(
         config.identity,
         LimitSettings(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute),
     )
+    from ragmeter._services._config import is_azure_url  # _config imports this module
+
+    # The network and Azure settings are optional: a config without them gets the defaults.
+    azure = bool(getattr(config, "azure_endpoint", None)) or is_azure_url(config.base_url)
     return EndpointClient(
         base_url=config.base_url,
         api_key=config.api_key,
@@ -402,4 +513,15 @@ def endpoint_client(
         env_prefix=env_prefix,
         transport=transport,
         max_retry_wait_s=config.max_retry_wait_s,
+        key_header="api-key" if azure else "bearer",
+        bearer_token_env=getattr(config, "azure_ad_token_env", None),
+        extra_headers=getattr(config, "extra_headers", None),
+        extra_query=getattr(config, "extra_query", None),
+        proxy=getattr(config, "proxy", None),
+        ca_bundle=getattr(config, "ca_bundle", None),
+        trust_env=bool(getattr(config, "trust_env", False)),
     )
+
+
+def _plain(value: SecretStr | str) -> str:
+    return value.get_secret_value() if isinstance(value, SecretStr) else str(value)

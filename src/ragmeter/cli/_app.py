@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -20,6 +21,7 @@ from ragmeter.metrics import Direction
 from ragmeter.results import EvaluationResult
 
 if TYPE_CHECKING:
+    from ragmeter.stats import Comparability
     from ragmeter.store import Store
 
 app = typer.Typer(
@@ -277,9 +279,12 @@ def apply_gate(
     candidate_name: str,
     junit: Path | None = None,
     markdown: Path | None = None,
+    allow_judge_change: bool = False,
 ) -> int:
     """Run the gate, print and write its report; the exit code (0 pass, 1 fail, 2 usage,
-    4 a report file could not be written)."""
+    4 a report file could not be written). Regression rules across a changed judge or
+    embedding model are refused (exit 2, both named) unless ``allow_judge_change``; every
+    way the runs were measured differently is printed as a warning."""
     import os
 
     from ragmeter.gate import (
@@ -301,10 +306,14 @@ def apply_gate(
             baseline,
             candidate_name=candidate_name,
             baseline_name=None if baseline_dir is None else str(baseline_dir),
+            allow_judge_change=allow_judge_change,
         )
     except (GateFileError, GateUsageError, FileNotFoundError, ImportError) as error:
-        errors.print(f"[bold red]error:[/bold red] {escape(str(error))}", highlight=False)
+        errors.print(
+            f"[bold red]error:[/bold red] {escape(str(error))}", highlight=False, soft_wrap=True
+        )
         return EXIT_USAGE
+    print_differences(report.differences)
     table = Table(title="gate", title_justify="left")
     table.add_column("")
     table.add_column("rule")
@@ -351,6 +360,44 @@ def apply_gate(
     return 0 if report.passed else EXIT_GATE_FAILED
 
 
+#: The colour of a comparison's mark, by its change.
+CHANGE_COLOURS = {"better": "green", "worse": "red", "not comparable": "yellow"}
+
+
+def print_differences(lines: Iterable[str]) -> None:
+    """How two runs were measured differently, as warnings (on stderr)."""
+    for line in lines:
+        errors.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
+
+
+def print_comparability(checked: Comparability, *, allowed: bool) -> None:
+    """Before a comparison: each judge or embedding model that changed (its metrics get no
+    verdict unless ``allowed``), then the other differences and unknowns, as warnings."""
+    refused = checked.lines(refusing=True)
+    if refused and not allowed:
+        for line in refused:
+            console.print(
+                f"[bold red]not comparable:[/bold red] {escape(line)}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        console.print(
+            "[dim]no verdict for these metrics: the judge must stay fixed across a "
+            "comparison (re-run one side with the other's judge, or pass "
+            "--allow-judge-change to compare anyway)[/dim]",
+            highlight=False,
+        )
+    print_differences(checked.lines(refusing=False) if not allowed else checked.lines())
+
+
+AllowJudgeChangeOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-judge-change",
+        help="Compare runs judged by different models or settings (or with different "
+        "embedding models) anyway; the differences are still printed.",
+    ),
+]
 GateOption = Annotated[
     Path | None, typer.Option("--gate", help="Gate file (TOML or YAML) to apply to the run.")
 ]

@@ -14,6 +14,7 @@ import typer
 from rich.markup import escape
 
 from ragmeter.cli._app import (
+    AllowJudgeChangeOption,
     BaselineOption,
     GateOption,
     JunitOption,
@@ -371,6 +372,7 @@ def eval_command(
     ] = None,
     gate: GateOption = None,
     baseline: BaselineOption = None,
+    allow_judge_change: AllowJudgeChangeOption = False,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
     store: Annotated[
@@ -484,7 +486,13 @@ def eval_command(
             outcome.add(*failed)
         if gate is not None:
             code = apply_gate(
-                result, gate, baseline, candidate_name=str(run_dir), junit=junit, markdown=markdown
+                result,
+                gate,
+                baseline,
+                candidate_name=str(run_dir),
+                junit=junit,
+                markdown=markdown,
+                allow_judge_change=allow_judge_change,
             )
             gate_said = {
                 ExitCode.OK: "the gate passed",

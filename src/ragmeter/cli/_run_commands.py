@@ -10,6 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import (
+    CHANGE_COLOURS,
+    AllowJudgeChangeOption,
     BaselineOption,
     JunitOption,
     MarkdownOption,
@@ -18,6 +20,7 @@ from ragmeter.cli._app import (
     app,
     apply_gate,
     console,
+    print_comparability,
     print_run,
 )
 from ragmeter.cli._exit import fail_io
@@ -55,15 +58,23 @@ def report_command(
     format: Annotated[
         str, typer.Option("--format", help="html (one self-contained file) or markdown.")
     ] = "html",
+    allow_judge_change: AllowJudgeChangeOption = False,
 ) -> None:
-    """Write a run's report: one offline HTML file, or markdown for CI step summaries."""
+    """Write a run's report: one offline HTML file, or markdown for CI step summaries.
+
+    With --compare, a banner lists how the runs were measured differently (judge, embedding
+    model, prompt versions, settings); metrics whose judge changed get no significance
+    verdict unless --allow-judge-change."""
     from ragmeter.diagnosis import diagnose
     from ragmeter.report import write_report
+    from ragmeter.stats import comparability
 
     if format not in ("html", "markdown"):
         _fail(f"--format must be html or markdown, got {format!r}")
     result = _load_run(run_dir)
     other = _load_run(compare) if compare is not None else None
+    if other is not None:
+        print_comparability(comparability(other, result), allowed=allow_judge_change)
     try:
         path = write_report(
             result,
@@ -71,6 +82,7 @@ def report_command(
             compare=other,
             findings=diagnose(result),
             format=cast(ReportFormat, format),
+            allow_judge_change=allow_judge_change,
         )
     except OSError as error:
         fail_io(error, kept=f"the report was not written; the run in {run_dir} is unchanged")
@@ -92,26 +104,35 @@ def compare_command(
     test: Annotated[
         str, typer.Option("--test", help="permutation (default) or wilcoxon (paired only).")
     ] = "permutation",
+    allow_judge_change: AllowJudgeChangeOption = False,
 ) -> None:
     """Real change or noise? Per metric: the difference, its confidence interval, a paired
-    test (Holm-corrected across metrics) and the change these samples can detect."""
-    from ragmeter.stats import compare
+    test (Holm-corrected across metrics) and the change these samples can detect.
+
+    First, how the runs were measured differently (judge, embedding model, prompt versions,
+    metric settings): a metric whose judge or embedding model changed is "not comparable"
+    (no test, no winner) unless --allow-judge-change."""
+    from ragmeter.stats import comparability, compare
 
     before, after = _load_run(baseline), _load_run(candidate)
+    chosen = None if metrics is None else [m.strip() for m in metrics.split(",")]
     try:
         comparisons = compare(
             before,
             after,
-            metrics=None if metrics is None else [m.strip() for m in metrics.split(",")],
+            metrics=chosen,
             alpha=alpha,
             test=test,
             tag=tag,
             value=value,
+            allow_judge_change=allow_judge_change,
         )
     except (ValueError, KeyError, ImportError) as error:
         _fail(str(error))
+    checked = comparability(before, after, metrics=[c.metric for c in comparisons])
+    print_comparability(checked, allowed=allow_judge_change)
     for c in comparisons:
-        colour = {"better": "green", "worse": "red"}.get(c.change, "white")
+        colour = CHANGE_COLOURS.get(c.change, "white")
         console.print(f"[{colour}]●[/{colour}] {escape(c.verdict())}", highlight=False)
 
 
@@ -122,17 +143,28 @@ def gate_command(
     baseline: BaselineOption = None,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
+    allow_judge_change: AllowJudgeChangeOption = False,
 ) -> None:
     """Pass or fail a run: floors and ceilings per metric, and regressions against a baseline
     that are larger than allowed and significant. Exit code 0 pass, 1 fail, 2 usage error
     (4 when a run or a report file cannot be read or written).
+
+    The judge must stay fixed: regression rules against a baseline judged by another model
+    or with other generation settings (or embedded by another model) are refused, exit 2,
+    naming both, unless --allow-judge-change.
 
     On GitHub Actions the summary is appended to $GITHUB_STEP_SUMMARY and each rule becomes
     an annotation.
     """
     result = _load_run(candidate)
     code = apply_gate(
-        result, gate, baseline, candidate_name=str(candidate), junit=junit, markdown=markdown
+        result,
+        gate,
+        baseline,
+        candidate_name=str(candidate),
+        junit=junit,
+        markdown=markdown,
+        allow_judge_change=allow_judge_change,
     )
     raise typer.Exit(code)
 

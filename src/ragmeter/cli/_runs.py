@@ -8,7 +8,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter.cli._app import _fail, app, console, open_run_store, print_run
+from ragmeter.cli._app import (
+    CHANGE_COLOURS,
+    AllowJudgeChangeOption,
+    _fail,
+    app,
+    console,
+    open_run_store,
+    print_comparability,
+    print_run,
+)
 from ragmeter.store import parameter_changes
 
 if TYPE_CHECKING:
@@ -115,11 +124,15 @@ def compare_command(
     ] = None,
     top: Annotated[int, typer.Option("--top", min=0, help="Samples that changed most.")] = 5,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    allow_judge_change: AllowJudgeChangeOption = False,
     store: StoreOption = None,
 ) -> None:
-    """Each run against the first: parameter differences, per-metric verdicts (paired
-    statistics, Holm-corrected), per-tag deltas and the samples that changed most."""
-    from ragmeter.stats import compare
+    """Each run against the first: parameter differences, how the runs were measured
+    differently (judge, embedding model, prompt versions, metric settings), per-metric
+    verdicts (paired statistics, Holm-corrected), per-tag deltas and the samples that
+    changed most. A metric whose judge or embedding model changed gets no verdict unless
+    --allow-judge-change."""
+    from ragmeter.stats import comparability, compare
 
     if len(runs) < 2:
         _fail("give at least two runs: the baseline first")
@@ -135,14 +148,17 @@ def compare_command(
         for line in parameter_changes(base_info.params, info.params):
             console.print(f"param {escape(line)}", highlight=False)
         try:
-            comparisons = compare(base, result, metrics=chosen, alpha=alpha)
+            comparisons = compare(
+                base, result, metrics=chosen, alpha=alpha, allow_judge_change=allow_judge_change
+            )
         except (ValueError, KeyError, ImportError) as error:
             _fail(str(error))
-        for c in comparisons:
-            colour = {"better": "green", "worse": "red"}.get(c.change, "white")
-            console.print(f"[{colour}]●[/{colour}] {escape(c.verdict())}", highlight=False)
         names = [c.metric for c in comparisons]
-        for table in tag_delta_tables(base, result, names, alpha):
+        print_comparability(comparability(base, result, metrics=names), allowed=allow_judge_change)
+        for c in comparisons:
+            colour = CHANGE_COLOURS.get(c.change, "white")
+            console.print(f"[{colour}]●[/{colour}] {escape(c.verdict())}", highlight=False)
+        for table in tag_delta_tables(base, result, names, alpha, allow_judge_change):
             console.print(table)
         if top:
             console.print(most_changed_table(base, result, names, top))
@@ -153,10 +169,15 @@ MAX_TAG_VALUES = 10
 
 
 def tag_delta_tables(
-    base: EvaluationResult, other: EvaluationResult, metrics: list[str], alpha: float = 0.05
+    base: EvaluationResult,
+    other: EvaluationResult,
+    metrics: list[str],
+    alpha: float = 0.05,
+    allow_judge_change: bool = False,
 ) -> list[Table]:
     """Per tag shared by both runs: each metric's mean per tag value, before → after, with
-    the paired test on that group's samples (Holm-corrected over the metrics)."""
+    the paired test on that group's samples (Holm-corrected over the metrics; none for a
+    metric whose judge changed, unless ``allow_judge_change``)."""
     from ragmeter.stats import compare
 
     tables = []
@@ -174,7 +195,7 @@ def tag_delta_tables(
             try:
                 found = compare(
                     base, other, metrics=metrics, tag=tag, value=group.value, alpha=alpha,
-                    n_resamples=2000,
+                    n_resamples=2000, allow_judge_change=allow_judge_change,
                 )  # fmt: skip
             except ValueError:
                 found = []

@@ -1,5 +1,5 @@
-"""Embeddings from any OpenAI-compatible ``/embeddings`` endpoint (OpenAI, DashScope/Qwen,
-Zhipu, SiliconFlow, Ollama, vLLM, TEI, the llama.cpp server)."""
+"""Embeddings from any OpenAI-compatible ``/embeddings`` endpoint (OpenAI, Azure OpenAI,
+Gemini, DashScope/Qwen, Zhipu, SiliconFlow, Ollama, vLLM, TEI, the llama.cpp server)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ class OpenAIEmbeddings(Embeddings):
     async def _embed_batch(self, texts: list[str], kind: Kind, usage: Usage) -> np.ndarray:
         prefix = self.config.query_prefix if kind == "query" else self.config.passage_prefix
         inputs = [f"{prefix}{text}" if (prefix or text) else " " for text in texts]
-        body: dict[str, Any] = {"model": self.config.model, "input": inputs}
+        body: dict[str, Any] = {"model": self.config.request_model, "input": inputs}
         if self.config.dimensions is not None:
             body["dimensions"] = self.config.dimensions
         estimated = sum(estimate_tokens(text) for text in inputs)

@@ -1,7 +1,13 @@
 """The CI regression gate: floors, ceilings and significant regressions, per metric and per
 tag group, with JUnit XML, markdown and GitHub annotations."""
 
-from ragmeter.gate._check import GateReport, GateUsageError, RuleOutcome, run_gate
+from ragmeter.gate._check import (
+    GateReport,
+    GateUsageError,
+    JudgeChangedError,
+    RuleOutcome,
+    run_gate,
+)
 from ragmeter.gate._output import github_annotations, to_junit, to_markdown
 from ragmeter.gate._rules import (
     GateFileError,
@@ -17,6 +23,7 @@ __all__ = [
     "GateReport",
     "GateRules",
     "GateUsageError",
+    "JudgeChangedError",
     "Regression",
     "RuleOutcome",
     "Threshold",

@@ -9,11 +9,23 @@ from typing import Any, Literal
 from ragmeter.gate._rules import GateRules, Regression, Threshold
 from ragmeter.metrics import Direction
 from ragmeter.results import EvaluationResult
-from ragmeter.stats import Comparison, MeanEstimate, compare, estimate_group_means, estimate_means
+from ragmeter.stats import (
+    Comparison,
+    MeanEstimate,
+    comparability,
+    compare,
+    estimate_group_means,
+    estimate_means,
+)
 
 
 class GateUsageError(ValueError):
     """The gate cannot be applied as asked (a metric the run lacks, no baseline...)."""
+
+
+class JudgeChangedError(GateUsageError):
+    """The baseline and the candidate were judged (or embedded) differently on a metric a
+    regression rule compares: the message names both sides."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,9 @@ class GateReport:
     outcomes: list[RuleOutcome]
     candidate: str
     baseline: str | None = None
+    #: How the baseline and the candidate were measured differently on the metrics the
+    #: regression rules compare (judge, embedding model, settings, prompt versions): warnings.
+    differences: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -147,11 +162,15 @@ def run_gate(
     *,
     candidate_name: str = "candidate",
     baseline_name: str | None = None,
+    allow_judge_change: bool = False,
 ) -> GateReport:
     """Every rule's verdict on ``candidate`` (regression rules against ``baseline``).
 
     Raises :class:`GateUsageError` when a rule names a metric a run lacks, or regression
-    rules are given without a baseline.
+    rules are given without a baseline; :class:`JudgeChangedError` when a regression rule's
+    metric was judged (or embedded) by a different model or with different generation
+    settings in the two runs, unless ``allow_judge_change``. The report's ``differences``
+    list every difference of the compared metrics (refused or allowed, settings, prompts).
     """
     every_rule: list[Threshold | Regression] = [*rules.thresholds, *rules.regressions]
     for rule in every_rule:
@@ -164,6 +183,21 @@ def run_gate(
             )
         for rule in rules.regressions:
             _require(baseline, rule.metric, "baseline")
+    differences: list[str] = []
+    if baseline is not None and rules.regressions:
+        checked = comparability(
+            baseline, candidate, metrics=sorted({r.metric for r in rules.regressions})
+        )
+        refused = checked.lines(refusing=True)
+        if refused and not allow_judge_change:
+            raise JudgeChangedError(
+                "the baseline and the candidate were not judged the same way, so a regression "
+                "gate between them would measure the judges, not the system: "
+                + "; ".join(refused)
+                + ". Re-run the baseline with the candidate's judge, or pass "
+                "--allow-judge-change (allow_judge_change=True) to gate anyway."
+            )
+        differences = checked.lines()
     outcomes = [_check_threshold(candidate, rule, rules) for rule in rules.thresholds]
     if baseline is not None and rules.regressions:
         # Rules over the whole run are compared together, so Holm corrects across them;
@@ -178,6 +212,7 @@ def run_gate(
                 level=rules.level,
                 alpha=rules.alpha,
                 seed=rules.seed,
+                allow_judge_change=allow_judge_change,
             )
             by_metric = {c.metric: c for c in found}
         for rule in rules.regressions:
@@ -193,6 +228,7 @@ def run_gate(
                     seed=rules.seed,
                     tag=rule.tag,
                     value=rule.value,
+                    allow_judge_change=allow_judge_change,
                 )
             outcomes.append(_check_regression(rule, comparison))
-    return GateReport(outcomes, candidate_name, baseline_name)
+    return GateReport(outcomes, candidate_name, baseline_name, differences)

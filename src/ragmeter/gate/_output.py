@@ -44,6 +44,12 @@ def to_markdown(report: GateReport) -> str:
         "",
         f"Candidate `{report.candidate}`{against}.",
         "",
+    ]
+    if report.differences:
+        lines.append("> ⚠️ **The runs were not measured the same way:**")
+        lines += [f"> - {_cell(d)}" for d in report.differences]
+        lines.append("")
+    lines += [
         "| | rule | figures |",
         "|:-:|---|---|",
     ]
@@ -58,8 +64,12 @@ def _escape_annotation(text: str) -> str:
 
 
 def github_annotations(report: GateReport) -> list[str]:
-    """``::error`` for each failed rule, ``::notice`` for the others."""
-    lines = []
+    """``::error`` for each failed rule, ``::notice`` for the others, ``::warning`` for
+    each way the runs were measured differently."""
+    lines = [
+        f"::warning title=ragmeter gate%3A runs measured differently::{_escape_annotation(d)}"
+        for d in report.differences
+    ]
     for o in report.outcomes:
         level = "notice" if o.passed else "error"
         title = (

@@ -17,10 +17,17 @@ from ragmeter._services import (
     estimate_tokens,
     limiter_for,
 )
+from ragmeter.judge._anthropic import (
+    ANTHROPIC_PRICES,
+    AnthropicConfig,
+    AnthropicJudge,
+    anthropic_key_for,
+)
 from ragmeter.judge._base import Judge
 from ragmeter.judge._config import PROVIDERS, JudgeConfig, Price
-from ragmeter.judge._default import default_judge, make_cache
+from ragmeter.judge._default import default_judge, judge_config, make_cache
 from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._litellm import LiteLLMConfig, LiteLLMJudge
 from ragmeter.judge._local import LocalJudge
 from ragmeter.judge._openai import OpenAIJudge
 from ragmeter.judge._parse import extract_json, parse_output, verdict_probabilities
@@ -28,8 +35,11 @@ from ragmeter.judge._prices import DEFAULT_PRICES, PriceTable
 from ragmeter.judge._types import BinaryVerdict, Judgment, OutputT, TextLikelihood
 
 __all__ = [
+    "ANTHROPIC_PRICES",
     "DEFAULT_PRICES",
     "PROVIDERS",
+    "AnthropicConfig",
+    "AnthropicJudge",
     "BinaryVerdict",
     "Cache",
     "Judge",
@@ -42,6 +52,8 @@ __all__ = [
     "Judgment",
     "LimitSettings",
     "Limiter",
+    "LiteLLMConfig",
+    "LiteLLMJudge",
     "LocalJudge",
     "MemoryCache",
     "Message",
@@ -54,10 +66,12 @@ __all__ = [
     "TextLikelihood",
     "Usage",
     "UsageLedger",
+    "anthropic_key_for",
     "cache_key",
     "default_judge",
     "estimate_tokens",
     "extract_json",
+    "judge_config",
     "limiter_for",
     "make_cache",
     "parse_output",

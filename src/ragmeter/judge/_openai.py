@@ -1,8 +1,11 @@
-"""A judge on any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen,
-Moonshot, Zhipu, Ollama, vLLM, the llama.cpp server)."""
+"""A judge on any OpenAI-compatible chat-completions endpoint (OpenAI and its reasoning
+models, Azure OpenAI, Gemini, OpenRouter, DeepSeek, Qwen, Moonshot, Zhipu, SiliconFlow,
+Volcengine Ark, Baidu Qianfan, Ollama, vLLM, the llama.cpp server)."""
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +18,7 @@ from ragmeter._services import (
     StatusRejected,
     Usage,
     UsageLedger,
+    cache_key,
     endpoint_client,
     estimate_tokens,
 )
@@ -42,6 +46,67 @@ _JSON_SCHEMA_OK: set[str] = set()
 #: server ('response_format type must be one of "text" or "json_object"'), vLLM, Ollama and
 #: OpenAI-compatible gateways all name the parameter or the schema.
 _SCHEMA_REJECTION_WORDS = ("response_format", "json_schema", "schema", "structured output")
+
+
+#: Parameters an endpoint was found to refuse, per endpoint identity, for the life of the
+#: process: parameter -> the name it is sent as instead (``None``: not sent at all).
+_REFUSED_PARAMS: dict[str, dict[str, str | None]] = {}
+#: What a refused parameter becomes: a token limit is renamed, anything else left out.
+_RENAMED = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
+#: The parameters the judge may reshape on its own; anything else (``extra_body``, the
+#: messages) is the user's, and a refusal of it is reported.
+_ADAPTABLE = frozenset(
+    {
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "seed",
+        "logprobs",
+        "top_logprobs",
+        "reasoning_effort",
+    }
+)
+#: OpenAI's error codes for a parameter a model does not take (``param`` names it).
+_REFUSAL_CODES = frozenset({"unsupported_parameter", "unsupported_value"})
+#: OpenAI's wording of the same, as gateways pass it on without the code.
+_REFUSAL_TEXT = re.compile(r"unsupported (?:parameter|value): '(\w+)'", re.IGNORECASE)
+#: A temperature refused in words (Kimi: "invalid temperature: only 1 is allowed for this
+#: model"): left out, the endpoint's default applies.
+_TEMPERATURE_TEXT = re.compile(
+    r"temperature.*(?:only|not supported|unsupported|invalid|illegal|非法)"
+    r"|(?:only|not supported|unsupported|invalid|illegal).*temperature",
+    re.IGNORECASE | re.DOTALL,
+)
+#: OpenAI's refusal of logprobs for reasoning models (HTTP 403, no code, no param).
+_LOGPROBS_TEXT = re.compile(r"not allowed to request logprobs", re.IGNORECASE)
+
+logger = logging.getLogger("ragmeter.judge")
+
+
+def refused_param(status: int, detail: str, code: str | None, param: str | None) -> str | None:
+    """The request parameter an error answer says the model does not take, when it is one
+    the judge can rename or leave out (:data:`_ADAPTABLE`); ``None`` for any other error.
+
+    >>> refused_param(400, "Unsupported parameter: 'max_tokens' ...", "unsupported_parameter",
+    ...               "max_tokens")
+    'max_tokens'
+    >>> refused_param(400, "invalid temperature: only 1 is allowed for this model", None, None)
+    'temperature'
+    >>> refused_param(400, "model 'x' is not enabled", None, None) is None
+    True
+    """
+    if status == 403:
+        return "logprobs" if _LOGPROBS_TEXT.search(detail) else None
+    if status not in (400, 422):
+        return None
+    if code in _REFUSAL_CODES and param in _ADAPTABLE:
+        return param
+    named = _REFUSAL_TEXT.search(detail)
+    if named and named.group(1) in _ADAPTABLE:
+        return named.group(1)
+    if param in (None, "temperature") and _TEMPERATURE_TEXT.search(detail):
+        return "temperature"
+    return None
 
 
 def rejects_response_format(status: int, detail: str) -> bool:
@@ -91,23 +156,83 @@ class OpenAIJudge(Judge):
         self.price = config.price or (prices or PriceTable()).price_of(config.model)
         self.http = endpoint_client(config, transport=transport)
         self.limiter = self.http.limiter
+        #: Completion tokens the model spent reasoning (``completion_tokens_details``), of
+        #: the completion tokens counted (and billed) in the usage.
+        self.reasoning_tokens = 0
 
     # -- identity -------------------------------------------------------------------------
     @property
     def identity(self) -> str:
         return self.config.identity
 
+    @property
+    def refused_params(self) -> dict[str, str | None]:
+        """The parameters this endpoint refused so far (this process): parameter -> the
+        name it is sent as now, ``None`` when it is left out."""
+        return dict(_REFUSED_PARAMS.get(self.identity, {}))
+
     def generation_params(self) -> dict[str, Any]:
-        return self.config.generation_params()
+        """As sent: after what the endpoint refused (``refused_params``)."""
+        return self.config.generation_params(self.refused_params)
 
     def describe(self) -> dict[str, Any]:
         described = {"kind": "openai-compatible", **self.config.describe()}
+        # the sampling settings as they are sent (a reasoning model gets no temperature)
+        sent = self.generation_params()
+        described["temperature"] = sent["temperature"]
+        described["seed"] = sent["seed"]
+        described["max_tokens"] = sent.get("max_tokens", sent.get("max_completion_tokens"))
+        described["logprobs"] = sent["logprobs"]
+        if self.refused_params:
+            described["refused_params"] = self.refused_params
         described["price"] = (
             self.price.model_dump()
             if self.price
             else "unknown: cost not counted (set price= in the judge config)"
         )
         return described
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        schema: type[OutputT],
+        *,
+        prompt_version: str,
+        scope: str | None = None,
+        sample_id: str | None = None,
+        salt: str = "",
+    ) -> Judgment[OutputT]:
+        """As :meth:`Judge.generate`. A call during which the endpoint refused a parameter
+        was answered to the request as re-sent: its answer is also filed under the cache key
+        of what was sent, which later calls (asking that way from the start) look up."""
+        before = self.generation_params()
+        judgment = await super().generate(
+            messages,
+            schema,
+            prompt_version=prompt_version,
+            scope=scope,
+            sample_id=sample_id,
+            salt=salt,
+        )
+        after = self.generation_params()
+        if not judgment.cached and after != before:
+            key = cache_key(
+                identity=self.identity,
+                params=after,
+                prompt_version=prompt_version,
+                messages=messages,
+                schema=schema_of(schema),
+                salt=salt,
+            )
+            self.cache.put(
+                key,
+                {
+                    "output": judgment.output.model_dump(mode="json"),
+                    "probabilities": judgment.probabilities,
+                    "distribution": judgment.distribution,
+                },
+            )
+        return judgment
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -122,17 +247,46 @@ class OpenAIJudge(Judge):
         ``response_format`` (:func:`rejects_response_format`) raises :class:`StatusRejected`
         at once; any other error is handled as usual (a 500 is retried, a 400 reported)."""
         estimated = sum(estimate_tokens(m["content"]) for m in body["messages"])
-        estimated += body.get("max_tokens", 0) // 4
+        estimated += body.get("max_tokens", body.get("max_completion_tokens", 0)) // 4
+
+        def reject(status: int, detail: str) -> bool:
+            # a refused parameter (told apart by the caller), or json_schema while probing
+            return status in (400, 403, 422) or (
+                probing_schema and rejects_response_format(status, detail)
+            )
+
         data = await self.http.post(
             "chat/completions",
             body,
             usage,
             estimated_tokens=estimated,
             validate=_check_chat_shape,
-            reject=rejects_response_format if probing_schema else None,
+            reject=reject,
         )
         self._count_tokens(data, body, usage, estimated)
         return data
+
+    def _learn(self, rejected: StatusRejected, body: dict[str, Any]) -> bool:
+        """Whether ``rejected`` refused a parameter this request carried that the judge can
+        rename or leave out; then it is, for this endpoint, from now on (and the request is
+        to be sent again at once)."""
+        param = refused_param(rejected.status, rejected.detail, rejected.code, rejected.param)
+        if param is None or param not in body:
+            return False
+        refused = _REFUSED_PARAMS.setdefault(self.identity, {})
+        if param not in refused:
+            renamed = _RENAMED.get(param)
+            refused[param] = None if renamed is None or renamed in refused else renamed
+            if param in ("logprobs", "top_logprobs"):
+                refused["logprobs"] = refused["top_logprobs"] = None
+            logger.warning(
+                "%s (model %r) does not take %r: %s from now on",
+                self.http.where,
+                self.config.model,
+                param,
+                "left out" if refused[param] is None else f"sent as {refused[param]!r}",
+            )
+        return param not in self.config.request_params(refused)
 
     def _count_tokens(
         self, data: dict[str, Any], body: dict[str, Any], usage: Usage, estimated: int
@@ -145,6 +299,10 @@ class OpenAIJudge(Judge):
             content = data["choices"][0]["message"].get("content") or ""
             prompt = sum(estimate_tokens(m["content"]) for m in body["messages"])
             completion = estimate_tokens(content)
+        details = reported.get("completion_tokens_details") or {}
+        reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+        if isinstance(reasoning, int) and reasoning > 0:
+            self.reasoning_tokens += reasoning  # already among the completion tokens
         usage.prompt_tokens += int(prompt)
         usage.completion_tokens += int(completion)
         if self.price is not None:
@@ -166,14 +324,10 @@ class OpenAIJudge(Judge):
     def _body(
         self, messages: list[dict[str, str]], schema: dict[str, Any], mode: str, max_tokens: int
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.config.model,
-            "messages": messages,
-            "temperature": self.config.temperature,
-            "max_tokens": max_tokens,
-        }
-        if self.config.seed is not None:
-            body["seed"] = self.config.seed
+        body: dict[str, Any] = {"model": self.config.request_model, "messages": messages}
+        # temperature, seed, the token limit, logprobs, reasoning effort: as this endpoint
+        # takes them (a reasoning model gets max_completion_tokens and no temperature)
+        body.update(self.config.request_params(self.refused_params, budget=max_tokens))
         if mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -181,9 +335,6 @@ class OpenAIJudge(Judge):
             }
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object"}
-        if self.config.logprobs:
-            body["logprobs"] = True
-            body["top_logprobs"] = 5
         body.update(self.config.extra_body)
         return body
 
@@ -191,7 +342,7 @@ class OpenAIJudge(Judge):
         self, messages: list[dict[str, str]], schema: dict[str, Any], usage: Usage
     ) -> tuple[str, list[dict[str, Any]] | None]:
         """The answer text, retried with a larger budget while it is cut off by the limit."""
-        max_tokens = self.config.max_tokens
+        max_tokens = self.config.budget_for(self.refused_params)
         while True:
             mode = self._mode()
             rendered = (
@@ -207,9 +358,16 @@ class OpenAIJudge(Judge):
             )
             try:
                 data = await self._post(body, usage, probing_schema=probing)
-            except StatusRejected:
-                _NO_JSON_SCHEMA.add(self.identity)
-                continue
+            except StatusRejected as rejected:
+                if self._learn(rejected, body):
+                    # e.g. max_tokens refused for max_completion_tokens: a reasoning model,
+                    # whose reasoning counts against the budget
+                    max_tokens = max(max_tokens, self.config.budget_for(self.refused_params))
+                    continue
+                if probing and rejects_response_format(rejected.status, rejected.detail):
+                    _NO_JSON_SCHEMA.add(self.identity)
+                    continue
+                raise (rejected.error or rejected) from None
             if probing:
                 _JSON_SCHEMA_OK.add(self.identity)
             choice = data["choices"][0]

@@ -1,14 +1,18 @@
-"""The one place judge output is parsed: tolerant JSON extraction, then schema validation."""
+"""The one place judge output is parsed: tolerant JSON extraction, a repair of sloppy JSON
+(before any paid re-ask), then schema validation."""
 
 from __future__ import annotations
 
 import copy
 import functools
 import json
+import logging
 import math
 import re
+import threading
 from typing import Any
 
+import json_repair
 from pydantic import BaseModel, ValidationError
 
 from ragmeter.judge._errors import JudgeOutputError
@@ -67,26 +71,215 @@ def extract_json(text: str) -> Any:
     raise JudgeOutputError("no JSON value found in the judge's answer", raw=text)
 
 
-def parse_output(text: str, schema: type[OutputT]) -> OutputT:
+def parse_output(text: str, schema: type[OutputT], *, allow_repair: bool = True) -> OutputT:
     """Validate the judge's answer against ``schema``; raise :class:`JudgeOutputError` with a
     message a repair re-ask can quote.
+
+    Strict JSON first. When that finds no value matching the schema, and ``allow_repair``,
+    the answer's closed JSON spans are repaired (trailing commas, single quotes,
+    True/False/None, comments, full-width ``：，“”``, raw newlines in strings) and validated
+    the same way; an answer whose JSON is not closed (cut off) is never repaired. A repair
+    is logged at debug level on ``ragmeter.judge`` and counted (:func:`repaired_answers`).
 
     >>> class Verdict(BaseModel):
     ...     verdict: int
     >>> parse_output('{"verdict": 1}', Verdict)
     Verdict(verdict=1)
+    >>> parse_output("{'verdict': 1,}", Verdict)
+    Verdict(verdict=1)
     """
-    value = extract_json(text)
+    try:
+        value = extract_json(text)
+    except JudgeOutputError:
+        if not allow_repair:
+            raise
+        return _repaired(text, schema, strict_error=None)
+    try:
+        return _validate(value, text, schema)
+    except JudgeOutputError as error:
+        if not allow_repair:
+            raise
+        return _repaired(text, schema, strict_error=error)
+
+
+def _one_field(value: Any, schema: type[BaseModel]) -> Any:
     if isinstance(value, list) and len(schema.model_fields) == 1:
         # Small models often answer with the bare list for a one-field object.
-        value = {next(iter(schema.model_fields)): value}
+        return {next(iter(schema.model_fields)): value}
+    return value
+
+
+def _schema_error(error: ValidationError, text: str) -> JudgeOutputError:
+    problems = "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in error.errors()[:5]
+    )
+    return JudgeOutputError(f"answer does not match the schema: {problems}", raw=text)
+
+
+def _validate(value: Any, text: str, schema: type[OutputT]) -> OutputT:
     try:
-        return schema.model_validate(value)
+        return schema.model_validate(_one_field(value, schema))
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in error.errors()[:5]
+        raise _schema_error(error, text) from None
+
+
+# -- repair of sloppy JSON ----------------------------------------------------------------
+
+logger = logging.getLogger("ragmeter.judge")
+
+_repairs_lock = threading.Lock()
+_repairs = 0
+
+
+def repaired_answers() -> int:
+    """How many judge answers this process has parsed only after repairing their JSON (each
+    one a re-ask saved)."""
+    with _repairs_lock:
+        return _repairs
+
+
+def _count_repair() -> None:
+    global _repairs
+    with _repairs_lock:
+        _repairs += 1
+
+
+_FULL_WIDTH = {"：": ":", "，": ","}
+#: After these (outside strings), a single quote opens a string; before these it closes one.
+_BEFORE_VALUE = "{[,:"
+_AFTER_VALUE = ",:]}/，："
+
+
+def _next_significant(text: str, index: int) -> str:
+    """The first non-space character at or after ``index`` (``""`` at the end)."""
+    while index < len(text) and text[index].isspace():
+        index += 1
+    return text[index] if index < len(text) else ""
+
+
+def _sloppy_spans(text: str) -> tuple[list[str], bool]:
+    """Every top-level ``{...}`` / ``[...]`` span of a sloppy answer, with the full-width
+    ``：``, ``，`` and ``“”`` that structure it and its single-quoted strings made ASCII JSON
+    (what strings hold is kept as it is); and whether the answer ends inside an unclosed
+    span (it was cut off).
+
+    Strings are delimited by ``"``, by ``“``...``”`` and by single quotes where a value can
+    start and end; ``//`` and ``/* */`` comments are skipped over (left for the repair to
+    drop).
+
+    >>> _sloppy_spans('答案：{“claims”：[“北京，中国”，"b"]} ok')
+    (['{"claims":["北京，中国","b"]}'], False)
+    >>> _sloppy_spans("{'claims': ['it's \\"ok\\"']} {'claims': ['a',")
+    (['{"claims": ["it\\'s \\\\"ok\\\\""]}'], True)
+    """
+    spans: list[str] = []
+    out: list[str] = []
+    stack: list[str] = []
+    closing = {"{": "}", "[": "]"}
+    quote = ""  # the kind of string we are in: '"', "“" or "'"; "" outside strings
+    escaped = False
+    previous = ""  # the last significant character outside strings
+    index = 0
+    while index < len(text):
+        char = text[index]
+        index += 1
+        if not stack:
+            if char in closing:
+                out, previous = [char], char
+                stack.append(closing[char])
+            continue
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                if quote == "'" and text[index : index + 1] == "'":
+                    out.append("'")  # \' is no JSON escape
+                    index += 1
+                    continue
+                escaped = True
+            elif (
+                (quote == '"' and char == '"')
+                or (quote == "“" and char in '”"')
+                # "" (the end of the answer) is in every string: a quote there closes too
+                or (quote == "'" and char == "'" and _next_significant(text, index) in _AFTER_VALUE)
+            ):
+                out.append('"')
+                quote, previous = "", char
+                continue
+            elif char == '"':  # in a single-quoted string
+                out.append('\\"')
+                continue
+            out.append(char)
+            continue
+        if char == "/" and index < len(text) and text[index] in "/*":
+            end = text.find("\n" if text[index] == "/" else "*/", index + 1)
+            end = len(text) if end < 0 else end + (1 if text[index] == "/" else 2)
+            out.append(text[index - 1 : end])
+            index = end
+            continue
+        if char in '"“”':
+            quote = "“" if char in "“”" else '"'
+            out.append('"')
+        elif char == "'" and previous in _BEFORE_VALUE:
+            quote = "'"
+            out.append('"')
+        elif char in closing:
+            stack.append(closing[char])
+            out.append(char)
+        elif char == stack[-1]:
+            stack.pop()
+            out.append(char)
+            if not stack:
+                spans.append("".join(out))
+        else:
+            out.append(_FULL_WIDTH.get(char, char))
+        if not char.isspace():
+            previous = _FULL_WIDTH.get(char, char)
+    return spans, bool(stack)
+
+
+def _repaired(
+    text: str, schema: type[OutputT], *, strict_error: JudgeOutputError | None
+) -> OutputT:
+    """The first closed JSON span of ``text`` that validates once repaired; else the strict
+    parse's error (or the repaired value's schema error, or why there is nothing to repair)."""
+    spans, cut_off = _sloppy_spans(text)
+    names = set(schema.model_fields) | {
+        field.alias for field in schema.model_fields.values() if field.alias
+    }
+    # A bare list stands for a one-field object only when it is the whole answer: in prose,
+    # "[1]" or "[see above]" would repair to a list too.
+    whole = _FENCE.sub(lambda match: match.group(1), text).strip()
+    schema_error: JudgeOutputError | None = None
+    for span in spans:
+        if span.startswith("[") and not (len(spans) == 1 and whole[:1] + whole[-1:] == "[]"):
+            continue
+        try:
+            repaired = json_repair.loads(span)
+        except (ValueError, TypeError, IndexError, RecursionError):
+            continue
+        if not isinstance(repaired, dict if span.startswith("{") else list):
+            continue  # "{x}" repairs to ["x}"]: not what the answer meant
+        value = _one_field(repaired, schema)
+        if not isinstance(value, dict) or not names & set(value):
+            continue  # not an answer to this schema: prose in braces, an example object
+        try:
+            output = schema.model_validate(value)
+        except ValidationError as error:
+            schema_error = schema_error or _schema_error(error, text)
+            continue
+        _count_repair()
+        logger.debug(
+            "judge answer for %s parsed after repairing its JSON (no re-ask)", schema.__name__
         )
-        raise JudgeOutputError(f"answer does not match the schema: {problems}", raw=text) from None
+        return output
+    if strict_error is not None:
+        raise strict_error
+    if schema_error is not None:
+        raise schema_error
+    if cut_off:
+        raise JudgeOutputError("the JSON in the judge's answer is not closed (cut off?)", raw=text)
+    raise JudgeOutputError("no JSON value found in the judge's answer", raw=text)
 
 
 def schema_of(schema: type[BaseModel]) -> dict[str, Any]:

@@ -54,8 +54,11 @@ def write_report(
     compare_findings: Sequence[Finding] = (),
     title: str | None = None,
     worst: int = 10,
+    allow_judge_change: bool = False,
 ) -> Path:
-    """Write the HTML (or markdown) report on ``result`` to ``path``; returns the path."""
+    """Write the HTML (or markdown) report on ``result`` to ``path``; returns the path.
+    With ``compare``, metrics whose judge or embedding model changed get no significance
+    verdict unless ``allow_judge_change`` (a banner lists every difference either way)."""
     if format == "html":
         content = render_html(
             result,
@@ -64,9 +67,16 @@ def write_report(
             compare_findings=compare_findings,
             title=title,
             worst=worst,
+            allow_judge_change=allow_judge_change,
         )
     elif format == "markdown":
-        content = render_markdown(result, compare=compare, findings=findings, title=title)
+        content = render_markdown(
+            result,
+            compare=compare,
+            findings=findings,
+            title=title,
+            allow_judge_change=allow_judge_change,
+        )
     else:
         raise ValueError(f"format must be 'html' or 'markdown', got {format!r}")
     path = Path(path)

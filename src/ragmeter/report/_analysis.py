@@ -229,10 +229,45 @@ def _metric_delta(
     )
 
 
-def significance(baseline: EvaluationResult, result: EvaluationResult) -> list[str]:
-    """The plain-language verdict of each metric both runs have."""
+def significance(
+    baseline: EvaluationResult, result: EvaluationResult, allow_judge_change: bool = False
+) -> list[str]:
+    """The plain-language verdict of each metric both runs have ("not comparable" for one
+    whose judge or embedding model changed, unless ``allow_judge_change``)."""
     from ragmeter.stats import compare
 
     names = {m.name for m in baseline.metrics}
     shared = [m.name for m in result.metrics if m.name in names]
-    return [c.verdict() for c in compare(baseline, result, metrics=shared)] if shared else []
+    if not shared:
+        return []
+    found = compare(baseline, result, metrics=shared, allow_judge_change=allow_judge_change)
+    return [c.verdict() for c in found]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """How a baseline and this run were measured differently, for a banner: ``refused``
+    (a changed judge or embedding model: no verdict), ``allowed`` (the same, compared anyway)
+    and ``warnings`` (prompt versions, settings, what a run did not record)."""
+
+    refused: list[str] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.refused or self.allowed or self.warnings)
+
+
+def measured(
+    baseline: EvaluationResult, result: EvaluationResult, allow_judge_change: bool = False
+) -> Measured:
+    """The differences :func:`ragmeter.stats.comparability` finds, sorted for a banner."""
+    from ragmeter.stats import comparability
+
+    checked = comparability(baseline, result)
+    changed = checked.lines(refusing=True)
+    return Measured(
+        refused=[] if allow_judge_change else changed,
+        allowed=changed if allow_judge_change else [],
+        warnings=checked.lines(refusing=False),
+    )

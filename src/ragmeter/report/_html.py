@@ -14,6 +14,7 @@ from ragmeter.report._analysis import (
     embedding_models,
     failure_groups,
     judges,
+    measured,
     run_label,
     significance,
 )
@@ -271,10 +272,13 @@ def render_html(
     compare_findings: Sequence[Finding] = (),
     title: str | None = None,
     worst: int = 10,
+    allow_judge_change: bool = False,
 ) -> str:
     """One self-contained HTML page on ``result``: summary, score distributions, diagnosis
     ``findings``, tag breakdowns, the ``worst`` samples per metric, failures, usage, and with
-    ``compare`` (the baseline run) the change from it, samples matched by id."""
+    ``compare`` (the baseline run) the change from it, samples matched by id. A banner lists
+    how the runs were measured differently; a metric whose judge or embedding model changed
+    gets no significance verdict unless ``allow_judge_change``."""
     title = title or default_title(result)
     samples = result.samples
     links = Links(samples)
@@ -292,7 +296,8 @@ def render_html(
                     run_label(compare),
                     links,
                     worst,
-                    significance(compare, result),
+                    significance(compare, result, allow_judge_change),
+                    measured(compare, result, allow_judge_change),
                 ),
             )
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragmeter.report import _format as fmt
-from ragmeter.report._analysis import Comparison, MetricDelta
+from ragmeter.report._analysis import Comparison, Measured, MetricDelta
 from ragmeter.report._html_samples import Links
 from ragmeter.report._markup import Markup, el, join, shorten, text
 from ragmeter.results import Aggregate
@@ -109,16 +109,54 @@ def _changes_table(comparison: Comparison, links: Links) -> Markup | None:
     return el("table", el("thead", head), el("tbody", rows), id="changes-table")
 
 
+def measured_banner(found: Measured) -> Markup | None:
+    """How the runs were measured differently: a changed judge (no verdict, or compared
+    anyway), then prompt versions, settings and what a run did not record."""
+    if not found:
+        return None
+    parts: list[object] = []
+    if found.refused:
+        parts += [
+            el(
+                "p",
+                el("b", "Not comparable: the judge changed. "),
+                "The judge must stay fixed across a comparison: these metrics get no "
+                "significance verdict (re-run one side with the other's judge, or pass "
+                "--allow-judge-change).",
+            ),
+            el("ul", *(el("li", line) for line in found.refused)),
+        ]
+    if found.allowed:
+        parts += [
+            el(
+                "p",
+                el("b", "Compared across a changed judge "),
+                "(--allow-judge-change): part of each change may be the judge's.",
+            ),
+            el("ul", *(el("li", line) for line in found.allowed)),
+        ]
+    if found.warnings:
+        parts += [
+            el("p", el("b", "The runs were not measured quite the same way:")),
+            el("ul", *(el("li", line) for line in found.warnings)),
+        ]
+    bad = bool(found.refused or found.allowed)
+    return el("div", *parts, class_=f"banner {'bad' if bad else 'warn'}", id="comparability")
+
+
 def compare_section(
     comparison: Comparison,
     baseline_label: str,
     links: Links,
     top: int,
     verdicts: Sequence[str] = (),
+    differences: Measured | None = None,
 ) -> Markup:
     """Baseline against this run; deltas are this run minus the baseline. ``verdicts`` are
-    the statistics' plain-language verdicts (real change or noise), one per metric."""
+    the statistics' plain-language verdicts (real change or noise), one per metric;
+    ``differences`` how the runs were measured differently (a banner first)."""
     notes = [
+        measured_banner(differences or Measured()),
         el(
             "p",
             "Baseline: ",

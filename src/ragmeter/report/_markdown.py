@@ -6,7 +6,14 @@ from collections.abc import Sequence
 
 from ragmeter.diagnosis import Finding
 from ragmeter.report import _format as fmt
-from ragmeter.report._analysis import compare_runs, default_title, run_label, significance
+from ragmeter.report._analysis import (
+    Measured,
+    compare_runs,
+    default_title,
+    measured,
+    run_label,
+    significance,
+)
 from ragmeter.results import EvaluationResult
 
 _SPECIAL = str.maketrans({c: "\\" + c for c in "\\|<>*[]`"})
@@ -55,7 +62,31 @@ def _metric_table(result: EvaluationResult) -> str:
     )
 
 
-def _compare_table(result: EvaluationResult, baseline: EvaluationResult) -> str:
+def _measured(found: Measured) -> str:
+    """The banner of how the runs were measured differently, as a quote block."""
+    lines = []
+    if found.refused:
+        lines.append(
+            "> **Not comparable: the judge changed.** The judge must stay fixed across a "
+            "comparison: these metrics get no significance verdict (re-run one side with the "
+            "other's judge, or pass --allow-judge-change)."
+        )
+        lines += [f"> - {md(line)}" for line in found.refused]
+    if found.allowed:
+        lines.append(
+            "> **Compared across a changed judge** (--allow-judge-change): part of each "
+            "change may be the judge's."
+        )
+        lines += [f"> - {md(line)}" for line in found.allowed]
+    if found.warnings:
+        lines.append("> **The runs were not measured quite the same way:**")
+        lines += [f"> - {md(line)}" for line in found.warnings]
+    return "\n".join(lines) + "\n\n" if lines else ""
+
+
+def _compare_table(
+    result: EvaluationResult, baseline: EvaluationResult, allow_judge_change: bool = False
+) -> str:
     comparison = compare_runs(result, baseline, top=0)
     rows = []
     for d in comparison.metrics:
@@ -75,9 +106,12 @@ def _compare_table(result: EvaluationResult, baseline: EvaluationResult) -> str:
         ["---", ":-:", "--:", "--:", "--:", "--:"],
         rows,
     )
-    verdicts = "".join(f"- {md(text)}\n" for text in significance(baseline, result))
+    verdicts = "".join(
+        f"- {md(text)}\n" for text in significance(baseline, result, allow_judge_change)
+    )
     return (
-        f"Baseline: {md(run_label(baseline))}. {comparison.sample_note()}\n\n"
+        _measured(measured(baseline, result, allow_judge_change))
+        + f"Baseline: {md(run_label(baseline))}. {comparison.sample_note()}\n\n"
         + table
         + "\nReal change or noise (bootstrap CI of the difference, permutation test, "
         "Holm-corrected across metrics):\n\n" + verdicts
@@ -107,9 +141,12 @@ def render_markdown(
     compare: EvaluationResult | None = None,
     findings: Sequence[Finding] = (),
     title: str | None = None,
+    allow_judge_change: bool = False,
 ) -> str:
     """A short markdown summary of ``result``: metric table, change from ``compare`` (the
-    baseline) when given, ``findings`` as bullets, and the judge usage."""
+    baseline) when given, ``findings`` as bullets, and the judge usage. How the runs were
+    measured differently comes first in the change; a metric whose judge or embedding model
+    changed gets no significance verdict unless ``allow_judge_change``."""
     dataset = result.config.get("dataset") or {}
     facts = [
         fmt.plural(len(result), "sample"),
@@ -125,7 +162,10 @@ def render_markdown(
         parts.append(f"> **Judge error:** {md(result.config['judge_error'])}")
     parts.append(_metric_table(result))
     if compare is not None:
-        parts += ["### Change from baseline", _compare_table(result, compare)]
+        parts += [
+            "### Change from baseline",
+            _compare_table(result, compare, allow_judge_change),
+        ]
     if findings:
         parts += ["### Findings", "\n".join(_finding_line(f) for f in findings)]
     usage = result.config.get("usage")

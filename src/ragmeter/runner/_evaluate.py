@@ -442,8 +442,12 @@ def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
         config["invocation"] = record
     services = session.services
     if services is not None:
+        # Only the metrics that ask a judge: a comparison of two runs checks these judges.
+        asking = {m.name for m in services.metrics if m.uses_judge}
         config["judges"] = {
-            name: judge.describe() for name, judge in services.judges.items() if judge is not None
+            name: judge.describe()
+            for name, judge in services.judges.items()
+            if judge is not None and name in asking
         }
         config["embeddings"] = {
             name: vectors.describe() for name, vectors in services.embeddings.items() if vectors

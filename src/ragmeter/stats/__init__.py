@@ -5,10 +5,14 @@ A run's mean of 0.72 against last week's 0.69 means little without its uncertain
 group: :func:`estimate_group_means`); :func:`compare` tests two runs metric by metric (paired on
 shared samples, Holm-corrected across metrics) and says what it found in a plain sentence;
 :func:`judge_noise` measures how much of a run's spread is the judge's own, from a run with
-repeats. Everything is numpy; scipy is needed only for ``test="wilcoxon"`` (``ragmeter[stats]``).
+repeats. :func:`comparability` says whether two runs were measured the same way (judge,
+embedding model, prompt versions, metric settings); ``compare`` gives no verdict across a
+changed judge unless ``allow_judge_change=True``. Everything is numpy; scipy is needed
+only for ``test="wilcoxon"`` (``ragmeter[stats]``).
 """
 
 from ragmeter.stats._bootstrap import Interval, bootstrap_ci
+from ragmeter.stats._comparability import Comparability, Difference, MetricCheck, comparability
 from ragmeter.stats._compare import Comparison, compare
 from ragmeter.stats._estimate import MeanEstimate, estimate_group_means, estimate_means
 from ragmeter.stats._holm import holm
@@ -17,11 +21,15 @@ from ragmeter.stats._permutation import sign_flip_test
 from ragmeter.stats._power import min_detectable_effect, samples_needed
 
 __all__ = [
+    "Comparability",
     "Comparison",
+    "Difference",
     "Interval",
     "JudgeNoise",
     "MeanEstimate",
+    "MetricCheck",
     "bootstrap_ci",
+    "comparability",
     "compare",
     "estimate_group_means",
     "estimate_means",

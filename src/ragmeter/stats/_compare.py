@@ -13,6 +13,7 @@ from ragmeter._validate import check_level, check_resamples
 from ragmeter.metrics import Direction
 from ragmeter.results import EvaluationResult
 from ragmeter.stats._bootstrap import Interval, bootstrap_ci, check_method, difference_ci
+from ragmeter.stats._comparability import comparability
 from ragmeter.stats._effect import cohens_dz, hedges_g
 from ragmeter.stats._format import about, decimals_for, p_text, percent, signed
 from ragmeter.stats._holm import holm
@@ -39,6 +40,12 @@ class Comparison:
     ``min_detectable_effect`` is the change this comparison would detect with 80% power;
     ``samples_needed`` the samples (per run, when unpaired) that would detect a true change
     of the size observed.
+
+    ``differences`` says how the runs were measured differently for this metric (judge,
+    embedding model, settings, prompt versions; see :func:`comparability`).
+    ``not_comparable`` is set (e.g. "judge changed (A vs B)") when the judge or embedding
+    model changed and the comparison was not allowed across it: the means are given, but no
+    test, interval or winner.
     """
 
     metric: str
@@ -59,6 +66,8 @@ class Comparison:
     samples_needed: int | None
     alpha: float
     level: float
+    not_comparable: str | None = None
+    differences: tuple[str, ...] = ()
 
     @property
     def significant(self) -> bool:
@@ -66,8 +75,10 @@ class Comparison:
 
     @property
     def change(self) -> str:
-        """ "better", "worse" (significant changes, read in the metric's direction) or
-        "no change"."""
+        """ "better", "worse" (significant changes, read in the metric's direction), "no
+        change", or "not comparable" (the judge or embedding model changed)."""
+        if self.not_comparable is not None:
+            return "not comparable"
         if not self.significant or not self.difference:
             return "no change"
         rose = self.difference > 0
@@ -77,6 +88,8 @@ class Comparison:
         """The comparison in one plain sentence, e.g. "answer_correctness -0.03 (95% CI -0.07
         to +0.01, p = 0.19): not significant with 50 samples; about 180 samples would detect
         a 0.03 drop." """
+        if self.not_comparable is not None:
+            return self._refused()
         if self.p_value is None or self.ci is None or self.difference is None:
             return self._untested()
         diff, ci = self.difference, self.ci
@@ -108,6 +121,15 @@ class Comparison:
             text += f"; about {about(self.samples_needed)} samples{per_run} would detect a {size}"
         return text + "."
 
+    def _refused(self) -> str:
+        means = [self.baseline_mean, self.candidate_mean]
+        shown = " → ".join("—" if m is None else f"{m:.2f}" for m in means)
+        return (
+            f"{self.metric}: not comparable: {self.not_comparable}; means {shown}, no test "
+            "and no winner across them (allow_judge_change / --allow-judge-change compares "
+            "anyway)."
+        )
+
     def _untested(self) -> str:
         if self.paired:
             if self.n_pairs == 0:
@@ -135,6 +157,7 @@ class Comparison:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         out["direction"] = self.direction.value
         out["ci"] = self.ci.to_dict() if self.ci else None
+        out["differences"] = list(self.differences)
         out.update(significant=self.significant, change=self.change, verdict=self.verdict())
         return out
 
@@ -152,6 +175,7 @@ def compare(
     tag: str | None = None,
     value: str | None = None,
     method: str = "bca",
+    allow_judge_change: bool = False,
 ) -> list[Comparison]:
     """Compare every metric (or those named) of two runs: is the change real or noise?
 
@@ -162,6 +186,12 @@ def compare(
     label permutation test, and the verdict says so. P-values are Holm-corrected across the
     metrics of the call. ``tag`` and ``value`` restrict both runs to the samples whose
     metadata field ``tag`` has ``value``. ``method`` is the CI's ("bca" or "percentile").
+
+    The judge must stay fixed: a metric whose judge (or embedding model) differs between the
+    runs (:func:`comparability`) gets no test, interval or winner; its verdict says "not
+    comparable: judge changed (A vs B)" while the other metrics compare as usual.
+    ``allow_judge_change=True`` compares it anyway. Each comparison's ``differences`` lists
+    how the runs were measured differently, refused or not.
 
     >>> from typing import ClassVar
     >>> from ragmeter import Metric, MetricResult, evaluate
@@ -208,12 +238,22 @@ def compare(
             "use test='permutation'"
         )
     settings = _Settings(level, alpha, test, n_resamples, seed, method)
-    results = [
-        _paired(m, directions[m], base, cand, settings)
-        if shared
-        else _unpaired(m, directions[m], base, cand, settings)
-        for m in names
-    ]
+    checked = comparability(baseline, candidate, metrics=names)
+    results = []
+    for name in names:
+        refusal = None if allow_judge_change else checked.refusal(name)
+        found = (
+            _paired(name, directions[name], base, cand, settings, refusal is None)
+            if shared
+            else _unpaired(name, directions[name], base, cand, settings, refusal is None)
+        )
+        results.append(
+            replace(
+                found,
+                not_comparable=None if refusal is None else refusal.reason,
+                differences=tuple(str(d) for d in checked.for_metric(name)),
+            )
+        )
     tested = [(i, r.p_value) for i, r in enumerate(results) if r.p_value is not None]
     adjusted = dict(zip([i for i, _ in tested], holm([p for _, p in tested])))
     return [
@@ -249,7 +289,12 @@ def _shared_metrics(
 
 
 def _paired(
-    metric: str, direction: Direction, base: RunScores, cand: RunScores, s: _Settings
+    metric: str,
+    direction: Direction,
+    base: RunScores,
+    cand: RunScores,
+    s: _Settings,
+    tested: bool = True,
 ) -> Comparison:
     cand_score = dict(zip(cand.ids, cand.scores[metric]))
     pairs = [
@@ -275,7 +320,7 @@ def _paired(
         "alpha": s.alpha,
         "level": s.level,
     }
-    if n < 2:
+    if n < 2 or not tested:
         return Comparison(**common, **_UNTESTED)
     sd = float(d.std(ddof=1))
     diff = common["difference"]
@@ -296,7 +341,12 @@ def _paired(
 
 
 def _unpaired(
-    metric: str, direction: Direction, base: RunScores, cand: RunScores, s: _Settings
+    metric: str,
+    direction: Direction,
+    base: RunScores,
+    cand: RunScores,
+    s: _Settings,
+    tested: bool = True,
 ) -> Comparison:
     b = np.array([x for x in base.scores[metric] if x is not None], dtype=float)
     c = np.array([x for x in cand.scores[metric] if x is not None], dtype=float)
@@ -316,7 +366,7 @@ def _unpaired(
         "alpha": s.alpha,
         "level": s.level,
     }
-    if len(b) < 2 or len(c) < 2:
+    if len(b) < 2 or len(c) < 2 or not tested:
         return Comparison(**common, **_UNTESTED)
     var_b, var_c = float(b.var(ddof=1)), float(c.var(ddof=1))
     p = label_permutation_test(b, c, n_resamples=s.n_resamples, seed=s.seed)

@@ -23,6 +23,13 @@ Endpoints (all under ``base_url`` = ``http://127.0.0.1:PORT/v1``):
 ``GET /v1/models``
     A list holding the server's ``model``.
 
+Dialects (``_dialects``, opt-in with ``dialect=`` / ``reasoning_models=``): ``"openai-reasoning"``
+answers like OpenAI's reasoning models (``max_tokens`` and a temperature other than 1 refused
+with OpenAI's 400 bodies, logprobs with a 403, hidden reasoning tokens in the usage);
+``"azure"`` serves Azure OpenAI's paths under ``root_url``
+(``/openai/deployments/{d}/chat/completions?api-version=...``, ``/openai/v1/...``) and wants
+the key in an ``api-key`` header.
+
 Tokens. One rule everywhere (usage counts and logprobs): a token is a run of word
 characters or a single other non-space character, carrying the whitespace before it
 (``"Is it yes?"`` -> ``["Is", " it", " yes", "?"]``); trailing whitespace is one more token.

@@ -10,8 +10,15 @@ import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
+from ragmeter.testing._fake_server._dialects import (
+    AZURE_ACCESS_DENIED,
+    add_reasoning,
+    azure_error,
+    azure_route,
+    reasoning_refusal,
+)
 from ragmeter.testing._fake_server._faults import Fault
 from ragmeter.testing._fake_server._replies import (
     chat_payload,
@@ -26,6 +33,8 @@ if TYPE_CHECKING:
 _CHAT_PATH = "/v1/chat/completions"
 _EMBEDDINGS_PATH = "/v1/embeddings"
 _MODELS_PATH = "/v1/models"
+#: Anthropic's Messages API, emulated in ``_anthropic`` (imported there on first use).
+_MESSAGES_PATH = "/v1/messages"
 _REDACTED_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
 
 
@@ -171,11 +180,15 @@ class Handler(BaseHTTPRequestHandler):
                 body: Any = json.loads(raw) if raw else None
             except ValueError:
                 body = None
-            authorized = owner._is_authorized(self.headers.get("Authorization"))
+            authorized = owner._authorize(self.headers)  # the dialect's key check
             headers = {
                 k.lower(): v for k, v in self.headers.items() if k.lower() not in _REDACTED_HEADERS
             }
             path = urlsplit(self.path).path.rstrip("/")
+            if path == _MESSAGES_PATH:  # Anthropic's Messages API: the key is x-api-key
+                from ragmeter.testing._fake_server._anthropic import x_api_key_authorized
+
+                authorized = x_api_key_authorized(owner, self.headers.get("x-api-key"))
             owner._record(method, path, headers, body, authorized)
             self._route(owner, method, path, body, authorized)
         except _Handled:
@@ -192,6 +205,19 @@ class Handler(BaseHTTPRequestHandler):
     ) -> None:
         if owner._stopping.is_set():
             raise _Dropped
+        if path == _MESSAGES_PATH:
+            from ragmeter.testing._fake_server._anthropic import handle_messages
+
+            handle_messages(self, owner, method, body)
+            return
+        if owner.dialect == "azure":  # Azure OpenAI's paths and errors (see _dialects)
+            query = parse_qs(urlsplit(self.path).query)
+            canonical, problem = azure_route(owner, path, query, body)
+            if problem is not None or not authorized:
+                status, payload = problem or (401, azure_error("401", AZURE_ACCESS_DENIED))
+                self._send_json(status, payload)
+                return
+            path = canonical or path
         expected = {_CHAT_PATH: "POST", _EMBEDDINGS_PATH: "POST", _MODELS_PATH: "GET"}
         if path not in expected:
             self._send_json(
@@ -284,6 +310,10 @@ class Handler(BaseHTTPRequestHandler):
                 ),
             )
             return
+        refusal = reasoning_refusal(owner, body)  # a reasoning model's refused parameters
+        if refusal is not None:
+            self._send_json(*refusal)
+            return
         response_format = body.get("response_format")
         if response_format is not None:
             rf_type = response_format.get("type") if isinstance(response_format, dict) else None
@@ -322,6 +352,7 @@ class Handler(BaseHTTPRequestHandler):
         payload = chat_payload(
             body, reply, fault, model=owner.model, report_usage=owner.report_usage, ids=owner._ids
         )
+        add_reasoning(owner, body, payload)  # hidden reasoning tokens, for reasoning models
         self._send_json(200, payload)
 
     def _embeddings(

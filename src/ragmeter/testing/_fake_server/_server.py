@@ -6,10 +6,17 @@ import hmac
 import itertools
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from ragmeter.testing._fake_server._dialects import (
+    DIALECTS,
+    Dialect,
+    Headers,
+    azure_authorized,
+)
 from ragmeter.testing._fake_server._faults import Fault, FaultKind, FaultQueue
 from ragmeter.testing._fake_server._handler import HTTPServer
 from ragmeter.testing._fake_server._replies import Embedder, Responder, embedding_for
@@ -46,6 +53,24 @@ class FakeOpenAIServer:
         report_usage: ``False`` omits ``usage`` from chat and embedding responses.
         embedding_dimensions: vector size when an embeddings request gives no ``dimensions``.
         embedder: ``text -> vector`` replacing the built-in hash vectors.
+        dialect: provider rules on top of OpenAI's. ``"openai"`` (default) takes every
+            parameter. ``"openai-reasoning"``: every model is an OpenAI reasoning model
+            (o1/o3/o4-mini/gpt-5): ``max_tokens`` and ``top_p`` get a 400
+            ``unsupported_parameter``, a temperature other than 1 a 400 ``unsupported_value``
+            (OpenAI's exact error bodies, ``param`` naming the parameter), logprobs a 403;
+            answers spend ``reasoning_tokens`` hidden tokens, counted in
+            ``completion_tokens`` (``completion_tokens_details.reasoning_tokens``) and against
+            ``max_completion_tokens``. ``"azure"``: Azure OpenAI's paths under
+            :attr:`root_url` (``/openai/deployments/{d}/chat/completions?api-version=...``,
+            404 without ``api-version``; ``/openai/v1/chat/completions`` with the deployment
+            as ``model``; the same for ``embeddings``) and its key in an ``api-key`` header:
+            a key sent as ``Authorization: Bearer`` gets Azure's 401.
+        reasoning_models: models that follow the reasoning rules in any dialect.
+        reasoning_tokens: hidden tokens a reasoning model spends per answer (default 16).
+        azure_deployments: the deployments an ``azure`` server has (else any name is one):
+            another gets Azure's 404 ``DeploymentNotFound``.
+        azure_ad_token: a Microsoft Entra ID token an ``azure`` server accepts as
+            ``Authorization: Bearer``.
 
     Observability: :attr:`requests`, :attr:`request_times`, :attr:`max_in_flight`,
     :attr:`in_flight`, :attr:`pending_faults`, :meth:`reset_stats`.
@@ -72,9 +97,29 @@ class FakeOpenAIServer:
         report_usage: bool = True,
         embedding_dimensions: int = 8,
         embedder: Embedder | None = None,
+        dialect: Dialect = "openai",
+        reasoning_models: Collection[str] = (),
+        reasoning_tokens: int = 16,
+        azure_deployments: Collection[str] | None = None,
+        azure_ad_token: str | None = None,
     ) -> None:
         if embedding_dimensions < 1:
             raise ValueError("embedding_dimensions must be >= 1")
+        if dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {dialect!r}; expected one of {sorted(DIALECTS)}")
+        if reasoning_tokens < 0:
+            raise ValueError("reasoning_tokens must be >= 0")
+        #: Provider rules on top of OpenAI's (see ``_dialects``): ``"openai-reasoning"``
+        #: treats every model as a reasoning model, ``"azure"`` serves Azure OpenAI's paths.
+        self.dialect = dialect
+        #: Models that follow the reasoning-model rules in any dialect.
+        self.reasoning_models = frozenset(reasoning_models)
+        #: Hidden tokens a reasoning model spends before its answer (counted and billed).
+        self.reasoning_tokens = reasoning_tokens
+        #: Azure: the deployments the resource has (``None``: any name is one).
+        self.azure_deployments = None if azure_deployments is None else set(azure_deployments)
+        #: Azure: a Microsoft Entra ID token accepted as ``Authorization: Bearer``.
+        self.azure_ad_token = azure_ad_token
         self.latency_s = latency_s
         self.responder = responder
         self.supports_json_schema = supports_json_schema
@@ -161,6 +206,17 @@ class FakeOpenAIServer:
         """``http://127.0.0.1:PORT/v1``, to give an OpenAI client as its base URL."""
         host, port = self.address
         return f"http://{host}:{port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """``http://127.0.0.1:PORT``: the "resource endpoint" of the ``azure`` dialect (its
+        paths are ``/openai/deployments/{d}/...?api-version=`` and ``/openai/v1/...``)."""
+        host, port = self.address
+        return f"http://{host}:{port}"
+
+    def is_reasoning_model(self, model: Any) -> bool:
+        """Whether requests for ``model`` follow OpenAI's reasoning-model rules."""
+        return self.dialect == "openai-reasoning" or model in self.reasoning_models
 
     def __repr__(self) -> str:
         where = self.base_url if self.running else "stopped"
@@ -249,6 +305,12 @@ class FakeOpenAIServer:
         with self._lock:  # stamped under the lock, so that arrival times are in list order
             stamp = time.monotonic()
             self._requests.append(RecordedRequest(method, path, headers, body, authorized, stamp))
+
+    def _authorize(self, headers: Headers) -> bool:
+        """Whether a request's headers pass the key check of the server's dialect."""
+        if self.dialect == "azure":
+            return azure_authorized(self, headers)
+        return self._is_authorized(headers.get("Authorization"))
 
     def _is_authorized(self, header: str | None) -> bool:
         if self.api_key is None:

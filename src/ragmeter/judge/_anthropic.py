@@ -1,0 +1,744 @@
+"""A judge on Anthropic's Messages API, natively (``POST {base}/v1/messages``).
+
+What differs from an OpenAI-compatible endpoint: the key goes in ``x-api-key`` (never as a
+bearer token), every request names the API version (``anthropic-version: 2023-06-01``) and
+its ``max_tokens``, the system prompt is the top-level ``system`` (no "system" message),
+user and assistant turns alternate, and structured output comes from a forced tool: the
+answer is the ``input`` of a ``tool_use`` block, an object validated against the schema the
+tool declares. There are no token probabilities.
+
+Anthropic also offers native JSON outputs (``output_config.format``, formerly the
+``output_format`` beta) and strict tools, on its newer models only; a forced tool works on
+every Claude model and on Messages-compatible gateways, so it is what this judge asks for.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from ragmeter._services import (
+    DEFAULT_MAX_RETRY_WAIT_S,
+    Cache,
+    EndpointClient,
+    JudgeConfigError,
+    JudgeError,
+    LimitSettings,
+    Message,
+    StatusRejected,
+    Usage,
+    UsageLedger,
+    check_base_url,
+    estimate_tokens,
+    limiter_for,
+    redact_url,
+)
+from ragmeter.judge._base import Judge
+from ragmeter.judge._config import Price
+from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._parse import parse_output, schema_instruction, schema_of
+from ragmeter.judge._prices import PriceTable
+from ragmeter.judge._types import Judgment, OutputT
+
+#: Anthropic's API root (requests go to ``{root}/v1/messages``).
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+#: The Messages API version every request names.
+ANTHROPIC_VERSION = "2023-06-01"
+#: The largest ``max_tokens`` a truncated answer is retried with.
+MAX_TOKEN_BUDGET = 16384
+
+#: How the answer's structure is asked for: ``tool`` forces a tool whose input schema is
+#: the output schema; ``tool_auto`` offers that tool and asks for it in the system prompt
+#: (for models that refuse forced tool use, e.g. with extended thinking); ``json`` puts the
+#: schema in the system prompt and parses the text; ``auto`` starts with ``tool`` and falls
+#: back once per endpoint and model when the API refuses it.
+AnthropicStructuredOutput = Literal["auto", "tool", "tool_auto", "json"]
+
+#: USD per million tokens (base input / output), from Anthropic's published prices; prices
+#: change, so ``price=`` in the config wins. Dated snapshots (``-20250929``) and ``-latest``
+#: aliases share their model's price; a model not listed has no price (cost not counted).
+ANTHROPIC_PRICES: dict[str, Price] = {
+    "claude-opus-4-7": Price(input_per_million=5.0, output_per_million=25.0),
+    "claude-opus-4-6": Price(input_per_million=5.0, output_per_million=25.0),
+    "claude-opus-4-5": Price(input_per_million=5.0, output_per_million=25.0),
+    "claude-opus-4-1": Price(input_per_million=15.0, output_per_million=75.0),
+    "claude-opus-4-0": Price(input_per_million=15.0, output_per_million=75.0),
+    "claude-opus-4": Price(input_per_million=15.0, output_per_million=75.0),
+    "claude-sonnet-4-6": Price(input_per_million=3.0, output_per_million=15.0),
+    "claude-sonnet-4-5": Price(input_per_million=3.0, output_per_million=15.0),
+    "claude-sonnet-4-0": Price(input_per_million=3.0, output_per_million=15.0),
+    "claude-sonnet-4": Price(input_per_million=3.0, output_per_million=15.0),
+    "claude-haiku-4-5": Price(input_per_million=1.0, output_per_million=5.0),
+    "claude-3-5-haiku": Price(input_per_million=0.80, output_per_million=4.0),
+    "claude-3-haiku": Price(input_per_million=0.25, output_per_million=1.25),
+}
+#: What prompt-cache tokens cost, relative to base input (5-minute cache writes; reads).
+_CACHE_WRITE_FACTOR = 1.25
+_CACHE_READ_FACTOR = 0.1
+
+logger = logging.getLogger("ragmeter.judge")
+
+#: Per endpoint and model, for the life of the process: the structured-output mode the API
+#: left us with (``auto`` only), and whether it refused ``temperature`` (newer models take
+#: no sampling settings other than their default).
+_MODE: dict[str, str] = {}
+_NO_TEMPERATURE: set[str] = set()
+
+_SNAPSHOT = re.compile(r"-(?:\d{8}|latest)$")
+_NOT_A_TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def anthropic_price(model: str) -> Price | None:
+    """The known price of ``model`` (:data:`ANTHROPIC_PRICES`), or ``None``.
+
+    >>> anthropic_price("claude-sonnet-4-5-20250929").output_per_million
+    15.0
+    >>> anthropic_price("claude-opus-4-5").input_per_million, anthropic_price("claude-x") is None
+    (5.0, True)
+    """
+    return ANTHROPIC_PRICES.get(model) or ANTHROPIC_PRICES.get(_SNAPSHOT.sub("", model))
+
+
+def _api_root(url: str) -> str:
+    root = url.strip().rstrip("/").lower()
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+def anthropic_key_for(base_url: str, env: Mapping[str, str]) -> str | None:
+    """``ANTHROPIC_API_KEY`` when ``base_url`` is Anthropic's own API
+    (``https://api.anthropic.com``, with or without ``/v1``); ``None`` for any other
+    endpoint, which gets a key only from ``RAGMETER_JUDGE_API_KEY`` or a config file's
+    ``api_key_env``.
+
+    >>> env = {"ANTHROPIC_API_KEY": "sk-ant-x"}
+    >>> anthropic_key_for("https://api.anthropic.com", env), anthropic_key_for("http://gw", env)
+    ('sk-ant-x', None)
+    """
+    key = env.get("ANTHROPIC_API_KEY")
+    if not key:
+        return None
+    return key if _api_root(base_url) == ANTHROPIC_BASE_URL else None
+
+
+def _read_table(path: Path, section: str) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        data = json.loads(text)
+    else:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+        data = tomllib.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a table of judge settings")
+    table = data.get(section, data)
+    if not isinstance(table, dict):
+        raise ValueError(f"{path}: [{section}] is not a table")
+    return dict(table)
+
+
+def file_provider(path: str | Path, section: str = "judge") -> str | None:
+    """The ``provider`` a judge config file names (``None`` when it names none)."""
+    provider = _read_table(Path(path), section).get("provider")
+    return None if provider is None else str(provider)
+
+
+class AnthropicConfig(BaseModel):
+    """How to reach Anthropic's Messages API (or a gateway speaking it) and how to call it.
+
+    >>> config = AnthropicConfig(model="claude-haiku-4-5", api_key="sk-ant-secret")
+    >>> config.identity
+    'https://api.anthropic.com|claude-haiku-4-5'
+    >>> "sk-ant-secret" in repr(config) or "sk-ant-secret" in str(config.describe())
+    False
+    """
+
+    # hide_input_in_errors: a rejected value (a URL, a key) may hold a secret
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    model: str
+    #: The API root, as Anthropic's SDKs take it (``https://api.anthropic.com``); a root
+    #: ending in ``/v1`` is taken too.
+    base_url: str = ANTHROPIC_BASE_URL
+    api_key: SecretStr | None = None
+    anthropic_version: str = ANTHROPIC_VERSION
+    #: 0-1 on this API; ``None`` sends none (the model's default).
+    temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
+    max_tokens: int = Field(default=1024, gt=0)
+    #: Seconds for one request, all of it: connecting, sending and the whole answer.
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    #: The longest wait a ``retry-after`` answer is obeyed for before the next attempt.
+    max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
+    max_concurrency: int = Field(default=16, gt=0)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    structured_output: AnthropicStructuredOutput = "auto"
+    #: Always ``False``: the Messages API returns no token probabilities.
+    logprobs: bool = False
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    price: Price | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_a_url(cls, value: str) -> str:
+        return check_base_url(value)
+
+    @field_validator("logprobs")
+    @classmethod
+    def _no_logprobs(cls, value: bool) -> bool:
+        if value:
+            raise ValueError(_NO_LOGPROBS)
+        return value
+
+    @property
+    def identity(self) -> str:
+        """The endpoint (without credentials) and model: what cache entries and rate limits
+        belong to."""
+        return f"{redact_url(self.base_url).rstrip('/')}|{self.model}"
+
+    @property
+    def messages_path(self) -> str:
+        """The Messages endpoint, relative to ``base_url``."""
+        return "messages" if self.base_url.rstrip("/").lower().endswith("/v1") else "v1/messages"
+
+    def generation_params(self) -> dict[str, Any]:
+        """Every setting that can change an answer (part of every cache key)."""
+        return {
+            "api": "anthropic-messages",
+            "anthropic_version": self.anthropic_version,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "structured_output": self.structured_output,
+            "extra_body": self.extra_body,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """For run records and reports: everything but the key, and the base URL without
+        credentials."""
+        data = self.model_dump(exclude={"api_key"}, mode="json")
+        data["base_url"] = redact_url(self.base_url)
+        data["api_key_set"] = self.api_key is not None
+        return data
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "base_url" else value
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> AnthropicConfig:
+        """From ``RAGMETER_JUDGE_MODEL`` and ``RAGMETER_JUDGE_BASE_URL`` (default Anthropic's
+        API); ``overrides`` that are not ``None`` win (``provider`` is ignored: this is the
+        ``anthropic`` one).
+
+        The key: ``RAGMETER_JUDGE_API_KEY``, sent to the endpoint these settings choose;
+        without it ``ANTHROPIC_API_KEY``, but only to Anthropic's own API, never to another
+        base URL."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {
+            "model": env.get("RAGMETER_JUDGE_MODEL") or None,
+            "base_url": env.get("RAGMETER_JUDGE_BASE_URL") or None,
+            "api_key": env.get("RAGMETER_JUDGE_API_KEY") or None,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None and k != "provider"})
+        values = {k: v for k, v in values.items() if v is not None}
+        if "model" not in values:
+            raise ValueError(
+                "the anthropic judge needs a model: set RAGMETER_JUDGE_MODEL or --judge-model "
+                "(e.g. claude-haiku-4-5, claude-sonnet-4-5)"
+            )
+        if "api_key" not in values:
+            key = anthropic_key_for(values.get("base_url", ANTHROPIC_BASE_URL), env)
+            if key:
+                values["api_key"] = key
+        return cls(**values)
+
+    @classmethod
+    def from_file(
+        cls, path: str | Path, section: str = "judge", **overrides: Any
+    ) -> AnthropicConfig:
+        """From a TOML or JSON file's ``[judge]`` section (or the whole file), which names
+        ``provider = "anthropic"``; ``overrides`` that are not ``None`` win.
+
+        As for every judge config file, the key comes only from the variable its
+        ``api_key_env = "NAME"`` names (``"ANTHROPIC_API_KEY"``, say; an error when it is
+        unset); without ``api_key_env`` no key is sent. A literal ``api_key`` is used, with
+        a warning."""
+        path = Path(path)
+        data = _read_table(path, section)
+        provider = data.pop("provider", "anthropic")
+        if provider != "anthropic":
+            raise ValueError(f"{path}: provider is {provider!r}, not 'anthropic'")
+        if data.get("api_key"):
+            warnings.warn(
+                f"{path} holds a literal api_key: keys in files end up in version control and "
+                "backups; put the key in an environment variable and name it with api_key_env",
+                UserWarning,
+                stacklevel=2,
+            )
+        data.update({k: v for k, v in overrides.items() if v is not None and k != "provider"})
+        key_env = data.pop("api_key_env", None)
+        if key_env:
+            if not os.environ.get(key_env):
+                raise ValueError(f"{path}: api_key_env names {key_env!r}, which is not set")
+            data["api_key"] = os.environ[key_env]
+        return cls(**data)
+
+
+_NO_LOGPROBS = (
+    "Anthropic's Messages API returns no token probabilities: drop --logprobs / logprobs "
+    "for the anthropic judge"
+)
+#: Where the key comes from, for the 401 messages.
+_KEY_SOURCES = (
+    "RAGMETER_JUDGE_API_KEY, else ANTHROPIC_API_KEY (sent only to https://api.anthropic.com); "
+    "with a config file, the variable its api_key_env names"
+)
+
+
+class MessagesClient(EndpointClient):
+    """The shared HTTP client (limits, deadline, retries honouring ``retry-after``, error
+    mapping, redaction) with Anthropic's headers: ``x-api-key`` instead of a bearer token,
+    and ``anthropic-version``. 529 (overloaded), like 429 and every 5xx, is retried."""
+
+    def __init__(self, *, anthropic_version: str, **settings: Any) -> None:
+        super().__init__(**settings)
+        self.anthropic_version = anthropic_version
+
+    def _client(self) -> httpx.AsyncClient:
+        client = super()._client()
+        if client.headers.get("anthropic-version") != self.anthropic_version:
+            client.headers.pop("Authorization", None)  # never sent as a bearer token
+            if self._api_key is not None:
+                client.headers["x-api-key"] = self._api_key.get_secret_value()
+            client.headers["anthropic-version"] = self.anthropic_version
+        return client
+
+    def error_for(self, response: httpx.Response) -> JudgeError:
+        status = response.status_code
+        where = f"{self.where} (model {self.model!r})"
+        if status == 401:
+            fix = (
+                f"the API key was rejected: check {_KEY_SOURCES}"
+                if self._api_key is not None
+                else f"no API key was sent: set {_KEY_SOURCES}"
+            )
+        elif status == 404:
+            fix = (
+                "not found: check the model name (e.g. claude-haiku-4-5) and that the base URL "
+                "is the API root (https://api.anthropic.com, without /v1/messages)"
+            )
+        elif status == 429 and _spend_limit_reached(response):
+            fix = (
+                "the organization's spend limit is reached: retrying cannot help until it is raised"
+            )
+        else:
+            return super().error_for(response)
+        return JudgeConfigError(
+            f"HTTP {status} from {where}: {fix}. Endpoint said: {self.detail_of(response)}"
+        )
+
+
+def _spend_limit_reached(response: httpx.Response) -> bool:
+    try:
+        details = (response.json().get("error") or {}).get("details") or {}
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
+        return False
+    return isinstance(details, dict) and details.get("error_code") == "enforced_spend_limit_reached"
+
+
+def _messages_client(
+    config: AnthropicConfig, transport: httpx.AsyncBaseTransport | None
+) -> MessagesClient:
+    limiter = limiter_for(
+        config.identity,
+        LimitSettings(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute),
+    )
+    return MessagesClient(
+        anthropic_version=config.anthropic_version,
+        base_url=config.base_url,
+        api_key=config.api_key,
+        model=config.model,
+        timeout_s=config.timeout_s,
+        max_retries=config.max_retries,
+        limiter=limiter,
+        transport=transport,
+        max_retry_wait_s=config.max_retry_wait_s,
+    )
+
+
+# -- requests and answers -----------------------------------------------------------------
+
+
+def _check_message_shape(data: dict[str, Any]) -> None:
+    content = data["content"]
+    if not isinstance(content, list):
+        raise TypeError("content is not a list")
+    for block in content:
+        if not isinstance(block, dict):
+            raise TypeError("a content block is not an object")
+        if block.get("type") == "tool_use" and not (
+            isinstance(block.get("id"), str) and isinstance(block.get("input"), dict)
+        ):
+            raise TypeError("a tool_use block without an id or an input object")
+
+
+def _tool_name(schema: dict[str, Any]) -> str:
+    name = _NOT_A_TOOL_NAME.sub("_", str(schema.get("title") or "answer"))[:64]
+    return name or "answer"
+
+
+def _turns(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """The system prompt (every system message, in order) and the user/assistant turns,
+    consecutive turns of one role joined."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        if turns and turns[-1]["role"] == message.role:
+            turns[-1] = {
+                "role": message.role,
+                "content": f"{turns[-1]['content']}\n\n{message.content}",
+            }
+        else:
+            turns.append({"role": message.role, "content": message.content})
+    if not turns:  # only instructions: they become the question
+        return "", [{"role": "user", "content": system}]
+    return system, turns
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_text_of(block) for block in value)
+    if isinstance(value, dict):
+        if value.get("type") == "tool_use":
+            return json.dumps(value.get("input"), ensure_ascii=False)
+        if value.get("type") == "tool_result":
+            return _text_of(value.get("content"))
+        return str(value.get("text", ""))
+    return ""
+
+
+def _prompt_estimate(body: dict[str, Any]) -> int:
+    text = _text_of(body.get("system")) + "".join(
+        _text_of(m.get("content")) for m in body["messages"]
+    )
+    if body.get("tools"):
+        text += json.dumps(body["tools"], ensure_ascii=False)
+    return estimate_tokens(text)
+
+
+def _tool_input(data: dict[str, Any], tool: str) -> dict[str, Any] | None:
+    for block in data["content"]:
+        if block.get("type") == "tool_use" and block.get("name") == tool:
+            value: dict[str, Any] = block["input"]
+            return value
+    return None
+
+
+def _answer_text(data: dict[str, Any], tool: str) -> str:
+    """The answer as text: the tool's input as JSON, else the text blocks (thinking left
+    out)."""
+    tool_input = _tool_input(data, tool)
+    if tool_input is not None:
+        return json.dumps(tool_input, ensure_ascii=False)
+    return "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
+
+
+def _fallback(body: dict[str, Any], detail: str, *, auto: bool) -> str | None:
+    """What to change when the API refuses ``body`` saying ``detail`` (a 400): drop the
+    temperature, or ask for the structure less strictly (``tool_auto``, ``json``)."""
+    text = detail.lower()
+    sent = body.get("temperature")
+    if "temperature" in text and isinstance(sent, int | float) and 0.0 <= sent <= 1.0:
+        return "temperature"  # a model that takes none (not a value out of range)
+    if not auto or "tools" not in body:
+        return None
+    forced = (body.get("tool_choice") or {}).get("type") in ("tool", "any")
+    if forced and any(word in text for word in ("tool_choice", "thinking", "forc")):
+        return "tool_auto"
+    if "tool" in text:
+        return "json"
+    return None
+
+
+class AnthropicJudge(Judge):
+    """Structured generation on Anthropic's Messages API.
+
+    The output schema is the input schema of a tool the model is made to call
+    (``tool_choice: {"type": "tool"}``); a model that refuses forced tool use (extended
+    thinking) is offered the tool instead, and one that refuses tools gets the schema in
+    its system prompt (``structured_output``; found out once per endpoint and model). An
+    invalid answer gets one repair re-ask (the tool's result says what was wrong), an answer
+    cut off by ``max_tokens`` is retried with a doubled budget (up to 16384), a refusal
+    (``stop_reason: refusal``) is reported as it is. No token probabilities.
+    """
+
+    supports_batched_verdicts = True
+
+    def __init__(
+        self,
+        config: AnthropicConfig,
+        *,
+        cache: Cache | None = None,
+        ledger: UsageLedger | None = None,
+        prices: PriceTable | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if config.logprobs:  # a copy made with model_copy(update=...) skips validation
+            raise ValueError(_NO_LOGPROBS)
+        super().__init__(cache=cache, ledger=ledger)
+        self.config = config
+        self.price = (
+            config.price
+            or (prices.price_of(config.model) if prices is not None else None)
+            or anthropic_price(config.model)
+        )
+        self.http = _messages_client(config, transport)
+        self.limiter = self.http.limiter
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def identity(self) -> str:
+        return self.config.identity
+
+    def generation_params(self) -> dict[str, Any]:
+        return self.config.generation_params()
+
+    def describe(self) -> dict[str, Any]:
+        described = {"kind": "anthropic", **self.config.describe()}
+        if self.identity in _NO_TEMPERATURE:
+            described["temperature_sent"] = None  # the model refused it: its default is used
+        described["price"] = (
+            self.price.model_dump()
+            if self.price
+            else "unknown: cost not counted (set price= in the judge config)"
+        )
+        return described
+
+    @property
+    def structured_output_mode(self) -> str:
+        """How structure is asked for now (after any fallback): tool, tool_auto or json."""
+        if self.config.structured_output != "auto":
+            return self.config.structured_output
+        return _MODE.get(self.identity, "tool")
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def release_loop_resources(self) -> None:
+        await self.http.aclose_current_loop()
+
+    # -- one request ----------------------------------------------------------------------
+    def _body(
+        self,
+        system: str,
+        turns: list[dict[str, Any]],
+        schema: dict[str, Any],
+        tool: str,
+        max_tokens: int,
+    ) -> dict[str, Any]:
+        mode = self.structured_output_mode
+        if mode == "tool_auto":
+            system = f"{system}\n\n" if system else ""
+            system += (
+                f"Answer by calling the tool {tool} once: its input is your whole answer. If "
+                "you cannot call it, answer with that input as one JSON object only."
+            )
+        elif mode == "json":
+            system = (
+                f"{system}\n\n{schema_instruction(schema)}"
+                if system
+                else schema_instruction(schema)
+            )
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "max_tokens": max_tokens,
+            "messages": turns,
+        }
+        if system:
+            body["system"] = system
+        if self.config.temperature is not None and self.identity not in _NO_TEMPERATURE:
+            body["temperature"] = self.config.temperature
+        if mode in ("tool", "tool_auto"):
+            input_schema = {**schema, "type": "object"}
+            body["tools"] = [
+                {
+                    "name": tool,
+                    "description": "Record your answer: the input is the complete answer, "
+                    "valid against this schema.",
+                    "input_schema": input_schema,
+                }
+            ]
+            body["tool_choice"] = (
+                {"type": "tool", "name": tool} if mode == "tool" else {"type": "auto"}
+            )
+        body.update(self.config.extra_body)
+        return body
+
+    async def _post(self, body: dict[str, Any], usage: Usage) -> dict[str, Any]:
+        estimated = _prompt_estimate(body) + body["max_tokens"] // 4
+        auto = self.config.structured_output == "auto"
+        data = await self.http.post(
+            self.config.messages_path,
+            body,
+            usage,
+            estimated_tokens=estimated,
+            validate=_check_message_shape,
+            reject=lambda status, detail: (
+                status == 400 and _fallback(body, detail, auto=auto) is not None
+            ),
+        )
+        self._count_tokens(data, body, usage, estimated)
+        return data
+
+    def _count_tokens(
+        self, data: dict[str, Any], body: dict[str, Any], usage: Usage, estimated: int
+    ) -> None:
+        reported = data.get("usage") or {}
+        fresh, output = reported.get("input_tokens"), reported.get("output_tokens")
+        written = int(reported.get("cache_creation_input_tokens") or 0)
+        read = int(reported.get("cache_read_input_tokens") or 0)
+        if fresh is None or output is None:
+            usage.estimated_calls += 1
+            fresh, written, read = _prompt_estimate(body), 0, 0
+            output = estimate_tokens(_text_of(data["content"]))
+        prompt = int(fresh) + written + read
+        usage.prompt_tokens += prompt
+        usage.completion_tokens += int(output)
+        if self.price is not None:
+            cached = written * _CACHE_WRITE_FACTOR + read * _CACHE_READ_FACTOR
+            usage.cost += (
+                (int(fresh) + cached) * self.price.input_per_million
+                + int(output) * self.price.output_per_million
+            ) / 1_000_000
+        self.limiter.settle_tokens(estimated, prompt + int(output))
+
+    async def _complete(
+        self,
+        system: str,
+        turns: list[dict[str, Any]],
+        schema: dict[str, Any],
+        tool: str,
+        usage: Usage,
+    ) -> dict[str, Any]:
+        """One answer, retried with a larger budget while ``max_tokens`` cuts it off, and
+        asked again (once per change) when the API refuses how it was asked."""
+        max_tokens = self.config.max_tokens
+        while True:
+            body = self._body(system, turns, schema, tool, max_tokens)
+            try:
+                data = await self._post(body, usage)
+            except StatusRejected as rejected:
+                auto = self.config.structured_output == "auto"
+                change = _fallback(body, rejected.detail, auto=auto) or "json"
+                if change == "temperature":
+                    _NO_TEMPERATURE.add(self.identity)
+                    logger.warning(
+                        "%s refuses temperature=%s: its default is used (%s)",
+                        self.identity,
+                        self.config.temperature,
+                        rejected.detail,
+                    )
+                else:
+                    _MODE[self.identity] = change
+                    logger.info(
+                        "%s: structured output by %s (%s)", self.identity, change, rejected.detail
+                    )
+                continue
+            stop = data.get("stop_reason")
+            if stop == "max_tokens":
+                if max_tokens >= MAX_TOKEN_BUDGET:
+                    raise JudgeTruncatedError(
+                        f"answer cut off at {max_tokens} tokens (stop_reason=max_tokens)",
+                        raw=self.http.redact(_answer_text(data, tool)),
+                    )
+                max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
+                continue
+            if stop == "model_context_window_exceeded":
+                raise JudgeTruncatedError(
+                    "answer cut off: the prompt and answer fill the model's context window "
+                    "(stop_reason=model_context_window_exceeded)",
+                    raw=self.http.redact(_answer_text(data, tool)),
+                )
+            if stop == "refusal":
+                raise JudgeOutputError(
+                    f"{self.http.where} (model {self.config.model!r}) declined to answer "
+                    "(stop_reason=refusal)",
+                    raw=self.http.redact(_answer_text(data, tool)),
+                )
+            return data
+
+    # -- structured generation ------------------------------------------------------------
+    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
+        usage = self._call_usage()
+        try:
+            return await self._answer(messages, schema, usage)
+        except JudgeError as error:
+            error.usage = usage  # what was sent before it failed is billed all the same
+            raise
+
+    async def _answer(
+        self, messages: Sequence[Message], schema: type[OutputT], usage: Usage
+    ) -> Judgment[OutputT]:
+        schema_json = schema_of(schema)
+        tool = _tool_name(schema_json)
+        system, turns = _turns(messages)
+        data = await self._complete(system, turns, schema_json, tool, usage)
+        try:
+            output = parse_output(_answer_text(data, tool), schema)
+        except JudgeOutputError as first_error:
+            repair = [*turns, *self._repair_turns(data, tool, first_error, schema_json)]
+            data = await self._complete(system, repair, schema_json, tool, usage)
+            try:
+                output = parse_output(_answer_text(data, tool), schema)
+            except JudgeOutputError as error:
+                raise JudgeOutputError(
+                    f"{error} (after one repair re-ask)",
+                    raw=self.http.redact(_answer_text(data, tool)),
+                ) from None
+        return Judgment(output, usage, False)
+
+    def _repair_turns(
+        self, data: dict[str, Any], tool: str, error: JudgeOutputError, schema: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The invalid answer (as the API returned it: thinking blocks must come back
+        unchanged) and what was wrong with it: as the tool's error result when it was a
+        tool call, else as the user's reply."""
+        blocks = [b for b in data["content"] if not (b.get("type") == "text" and not b.get("text"))]
+        answer: dict[str, Any] = {"role": "assistant", "content": blocks or "(no answer)"}
+        calls = [b for b in blocks if b.get("type") == "tool_use"]
+        if calls:
+            problem = (
+                f"That input is invalid ({error}). Call {tool} again with an input valid "
+                "against its schema."
+            )
+            results = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": b["id"],
+                    "is_error": True,
+                    "content": problem,
+                }
+                for b in calls
+            ]
+            return [answer, {"role": "user", "content": results}]
+        if self.structured_output_mode == "json":
+            ask = schema_instruction(schema)
+        else:
+            ask = f"Answer by calling the tool {tool} with your whole answer as its input."
+        return [answer, {"role": "user", "content": f"That answer is invalid ({error}). {ask}"}]

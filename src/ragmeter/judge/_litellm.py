@@ -1,0 +1,791 @@
+"""A judge on any model LiteLLM can call (extra ``[litellm]``): Bedrock, Vertex AI, Azure,
+Anthropic, Gemini, Cohere, Mistral... named by a LiteLLM model string such as
+``bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0`` or ``vertex_ai/gemini-2.5-flash``.
+
+LiteLLM makes the call and reads the provider's own credentials (the AWS credential chain,
+Google application default credentials, ``AZURE_API_KEY``...); ragmeter adds what every
+judge has: structured output by capability, one repair re-ask, a larger budget for a
+truncated answer, retries with ragmeter's backoff under the endpoint's shared limiter, the
+cache, and usage with the cost from LiteLLM's price list.
+
+LiteLLM is imported only when a :class:`LiteLLMJudge` is made (it takes seconds), and then
+without network access of its own: ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and
+``LITELLM_OFFLINE_MODE=true`` are set unless already set, so it uses the price list it ships
+instead of fetching one from GitHub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import random
+import sys
+import time
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from ragmeter._services import (
+    DEFAULT_MAX_RETRY_WAIT_S,
+    Cache,
+    JudgeConfigError,
+    JudgeError,
+    JudgeTransientError,
+    LimitSettings,
+    Message,
+    Usage,
+    UsageLedger,
+    check_base_url,
+    estimate_tokens,
+    limiter_for,
+    openai_key_for,
+    redact_secrets,
+    redact_url,
+    retry_after_seconds,
+)
+from ragmeter.judge._base import Judge
+from ragmeter.judge._config import Price, StructuredOutput
+from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._parse import (
+    enum_distribution,
+    parse_output,
+    repair_request,
+    schema_instruction,
+    schema_of,
+    verdict_probabilities,
+)
+from ragmeter.judge._types import Judgment, OutputT
+
+#: The ``provider`` that chooses this judge (``--judge-provider litellm``,
+#: ``RAGMETER_JUDGE_PROVIDER=litellm``, ``provider = "litellm"`` in a judge config file).
+LITELLM_PROVIDER = "litellm"
+MAX_TOKEN_BUDGET = 16384
+MAX_BACKOFF_S = 30.0
+#: What the environment gets before LiteLLM is imported, unless it says otherwise.
+OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+#: Arguments ragmeter sets on every request itself: not accepted in ``litellm_params``.
+_OWN_ARGUMENTS = frozenset(
+    {
+        "model",
+        "messages",
+        "response_format",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "seed",
+        "logprobs",
+        "top_logprobs",
+        "timeout",
+        "num_retries",
+        "max_retries",
+        "stream",
+        "n",
+        "api_key",
+        "api_base",
+        "base_url",
+    }
+)
+#: Parameter names whose values are secrets (``aws_secret_access_key``, ``vertex_credentials``,
+#: ``azure_ad_token``...): used for the call, shown nowhere, not part of any cache key.
+_SECRET_WORDS = frozenset(
+    {"key", "token", "secret", "password", "passwd", "credential", "credentials", "signature"}
+)
+#: Providers whose LiteLLM client takes ``OPENAI_API_KEY`` from the environment by itself.
+_OPENAI_KEY_PROVIDERS = frozenset({"openai", "custom_openai", "text-completion-openai"})
+#: Stands for "no key" where LiteLLM's OpenAI client insists on one.
+_NO_KEY = "no-key"
+#: What an endpoint says when it does not take ``response_format: json_schema``.
+_SCHEMA_REJECTION_WORDS = ("response_format", "json_schema", "schema", "structured output")
+#: What LiteLLM says (often as a 500 or a connection error) when it found no credentials.
+_NO_CREDENTIALS_WORDS = (
+    "missing credentials",
+    "unable to locate credentials",
+    "default credentials were not found",
+    "could not automatically determine credentials",
+    "api_key client option must be set",
+)
+#: Where LiteLLM looks for a provider's credentials, for the error that says none were found.
+_CREDENTIALS = {
+    "bedrock": "the AWS credential chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+    "AWS_PROFILE or aws_profile_name, an instance role)",
+    "vertex_ai": "Google application default credentials (GOOGLE_APPLICATION_CREDENTIALS or "
+    "gcloud auth application-default login; vertex_credentials names a key file)",
+    "azure": "AZURE_API_KEY (with AZURE_API_BASE and AZURE_API_VERSION)",
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+}
+#: Endpoints found to reject / accept json_schema, remembered for the life of the process.
+_NO_JSON_SCHEMA: set[str] = set()
+_JSON_SCHEMA_OK: set[str] = set()
+
+
+def _is_secret_name(name: str) -> bool:
+    """Whether a parameter's value is a secret: one of its ``_``-separated words says so
+    (``aws_session_token`` is, ``max_tokens`` is not).
+
+    >>> [_is_secret_name(n) for n in ("aws_secret_access_key", "vertex_credentials",
+    ...                                "aws_region_name", "max_tokens")]
+    [True, True, False, False]
+    """
+    return any(word in _SECRET_WORDS for word in name.lower().replace("-", "_").split("_"))
+
+
+class LiteLLMConfig(BaseModel):
+    """How to call a model through LiteLLM. Every setting but ``model`` has the meaning it has
+    in :class:`~ragmeter.judge.JudgeConfig`; ``litellm_params`` go to ``litellm.acompletion``
+    as they are (``aws_region_name``, ``vertex_project``, ``vertex_location``,
+    ``api_version``, ``extra_headers``...).
+
+    >>> config = LiteLLMConfig(model="bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0",
+    ...                        api_key="sk-secret",
+    ...                        litellm_params={"aws_region_name": "us-east-1",
+    ...                                        "aws_secret_access_key": "aws-secret"})
+    >>> text = repr(config) + str(config.describe()) + str(config.generation_params())
+    >>> "sk-secret" in text or "aws-secret" in text
+    False
+    >>> config.describe()["litellm_params"]
+    {'aws_region_name': 'us-east-1', 'aws_secret_access_key': '***'}
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    #: A LiteLLM model string, provider first: ``bedrock/...``, ``vertex_ai/...``,
+    #: ``azure/<deployment>``, ``openai/...``.
+    model: str = Field(min_length=1)
+    #: The provider's API root, when not its default (LiteLLM's ``api_base``).
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    seed: int | None = 42
+    max_tokens: int = Field(default=1024, gt=0)
+    #: Seconds for one request, all of it.
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    #: The longest wait a ``Retry-After`` answer is obeyed for before the next attempt.
+    max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
+    max_concurrency: int = Field(default=16, gt=0)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    #: ``auto``: ``json_schema`` where LiteLLM says the model supports it, else
+    #: ``json_object`` where it takes ``response_format``, else ``text``; the schema is in
+    #: the prompt in every mode but ``json_schema``.
+    structured_output: StructuredOutput = "auto"
+    logprobs: bool = False
+    litellm_params: dict[str, Any] = Field(default_factory=dict)
+    #: Overrides LiteLLM's price list (which counts cached and reasoning tokens too).
+    price: Price | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_a_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_base_url(value)
+
+    @field_validator("litellm_params")
+    @classmethod
+    def _params_are_not_ours(cls, value: dict[str, Any]) -> dict[str, Any]:
+        taken = sorted(set(value) & _OWN_ARGUMENTS)
+        if taken:
+            raise ValueError(
+                f"litellm_params may not set {', '.join(taken)}: ragmeter sets them itself "
+                "(use model, base_url, api_key_env, temperature, seed, max_tokens, timeout_s, "
+                "max_retries, logprobs)"
+            )
+        return value
+
+    @property
+    def identity(self) -> str:
+        """LiteLLM, the API root (without credentials) and the model: what cache entries and
+        rate limits belong to."""
+        where = redact_url(self.base_url).rstrip("/") if self.base_url else ""
+        return f"litellm|{where}|{self.model}"
+
+    def public_params(self) -> dict[str, Any]:
+        """``litellm_params`` with every secret-looking value shown as ``***``."""
+        return {k: "***" if _is_secret_name(k) else v for k, v in self.litellm_params.items()}
+
+    def generation_params(self) -> dict[str, Any]:
+        """Every setting that can change an answer (part of every cache key); never a secret."""
+        return {
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "logprobs": self.logprobs,
+            "litellm_params": {
+                k: v for k, v in self.litellm_params.items() if not _is_secret_name(k)
+            },
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """For run records: everything but the key and secret parameters."""
+        data = self.model_dump(exclude={"api_key", "litellm_params"}, mode="json")
+        data["base_url"] = redact_url(self.base_url) if self.base_url else None
+        data["api_key_set"] = self.api_key is not None
+        data["litellm_params"] = self.public_params()
+        return data
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            if name == "base_url" and value:
+                value = redact_url(value)
+            elif name == "litellm_params":
+                value = self.public_params()
+            yield name, value
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> LiteLLMConfig:
+        """From ``RAGMETER_JUDGE_MODEL`` (a LiteLLM model string), ``RAGMETER_JUDGE_BASE_URL``
+        and ``RAGMETER_JUDGE_API_KEY``; ``overrides`` that are not ``None`` win. No other
+        key is read here: LiteLLM reads the provider's own (``AWS_*``,
+        ``GOOGLE_APPLICATION_CREDENTIALS``, ``AZURE_API_KEY``...)."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {
+            "model": env.get("RAGMETER_JUDGE_MODEL") or None,
+            "base_url": env.get("RAGMETER_JUDGE_BASE_URL") or None,
+            "api_key": env.get("RAGMETER_JUDGE_API_KEY") or None,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        values.pop("provider", None)
+        values = {k: v for k, v in values.items() if v is not None}
+        if "model" not in values:
+            raise ValueError(
+                "the LiteLLM judge needs a model: set RAGMETER_JUDGE_MODEL or --judge-model to "
+                "a LiteLLM model string, e.g. bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0 "
+                "or vertex_ai/gemini-2.5-flash"
+            )
+        return cls(**values)
+
+    @classmethod
+    def from_file(cls, path: str | Path, section: str = "judge", **overrides: Any) -> LiteLLMConfig:
+        """From a TOML or JSON file's ``[judge]`` table (``provider = "litellm"``), as
+        :meth:`JudgeConfig.from_file <ragmeter.judge.JudgeConfig.from_file>` reads one: the
+        key only from the variable ``api_key_env`` names. Literal secrets in the file (an
+        ``api_key``, a secret-looking ``litellm_params`` value) are used, with a warning."""
+        path = Path(path)
+        data = dict(_read_table(path, section))
+        params = data.get("litellm_params") or {}
+        literal = ["api_key"] if data.get("api_key") else []
+        literal += [
+            name
+            for name, value in (params.items() if isinstance(params, dict) else ())
+            # a credentials *file* is named, not written out
+            if _is_secret_name(name) and value and not Path(str(value)).expanduser().is_file()
+        ]
+        if literal:
+            warnings.warn(
+                f"{path} holds a literal {', '.join(literal)}: secrets in files end up in "
+                "version control and backups; put the key in an environment variable and name "
+                "it with api_key_env (LiteLLM reads the provider's own variables itself, e.g. "
+                "AWS_SECRET_ACCESS_KEY)",
+                UserWarning,
+                stacklevel=2,
+            )
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        data.pop("provider", None)
+        key_env = data.pop("api_key_env", None)
+        if key_env:
+            if not os.environ.get(key_env):
+                raise ValueError(f"{path}: api_key_env names {key_env!r}, which is not set")
+            data["api_key"] = os.environ[key_env]
+        return cls(**data)
+
+
+def _read_table(path: Path, section: str) -> dict[str, Any]:
+    """The ``section`` table of a TOML or JSON file (or the whole file)."""
+    import json
+
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        data = json.loads(text)
+    else:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+        data = tomllib.loads(text)
+    table = data.get(section, data)
+    if not isinstance(table, dict):
+        raise ValueError(f"{path}: [{section}] is not a table")
+    return table
+
+
+def load_litellm() -> Any:
+    """The ``litellm`` module, imported without network access of its own (see the module
+    docstring); an ``ImportError`` that names the extra when it is not installed."""
+    if "litellm" not in sys.modules:
+        for name, value in OFFLINE_ENV.items():
+            os.environ.setdefault(name, value)
+    try:
+        import litellm
+    except ImportError as error:
+        raise ImportError(
+            "the LiteLLM judge needs LiteLLM: pip install 'ragmeter[litellm]'"
+        ) from error
+    litellm.suppress_debug_info = True  # no "Provider List: ..." printed on every error
+    return litellm
+
+
+def _with_instruction(messages: list[dict[str, str]], instruction: str) -> list[dict[str, str]]:
+    rendered = list(messages)
+    if rendered and rendered[0]["role"] == "system":
+        rendered[0] = {"role": "system", "content": f"{rendered[0]['content']}\n\n{instruction}"}
+    else:
+        rendered.insert(0, {"role": "system", "content": instruction})
+    return rendered
+
+
+class _SchemaRejected(JudgeError):
+    """The endpoint does not take ``response_format: json_schema``."""
+
+
+class LiteLLMJudge(Judge):
+    """Structured generation on any model LiteLLM can call, e.g.::
+
+        judge = LiteLLMJudge("vertex_ai/gemini-2.5-flash",
+                             vertex_project="my-project", vertex_location="us-central1")
+
+    ``config`` is a :class:`LiteLLMConfig` or a model string; with a model string, keyword
+    arguments that are :class:`LiteLLMConfig` fields set those, and the others become
+    ``litellm_params``. Retries are ragmeter's (LiteLLM's own are off): transient failures
+    (429, 5xx, timeouts, connection errors) are retried with exponential backoff, obeying
+    ``Retry-After`` up to ``max_retry_wait_s``; a rejected key, an unknown model or a bad
+    request fail at once as :class:`JudgeConfigError`.
+    """
+
+    def __init__(
+        self,
+        config: LiteLLMConfig | str,
+        *,
+        cache: Cache | None = None,
+        ledger: UsageLedger | None = None,
+        **settings: Any,
+    ) -> None:
+        if isinstance(config, str):
+            fields = {k: v for k, v in settings.items() if k in LiteLLMConfig.model_fields}
+            params = {k: v for k, v in settings.items() if k not in LiteLLMConfig.model_fields}
+            fields["litellm_params"] = {**fields.get("litellm_params", {}), **params}
+            config = LiteLLMConfig(model=config, **fields)
+        elif settings:
+            raise TypeError("settings go into the LiteLLMConfig when one is given")
+        super().__init__(cache=cache, ledger=ledger)
+        self.config = config
+        self._litellm = load_litellm()
+        import openai  # LiteLLM's errors are OpenAI's error types
+
+        self._openai_error: type[Exception] = openai.OpenAIError
+        self._connection_error: type[Exception] = openai.APIConnectionError
+        self.provider = self._provider_of(config)
+        self._price_per_token = None if config.price else self._litellm_price()
+        self._capable_mode = self._capability()
+        self.limiter = limiter_for(
+            config.identity,
+            LimitSettings(
+                config.max_concurrency, config.requests_per_minute, config.tokens_per_minute
+            ),
+        )
+
+    def _provider_of(self, config: LiteLLMConfig) -> str:
+        try:
+            _, provider, _, _ = self._litellm.get_llm_provider(
+                model=config.model, api_base=config.base_url
+            )
+        except self._openai_error as error:  # LiteLLM's BadRequestError: no provider prefix
+            raise ValueError(
+                f"LiteLLM does not know which provider {config.model!r} belongs to: write the "
+                "model with its provider first, e.g. bedrock/<model id>, vertex_ai/<model>, "
+                "azure/<deployment>, openai/<model>"
+            ) from error
+        return str(provider)
+
+    def _litellm_price(self) -> tuple[float, float] | None:
+        """LiteLLM's price per input and output token of the model, when it has one."""
+        try:
+            info = self._litellm.get_model_info(self.config.model)
+        except (ValueError, KeyError, LookupError, TypeError, self._litellm_unmapped()):
+            return None
+        prompt, completion = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+        if prompt is None or completion is None:
+            return None
+        return float(prompt), float(completion)
+
+    def _litellm_unmapped(self) -> type[Exception]:
+        unmapped = getattr(self._litellm.exceptions, "ModelNotMappedError", None)
+        return unmapped if isinstance(unmapped, type) else ValueError
+
+    def _capability(self) -> str:
+        """The structured-output mode LiteLLM says the model supports."""
+        litellm = self._litellm
+        try:
+            if litellm.supports_response_schema(model=self.config.model):
+                return "json_schema"
+            params = litellm.get_supported_openai_params(model=self.config.model) or []
+        except (ValueError, KeyError, LookupError, TypeError, self._litellm_unmapped()):
+            return "json_object"
+        return "json_object" if "response_format" in params else "text"
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def identity(self) -> str:
+        return self.config.identity
+
+    def generation_params(self) -> dict[str, Any]:
+        return self.config.generation_params()
+
+    def describe(self) -> dict[str, Any]:
+        described = {"kind": "litellm", "provider": self.provider, **self.config.describe()}
+        described["litellm_version"] = _version_of(self._litellm)
+        if self.config.price is not None:
+            described["price"] = self.config.price.model_dump()
+        elif self._price_per_token is not None:
+            prompt, completion = self._price_per_token
+            described["price"] = {
+                "source": "litellm",
+                "input_per_million": prompt * 1e6,
+                "output_per_million": completion * 1e6,
+                "currency": "USD",
+            }
+        else:
+            described["price"] = (
+                "unknown: LiteLLM has no price for this model, cost not counted "
+                "(set price= in the judge config)"
+            )
+        return described
+
+    @property
+    def structured_output_mode(self) -> str:
+        """The structured-output mode this model gets now (after any fallback)."""
+        return self._mode()
+
+    def _mode(self) -> str:
+        mode = self.config.structured_output
+        if mode != "auto":
+            return mode
+        if self._capable_mode == "json_schema" and self.identity in _NO_JSON_SCHEMA:
+            return "json_object"
+        return self._capable_mode
+
+    async def aclose(self) -> None:
+        await self.release_loop_resources()
+
+    async def release_loop_resources(self) -> None:
+        """Let LiteLLM's logging tasks of this event loop finish while it still runs (else
+        LiteLLM carries them to the next loop with a warning)."""
+        worker_module = sys.modules.get("litellm.litellm_core_utils.logging_worker")
+        worker = getattr(worker_module, "GLOBAL_LOGGING_WORKER", None)
+        flush = getattr(worker, "flush", None)
+        if flush is None:
+            return
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(flush(), timeout=5.0)
+
+    def redact(self, text: str) -> str:
+        """``text`` without the key, secret parameters or URL credentials."""
+        secrets = [self.config.api_key.get_secret_value()] if self.config.api_key else []
+        secrets += [
+            str(v) for k, v in self.config.litellm_params.items() if _is_secret_name(k) and v
+        ]
+        for secret in secrets:
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return redact_secrets(text, *([self.config.base_url] if self.config.base_url else []))
+
+    # -- one request ----------------------------------------------------------------------
+    def _api_key(self) -> str | None:
+        """The key to send: the configured one. Without one, LiteLLM finds the provider's
+        own, except ``OPENAI_API_KEY`` for another API root than the one it belongs to (it
+        would send it anywhere ``base_url`` points)."""
+        if self.config.api_key is not None:
+            return self.config.api_key.get_secret_value()
+        if self.config.base_url and self.provider in _OPENAI_KEY_PROVIDERS:
+            return openai_key_for(self.config.base_url, os.environ) or _NO_KEY
+        return None
+
+    def _request(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], mode: str, max_tokens: int
+    ) -> dict[str, Any]:
+        config = self.config
+        request: dict[str, Any] = {
+            **config.litellm_params,
+            "model": config.model,
+            "messages": messages,
+            "temperature": config.temperature,
+            "max_tokens": max_tokens,
+            "timeout": config.timeout_s,
+            "num_retries": 0,  # ragmeter retries, under its limiter and backoff
+            "max_retries": 0,  # nor the OpenAI client's own
+            "drop_params": True,  # e.g. seed or logprobs where a provider has none
+        }
+        if config.seed is not None:
+            request["seed"] = config.seed
+        if config.base_url:
+            request["api_base"] = config.base_url
+        key = self._api_key()
+        if key is not None:
+            request["api_key"] = key
+        if mode == "json_schema":
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema.get("title", "answer"), "schema": schema},
+            }
+        elif mode == "json_object":
+            request["response_format"] = {"type": "json_object"}
+        if config.logprobs:
+            request["logprobs"] = True
+            request["top_logprobs"] = 5
+        return request
+
+    def _error_for(self, error: Exception, *, probing_schema: bool) -> JudgeError:
+        """Ragmeter's error for one of LiteLLM's (all of them OpenAI error types)."""
+        status = getattr(error, "status_code", None)
+        status = status if isinstance(status, int) else None
+        detail = " ".join(self.redact(str(getattr(error, "message", None) or error)).split())
+        detail = detail[:300]
+        where = f"{self.provider} via LiteLLM (model {self.config.model!r})"
+        lowered = detail.lower()
+        if (
+            probing_schema
+            and status in (400, 422, 500, 501)
+            and any(word in lowered for word in _SCHEMA_REJECTION_WORDS)
+        ):
+            return _SchemaRejected(detail)
+        if any(word in lowered for word in _NO_CREDENTIALS_WORDS):
+            where_from = _CREDENTIALS.get(self.provider, "the provider's key variable")
+            return JudgeConfigError(
+                f"{where}: no credentials found: LiteLLM reads them from {where_from}; or set "
+                f"RAGMETER_JUDGE_API_KEY / api_key_env. LiteLLM said: {detail}"
+            )
+        if "no module named" in lowered:
+            return JudgeConfigError(
+                f"{where}: LiteLLM needs a package this provider uses that is not installed "
+                f"(Vertex AI: pip install google-auth). LiteLLM said: {detail}"
+            )
+        transient = isinstance(error, self._connection_error) or (
+            status is not None and (status in (408, 409, 429) or status >= 500)
+        )
+        if transient:
+            wait = _retry_after(error)
+            said = (
+                f"no answer from {where}"
+                if isinstance(error, self._connection_error)
+                else f"HTTP {status} from {where}"
+            )
+            return JudgeTransientError(f"{said}: {detail}", retry_after=wait)
+        fixes = {
+            401: "the credentials were rejected: check the provider's key (RAGMETER_JUDGE_API_KEY "
+            "or the variable api_key_env names, else the one LiteLLM reads for this provider)",
+            403: "these credentials may not use this model: check their permissions (and, on "
+            "Bedrock, that the model is enabled in this region)",
+            404: "not found: check the LiteLLM model string (--judge-model) and base_url",
+        }
+        fix = fixes.get(status or 0, "the request was rejected")
+        shown = f"HTTP {status}" if status is not None else type(error).__name__
+        return JudgeConfigError(f"{shown} from {where}: {fix}. LiteLLM said: {detail}")
+
+    async def _send(
+        self, request: dict[str, Any], usage: Usage, *, probing_schema: bool = False
+    ) -> Any:
+        """One completion, retried while the failure is transient."""
+        estimated = sum(estimate_tokens(m["content"]) for m in request["messages"])
+        estimated += int(request.get("max_tokens", 0)) // 4
+        timeout_s = self.config.timeout_s
+        attempt = 0
+        while True:
+            try:
+                async with self.limiter.slot(estimated):
+                    started = time.monotonic()
+                    usage.calls += 1  # every request sent counts, answered or not
+                    try:
+                        response = await asyncio.wait_for(
+                            self._litellm.acompletion(**request), timeout=timeout_s
+                        )
+                    except asyncio.TimeoutError:
+                        raise JudgeTransientError(
+                            f"no complete answer from {self.provider} via LiteLLM within "
+                            f"{timeout_s:g} s"
+                        ) from None
+                    except (httpx.TimeoutException, httpx.TransportError) as error:
+                        raise JudgeTransientError(
+                            f"connection to {self.provider} via LiteLLM failed: "
+                            f"{self.redact(f'{type(error).__name__}: {error}')}"
+                        ) from None
+                    except self._openai_error as error:
+                        raise self._error_for(error, probing_schema=probing_schema) from None
+                    finally:
+                        usage.latency_s += time.monotonic() - started
+                    if not _has_a_message(response):
+                        raise JudgeTransientError(
+                            f"malformed response from {self.provider} via LiteLLM"
+                        )
+                    self._count_tokens(response, request, usage, estimated)
+                    return response
+            except JudgeTransientError as error:
+                if attempt >= self.config.max_retries:
+                    raise JudgeTransientError(
+                        f"{error} (gave up after {attempt + 1} attempts)"
+                    ) from None
+                backoff = min(MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(0.5, 1.0)
+                asked = error.retry_after or 0.0
+                await asyncio.sleep(
+                    min(max(backoff, asked), max(backoff, self.config.max_retry_wait_s))
+                )
+                attempt += 1
+                usage.retries += 1
+
+    def _count_tokens(
+        self, response: Any, request: dict[str, Any], usage: Usage, estimated: int
+    ) -> None:
+        reported = getattr(response, "usage", None)
+        prompt = getattr(reported, "prompt_tokens", None)
+        completion = getattr(reported, "completion_tokens", None)
+        if prompt is None or completion is None or (not prompt and not completion):
+            # none reported (LiteLLM then says 0 and 0): estimated
+            usage.estimated_calls += 1
+            prompt = sum(estimate_tokens(m["content"]) for m in request["messages"])
+            completion = estimate_tokens(_content_of(response))
+        prompt, completion = int(prompt), int(completion)
+        usage.prompt_tokens += prompt
+        usage.completion_tokens += completion
+        usage.cost += self._cost(response, prompt, completion)
+        self.limiter.settle_tokens(estimated, prompt + completion)
+
+    def _cost(self, response: Any, prompt: int, completion: int) -> float:
+        """The configured price, else LiteLLM's for this response (cached and reasoning
+        tokens included), else none."""
+        if self.config.price is not None:
+            return self.config.price.cost(prompt, completion)
+        if self._price_per_token is None:
+            return 0.0
+        try:
+            cost = self._litellm.completion_cost(completion_response=response)
+        except (ValueError, KeyError, LookupError, TypeError, self._litellm_unmapped()):
+            cost = None
+        if isinstance(cost, (int, float)) and math.isfinite(cost):
+            return float(cost)
+        return prompt * self._price_per_token[0] + completion * self._price_per_token[1]
+
+    # -- structured generation ------------------------------------------------------------
+    async def _complete(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], usage: Usage
+    ) -> tuple[str, list[dict[str, Any]] | None]:
+        """The answer text, retried with a larger budget while it is cut off by the limit."""
+        max_tokens = self.config.max_tokens
+        while True:
+            mode = self._mode()
+            rendered = (
+                messages
+                if mode == "json_schema"
+                else _with_instruction(messages, schema_instruction(schema))
+            )
+            request = self._request(rendered, schema, mode, max_tokens)
+            probing = (
+                mode == "json_schema"
+                and self.config.structured_output == "auto"
+                and self.identity not in _JSON_SCHEMA_OK
+            )
+            try:
+                response = await self._send(request, usage, probing_schema=probing)
+            except _SchemaRejected:
+                _NO_JSON_SCHEMA.add(self.identity)
+                continue
+            if probing:
+                _JSON_SCHEMA_OK.add(self.identity)
+            choice = response.choices[0]
+            content = _content_of(response)
+            if choice.finish_reason == "length":
+                if max_tokens >= MAX_TOKEN_BUDGET:
+                    raise JudgeTruncatedError(
+                        f"answer cut off at {max_tokens} tokens (finish_reason=length)",
+                        raw=self.redact(content),
+                    )
+                max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
+                continue
+            return content, _logprobs_of(choice)
+
+    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
+        usage = self._call_usage()
+        try:
+            return await self._answer(messages, schema, usage)
+        except JudgeError as error:
+            error.usage = usage  # what was sent before it failed is billed all the same
+            raise
+
+    async def _answer(
+        self, messages: Sequence[Message], schema: type[OutputT], usage: Usage
+    ) -> Judgment[OutputT]:
+        schema_json = schema_of(schema)
+        conversation = [m.to_dict() for m in messages]
+        content, logprobs = await self._complete(conversation, schema_json, usage)
+        try:
+            output = parse_output(content, schema)
+        except JudgeOutputError as first_error:
+            repair = repair_request(conversation, content, first_error, schema_json)
+            content, logprobs = await self._complete(repair, schema_json, usage)
+            try:
+                output = parse_output(content, schema)
+            except JudgeOutputError as error:
+                raise JudgeOutputError(
+                    f"{error} (after one repair re-ask)", raw=self.redact(content)
+                ) from None
+        probabilities = verdict_probabilities(logprobs) if self.config.logprobs else None
+        distribution = enum_distribution(logprobs, schema_json) if self.config.logprobs else None
+        return Judgment(output, usage, False, probabilities, distribution)
+
+
+def _has_a_message(response: Any) -> bool:
+    try:
+        return response.choices[0].message is not None
+    except (AttributeError, IndexError, TypeError):
+        return False
+
+
+def _content_of(response: Any) -> str:
+    """The answer's text, or a forced tool call's arguments when there is no text."""
+    message = response.choices[0].message
+    content = getattr(message, "content", None) or ""
+    if not content:
+        calls = getattr(message, "tool_calls", None) or []
+        if calls:
+            content = getattr(calls[0].function, "arguments", None) or ""
+    return str(content)
+
+
+def _logprobs_of(choice: Any) -> list[dict[str, Any]] | None:
+    """OpenAI-style ``logprobs.content`` entries, when the provider returned them."""
+    logprobs = getattr(choice, "logprobs", None)
+    if logprobs is None:
+        return None
+    if hasattr(logprobs, "model_dump"):
+        logprobs = logprobs.model_dump()
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    return content if isinstance(content, list) and content else None
+
+
+def _retry_after(error: Exception) -> float | None:
+    """The wait a rate-limit answer asked for (``Retry-After``), when it said."""
+    headers = getattr(error, "litellm_response_headers", None)
+    if headers is None:
+        response = getattr(error, "response", None)
+        headers = getattr(response, "headers", None) if response is not None else None
+    if headers is None:
+        return None
+    if not isinstance(headers, httpx.Headers):
+        try:
+            headers = httpx.Headers(headers)
+        except (TypeError, ValueError):
+            return None
+    return retry_after_seconds(headers)
+
+
+def _version_of(module: Any) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(module.__name__)
+    except PackageNotFoundError:
+        return None
