@@ -140,3 +140,16 @@ def test_a_base_url_is_recorded_without_credentials_and_must_be_given_again_to_r
     given = JudgeOptions(base_url=url).or_recorded(recorded)
     assert given.base_url == url and not given.base_url_redacted
     assert "base_url_redacted" not in JudgeOptions(base_url="http://h/v1").to_record()
+
+
+def test_eval_outside_a_terminal_prints_whole_progress_lines(tmp_path):
+    data = tmp_path / "data.jsonl"
+    rows = [{"id": str(i), "response": "x y", "reference": "x"} for i in range(8)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["eval", str(data), "-m", "exact_match,rouge_l", "-o", str(tmp_path / "run")]
+    result = runner.invoke(app, [*args, "--no-store"], env={"COLUMNS": "40", "CI": None})
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0] == "retrieval & text metrics: 8 to do"
+    assert lines[-1].startswith("retrieval & text metrics: 8/8 (100%)")
+    assert "…" not in result.stderr and "\r" not in result.stderr and "\x1b" not in result.stderr

@@ -1,6 +1,7 @@
 """`ragmeter show`, `ragmeter report` and the diagnosis in the CLI summary."""
 
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -194,3 +195,123 @@ def test_report_compare_shows_the_judge_change_in_a_banner(tmp_path):
     same = runner.invoke(app, ["report", cand, "--compare", base, "-o", str(html)], env=WIDE)
     assert same.exit_code == 0 and "judge" not in same.output
     assert 'id="comparability"' not in html.read_text("utf-8")
+
+
+# -- a run named by its folder, its store id (or a prefix) or its name -------------------------
+
+
+def _strict_json(text: str):
+    def refuse(constant: str):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _recorded_id(output: str) -> str:
+    match = re.search(r"recorded as run ([0-9a-f]{8})", output)
+    assert match, output
+    return match.group(1)
+
+
+def _eval_named(tmp_path, folder: str, name: str, rows=ROWS):
+    data = write_jsonl(tmp_path / f"{folder}.jsonl", rows)
+    args = ["eval", str(data), "-m", "recall@3,mrr", "-q", "-o", str(tmp_path / folder)]
+    done = runner.invoke(app, [*args, "--name", name], env=ENV)
+    assert done.exit_code == 0, done.output
+    return _recorded_id(done.output)
+
+
+def test_show_report_gate_and_compare_take_the_printed_store_id(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = _eval_named(tmp_path, "a", "first")
+    second = _eval_named(tmp_path, "b", "second")
+    shown = runner.invoke(app, ["show", first], env=ENV)
+    assert shown.exit_code == 0, shown.output
+    assert f"run {first} (first)" in shown.output and "recall@3" in shown.output
+    reported = runner.invoke(app, ["report", first, "--compare", second], env=ENV)
+    assert reported.exit_code == 0, reported.output
+    assert (tmp_path / f"report-{first}.html").exists()
+    assert f"report-{first}.html" in reported.output
+    gate = tmp_path / "gate.toml"
+    gate.write_text(
+        '[[thresholds]]\nmetric = "mrr"\nmin = 0.1\n\n'
+        '[[regressions]]\nmetric = "mrr"\nmax_drop = 0.5\n',
+        encoding="utf-8",
+    )
+    gated = runner.invoke(app, ["gate", first, "--gate", str(gate), "--baseline", second], env=ENV)
+    assert gated.exit_code == 0, gated.output
+    assert "gate passed" in gated.output
+    compared = runner.invoke(app, ["compare", first, second], env=ENV)
+    assert compared.exit_code == 0, compared.output
+    assert "recall@3" in compared.output
+
+
+def test_a_name_means_its_latest_run_and_a_folder_still_works(tmp_path):
+    _eval_named(tmp_path, "old", "nightly", ROWS[:4])
+    _eval_named(tmp_path, "new", "nightly")
+    by_name = runner.invoke(app, ["show", "nightly", "--json"], env=ENV)
+    assert by_name.exit_code == 0, by_name.output
+    assert _strict_json(by_name.stdout)["n_samples"] == len(ROWS)
+    by_folder = runner.invoke(app, ["show", str(tmp_path / "old"), "--json"], env=ENV)
+    assert by_folder.exit_code == 0, by_folder.output
+    document = _strict_json(by_folder.stdout)
+    assert document["n_samples"] == 4 and document["run"] == str(tmp_path / "old")
+
+
+def test_an_ambiguous_prefix_lists_the_candidates(tmp_path, monkeypatch):
+    from ragmeter.store import Store
+
+    run_id = _eval_named(tmp_path, "a", "alpha")
+    store = Store()
+    result = store.load(run_id)
+    # two more runs whose ids share a prefix with the first
+    ids = iter([run_id + "0" * 24 + "ffff", run_id + "0" * 24 + "eeee"])
+    monkeypatch.setattr(
+        "ragmeter.store._store.uuid.uuid4", lambda: type("U", (), {"hex": next(ids)})()
+    )
+    store.record(result, name="beta")
+    store.record(result, name="gamma")
+    ambiguous = runner.invoke(app, ["show", run_id], env=ENV)
+    assert ambiguous.exit_code == 2
+    assert "several run ids" in ambiguous.output
+    assert "(beta)" in ambiguous.output and "(gamma)" in ambiguous.output
+
+
+def test_a_run_that_is_nowhere_says_what_was_tried(tmp_path, monkeypatch):
+    from ragmeter.store import store_exists
+
+    assert store_exists("sqlite:///" + str(tmp_path / "none.db")) is False
+    monkeypatch.setenv("RAGMETER_STORE_URL", f"sqlite:///{tmp_path / 'none.db'}")
+    missing = runner.invoke(app, ["report", "e6d355c5"], env=ENV)
+    assert missing.exit_code == 2
+    text = " ".join(missing.output.split())
+    assert "not a ragmeter run directory" in text and "run id, id prefix" in text
+    assert "run name" in text and "none.db" in text and "runs list" in text
+    assert not (tmp_path / "none.db").exists()  # looking did not create a store
+
+
+def test_report_without_output_writes_into_the_run_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_eval(tmp_path, "-q").exit_code == 0
+    done = runner.invoke(app, ["report", str(tmp_path / "run")], env=ENV)
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "run" / "report.html").exists()
+    assert not (tmp_path / "report.html").exists()
+    assert str(tmp_path / "run" / "report.html") in done.output.replace("\n", "")
+    md = runner.invoke(app, ["report", str(tmp_path / "run"), "--format", "markdown"], env=ENV)
+    assert md.exit_code == 0 and (tmp_path / "run" / "report.md").exists()
+
+
+def test_show_and_compare_print_strict_json_only(tmp_path):
+    first = _eval_named(tmp_path, "a", "first")
+    second = _eval_named(tmp_path, "b", "second", ROWS[::-1])
+    shown = runner.invoke(app, ["show", first, "--json"], env=ENV)
+    assert shown.exit_code == 0, shown.output
+    document = _strict_json(shown.stdout)
+    assert set(document["aggregates"]) == {"recall@3", "mrr"}
+    assert document["store_run_id"].startswith(first)
+    compared = runner.invoke(app, ["compare", first, second, "--json"], env=ENV)
+    assert compared.exit_code == 0, compared.output
+    document = _strict_json(compared.stdout)
+    assert [c["metric"] for c in document["comparisons"]] == ["recall@3", "mrr"]
+    assert document["comparability"]["comparable"] is True

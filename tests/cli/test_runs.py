@@ -142,3 +142,54 @@ def test_compare_across_judges_gives_no_verdict_unless_allowed(tmp_path: Path):
     same = invoke("runs", "compare", "gpt", "gpt-again", "--store", url, "--top", "0")
     assert same.exit_code == 0, same.output
     assert "judge" not in same.output and "● faithfulness +0.1" in same.output
+
+
+def _strict_json(text: str):
+    def refuse(constant: str):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_list_and_show_print_strict_json_only(two_runs: str):
+    listed = invoke("runs", "list", "--json", "--store", two_runs)
+    assert listed.exit_code == 0, listed.output
+    runs = _strict_json(listed.stdout)["runs"]
+    assert [r["name"] for r in runs] == ["hybrid", "bm25"]
+    assert runs[1]["params"] == {"top_k": 5, "retriever": "bm25"}
+    assert runs[1]["aggregates"]["recall@1"]["mean"] == pytest.approx(4 / 12)
+    shown = invoke("runs", "show", "bm25", "--json", "--store", two_runs)
+    assert shown.exit_code == 0, shown.output
+    document = _strict_json(shown.stdout)
+    assert document["run"]["tags"] == ["nightly"]
+    assert document["summary"]["n_samples"] == 12
+
+
+def test_list_at_80_columns_keeps_ids_whole(two_runs: str):
+    listed = runner.invoke(app, ["runs", "list", "--store", two_runs], env={"COLUMNS": "80"})
+    assert listed.exit_code == 0, listed.output
+    ids = [info.id[:8] for info in Store(two_runs).list()]
+    rows = [line for line in listed.output.splitlines() if "│" in line]
+    cells = [row.split("│")[1].strip() for row in rows]
+    for run_id in ids:
+        assert run_id in cells
+    assert not any("…" in cell for cell in cells)
+    assert "hybrid" in listed.output and "0.917" in listed.output
+    wide = runner.invoke(app, ["runs", "list", "--wide", "--store", two_runs],
+                         env={"COLUMNS": "80"})  # fmt: skip
+    assert wide.exit_code == 0, wide.output
+    assert wide.output.count("┳") == listed.output.count("┳") + 3  # params, tags, git
+
+
+def test_export_writes_a_run_directory_the_other_commands_read(two_runs: str, tmp_path: Path):
+    out = tmp_path / "exported"
+    exported = invoke("runs", "export", "bm25", str(out), "--store", two_runs)
+    assert exported.exit_code == 0, exported.output
+    assert (out / "results.jsonl").exists() and (out / "summary.json").exists()
+    shown = invoke("show", str(out), "--json")
+    assert shown.exit_code == 0, shown.output
+    assert _strict_json(shown.stdout)["aggregates"]["recall@1"]["mean"] == pytest.approx(4 / 12)
+    reported = invoke("report", str(out))
+    assert reported.exit_code == 0 and (out / "report.html").exists()
+    again = invoke("runs", "export", "hybrid", str(out), "--store", two_runs)
+    assert again.exit_code == 2 and "already holds a run" in again.output

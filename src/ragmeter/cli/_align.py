@@ -31,6 +31,7 @@ from ragmeter.cli._judging import (
     JudgeProviderOption,
     LogprobsOption,
     NoCacheOption,
+    whole_paragraphs,
 )
 from ragmeter.dataset import DatasetError
 from ragmeter.judge import JudgeError
@@ -128,6 +129,7 @@ def _write_json(report: AlignmentReport, path: Path) -> None:
 
 
 @app.command("align")
+@whole_paragraphs
 def align_command(
     metric: Annotated[
         str,

@@ -257,15 +257,49 @@ def record_run(
         return None
 
 
-def _load_run(run_dir: Path) -> EvaluationResult:
-    """A run directory for reading (also on read-only media); exit 2 when it is not one,
-    exit 4 when it cannot be read."""
-    try:
-        return EvaluationResult.load(run_dir)
-    except (FileNotFoundError, ValueError) as error:
-        _fail(str(error))
-    except OSError as error:
-        fail_io(error, kept=f"the run {run_dir} could not be read")
+def run_folder(ref: str | Path) -> Path | None:
+    """``ref`` as a run directory: a folder holding ``run.db`` or ``summary.json``."""
+    from ragmeter.results import STORE_FILE
+
+    path = Path(ref)
+    if path.is_dir() and ((path / STORE_FILE).is_file() or (path / "summary.json").is_file()):
+        return path
+    return None
+
+
+def resolve_run(ref: str | Path) -> EvaluationResult:
+    """A run named any of three ways: a run directory (``ragmeter eval -o``), a run id or a
+    unique id prefix in the run store ($RAGMETER_STORE_URL), or a run name (its latest run).
+    Exit 2 when nothing matches (saying what was tried) or a prefix fits several runs, exit 4
+    when the run or the store cannot be read (also on read-only media)."""
+    from ragmeter._services import redact_url
+    from ragmeter.store import AmbiguousRunError, RunNotFoundError, store_exists, store_url
+
+    folder = run_folder(ref)
+    if folder is not None:
+        try:
+            return EvaluationResult.load(folder)
+        except (FileNotFoundError, ValueError) as error:
+            _fail(str(error))
+        except OSError as error:
+            fail_io(error, kept=f"the run {folder} could not be read")
+    text = str(ref)
+    where = redact_url(store_url(None))
+    if store_exists(None):
+        store = open_run_store(None)
+        try:
+            return store.load(store.get(text).id)
+        except AmbiguousRunError as error:
+            _fail(str(error))
+        except RunNotFoundError:
+            pass
+    else:
+        where += " (no run recorded there yet)"
+    _fail(
+        f"no run {text!r}: it is not a ragmeter run directory (no folder {text} holding "
+        f"run.db or summary.json), nor a run id, id prefix (4+ characters) or run name in the "
+        f"run store {where}; ragmeter runs list shows the recorded runs"
+    )
 
 
 EXIT_GATE_FAILED = int(ExitCode.GATE_FAILED)
@@ -299,7 +333,7 @@ def apply_gate(
 
     try:
         rules = load_rules(gate_file)
-        baseline = _load_run(baseline_dir) if baseline_dir is not None else None
+        baseline = resolve_run(baseline_dir) if baseline_dir is not None else None
         report = run_gate(
             candidate,
             rules,
@@ -402,7 +436,11 @@ GateOption = Annotated[
     Path | None, typer.Option("--gate", help="Gate file (TOML or YAML) to apply to the run.")
 ]
 BaselineOption = Annotated[
-    Path | None, typer.Option("--baseline", help="Baseline run directory for regression rules.")
+    Path | None,
+    typer.Option(
+        "--baseline",
+        help="Baseline run for regression rules: a run directory, run id (or prefix) or name.",
+    ),
 ]
 JunitOption = Annotated[
     Path | None, typer.Option("--junit", help="Write the gate's verdicts as JUnit XML.")

@@ -49,6 +49,7 @@ from ragmeter.cli._judging import (
     JudgeProviderOption,
     LogprobsOption,
     NoCacheOption,
+    whole_paragraphs,
 )
 from ragmeter.dataset import DatasetError
 from ragmeter.judge import Judge, JudgeError
@@ -303,6 +304,7 @@ def _stopped_by_storage(error: OSError, run_dir: Path | None) -> NoReturn:
 
 
 @app.command("eval")
+@whole_paragraphs
 def eval_command(
     data: Annotated[
         Path | None,
@@ -310,9 +312,7 @@ def eval_command(
     ] = None,
     metrics: Annotated[
         str | None,
-        typer.Option(
-            "--metrics", "-m", help="Comma-separated metric names, e.g. precision@5,ndcg@10,mrr."
-        ),
+        typer.Option("--metrics", "-m", help="Comma-separated metric names, e.g. mrr,ndcg@10."),
     ] = None,
     output: Annotated[
         Path | None,
@@ -349,7 +349,7 @@ def eval_command(
         typer.Option("--language", help="Judge prompts in en or zh (default: per sample)."),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", help="Samples in flight at once.", min=1)
+        int, typer.Option("--concurrency", help="Samples judged at once.", min=1)
     ] = DEFAULT_CONCURRENCY,
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,

@@ -31,6 +31,7 @@ from ragmeter.cli._judging import (
     JudgeOptions,
     JudgeProviderOption,
     NoCacheOption,
+    whole_paragraphs,
 )
 from ragmeter.dataset import DatasetError
 from ragmeter.judge import Judge, JudgeConfigError, JudgeError
@@ -229,6 +230,7 @@ def _graph_line(result: GeneratedTestset, work_dir: Path) -> str:
 
 
 @app.command("generate")
+@whole_paragraphs
 def generate_command(
     docs: Annotated[
         list[Path],
@@ -242,7 +244,12 @@ def generate_command(
     ] = Path("testset.jsonl"),
     mix: Annotated[
         str,
-        typer.Option("--mix", help="Synthesizer weights: single, multi (bridge entity), compare."),
+        typer.Option(
+            "--mix",
+            show_default=False,
+            help="Synthesizer weights: single, multi (bridge entity), compare "
+            "(default: single=0.5, multi=0.3, compare=0.2).",
+        ),
     ] = "single=0.5,multi=0.3,compare=0.2",
     personas: Annotated[
         int, typer.Option("--personas", min=0, help="Personas to write from the corpus.")
@@ -252,7 +259,12 @@ def generate_command(
         typer.Option("--persona", help='Your own persona, "Name: who they are" (repeatable).'),
     ] = None,
     styles: Annotated[
-        str, typer.Option("--styles", help="Query styles to rotate through.")
+        str,
+        typer.Option(
+            "--styles",
+            show_default=False,
+            help="Query styles to rotate through (default: plain, colloquial, typos, web).",
+        ),
     ] = "plain,colloquial,typos,web",
     lengths: Annotated[
         str, typer.Option("--lengths", help="Question lengths to rotate through.")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 from rich.markup import escape
@@ -31,8 +32,8 @@ JudgeProviderOption = Annotated[
         "--judge-provider",
         help=(
             "openai, azure, gemini, openrouter, deepseek, qwen, moonshot, zhipu, siliconflow, "
-            "volcengine, qianfan, ollama, vllm, llama.cpp, anthropic, or litellm (extra "
-            "[litellm]: any LiteLLM model string as --judge-model)."
+            "volcengine, qianfan, ollama, vllm, llama.cpp, anthropic, or litellm (with the "
+            "litellm extra: any LiteLLM model string as --judge-model)."
         ),
     ),
 ]
@@ -46,6 +47,19 @@ NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the 
 LogprobsOption = Annotated[
     bool, typer.Option("--logprobs", help="Ask for token probabilities (P(yes) verdicts).")
 ]
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def whole_paragraphs(command: _Command) -> _Command:
+    """Let ``--help`` wrap a command's docstring to the terminal: typer keeps the line breaks
+    of the source inside every paragraph after the first, which cuts sentences mid-line."""
+    if command.__doc__:
+        paragraphs = inspect.cleandoc(command.__doc__).split("\n\n")
+        command.__doc__ = "\n\n".join(
+            p if p.startswith("\b") else " ".join(p.split("\n")) for p in paragraphs
+        )
+    return command
 
 
 @dataclass(frozen=True)
@@ -143,6 +157,7 @@ app.add_typer(judge_app, name="judge")
 
 
 @judge_app.command("check")
+@whole_paragraphs
 def judge_check(
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,

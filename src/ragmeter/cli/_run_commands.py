@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import typer
 from rich.markup import escape
@@ -16,29 +18,82 @@ from ragmeter.cli._app import (
     JunitOption,
     MarkdownOption,
     _fail,
-    _load_run,
     app,
     apply_gate,
     console,
     print_comparability,
     print_run,
+    resolve_run,
+    run_folder,
 )
 from ragmeter.cli._exit import fail_io
+from ragmeter.cli._judging import whole_paragraphs
 from ragmeter.metrics import SPECS, Direction
+from ragmeter.results import EvaluationResult
 
 ReportFormat = Literal["html", "markdown"]
+
+#: How a run may be named on the command line.
+RUN_HELP = (
+    "a run directory (ragmeter eval -o), a run id or unique id prefix from the run store, "
+    "or a run name (its latest run)"
+)
+RunArgument = Annotated[str, typer.Argument(help=f"The run: {RUN_HELP}.", show_default=False)]
+JsonOption = Annotated[
+    bool,
+    typer.Option("--json", help="Print one JSON document on stdout instead of the tables."),
+]
+
+
+def _strict(value: Any) -> Any:
+    """``value`` as strict JSON values: NaN and infinities become null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    return value
+
+
+def print_json(document: Any) -> None:
+    """``document`` as one strict JSON document on stdout (no NaN, nothing else printed)."""
+    text = json.dumps(_strict(document), ensure_ascii=False, indent=2, allow_nan=False, default=str)
+    typer.echo(text)
+
+
+def run_label(ref: str, result: EvaluationResult) -> str:
+    """How a run is named in output: its directory, or its stored id and name."""
+    stored = result.config.get("store_run_id")
+    if run_folder(ref) is None and stored:
+        return f"{stored[:8]} ({result.config.get('name') or '?'})"
+    return ref
 
 
 @app.command("show")
 def show_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory written by ragmeter eval.")],
+    run: RunArgument,
+    as_json: JsonOption = False,
 ) -> None:
     """Print a run's summary, tag breakdowns, usage and diagnosis again."""
-    result = _load_run(run_dir)
+    from ragmeter.diagnosis import diagnose
+
+    result = resolve_run(run)
+    label = run_label(run, result)
+    if as_json:
+        print_json(
+            {
+                "run": label,
+                "store_run_id": result.config.get("store_run_id"),
+                **result.summary(),
+                "findings": [f.to_dict() for f in diagnose(result)],
+            }
+        )
+        return
     config = result.config
     dataset = config.get("dataset") or {}
     console.print(
-        f"run {run_dir} · ragmeter {config.get('ragmeter_version', '?')} · "
+        f"run {label} · ragmeter {config.get('ragmeter_version', '?')} · "
         f"{config.get('created_at', '?')} · dataset {dataset.get('source')} "
         f"({dataset.get('fingerprint')})",
         highlight=False,
@@ -47,13 +102,22 @@ def show_command(
 
 
 @app.command("report")
+@whole_paragraphs
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory written by ragmeter eval.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Report file to write.")] = Path(
-        "report.html"
-    ),
+    run: RunArgument,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Report file to write (default: report.html, or report.md, in the run "
+            "directory; ./report-ID.html for a run from the store).",
+            show_default=False,
+        ),
+    ] = None,
     compare: Annotated[
-        Path | None, typer.Option("--compare", help="Another run directory to compare with.")
+        str | None,
+        typer.Option("--compare", help=f"Another run to compare with: {RUN_HELP}."),
     ] = None,
     format: Annotated[
         str, typer.Option("--format", help="html (one self-contained file) or markdown.")
@@ -71,8 +135,10 @@ def report_command(
 
     if format not in ("html", "markdown"):
         _fail(f"--format must be html or markdown, got {format!r}")
-    result = _load_run(run_dir)
-    other = _load_run(compare) if compare is not None else None
+    result = resolve_run(run)
+    other = resolve_run(compare) if compare is not None else None
+    if output is None:
+        output = default_report_path(run, result, "html" if format == "html" else "md")
     if other is not None:
         print_comparability(comparability(other, result), allowed=allow_judge_change)
     try:
@@ -85,14 +151,23 @@ def report_command(
             allow_judge_change=allow_judge_change,
         )
     except OSError as error:
-        fail_io(error, kept=f"the report was not written; the run in {run_dir} is unchanged")
+        fail_io(
+            error,
+            kept=f"the report was not written (choose another file with -o); the run "
+            f"{run_label(run, result)} is unchanged",
+        )
     console.print(f"report: {path}", highlight=False)
 
 
 @app.command("compare")
+@whole_paragraphs
 def compare_command(
-    baseline: Annotated[Path, typer.Argument(help="The earlier (baseline) run directory.")],
-    candidate: Annotated[Path, typer.Argument(help="The later (candidate) run directory.")],
+    baseline: Annotated[
+        str, typer.Argument(help=f"The earlier (baseline) run: {RUN_HELP}.", show_default=False)
+    ],
+    candidate: Annotated[
+        str, typer.Argument(help="The later (candidate) run, named the same ways.")
+    ],
     metrics: Annotated[
         str | None, typer.Option("--metrics", "-m", help="Only these metrics (comma-separated).")
     ] = None,
@@ -105,6 +180,7 @@ def compare_command(
         str, typer.Option("--test", help="permutation (default) or wilcoxon (paired only).")
     ] = "permutation",
     allow_judge_change: AllowJudgeChangeOption = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Real change or noise? Per metric: the difference, its confidence interval, a paired
     test (Holm-corrected across metrics) and the change these samples can detect.
@@ -114,7 +190,7 @@ def compare_command(
     (no test, no winner) unless --allow-judge-change."""
     from ragmeter.stats import comparability, compare
 
-    before, after = _load_run(baseline), _load_run(candidate)
+    before, after = resolve_run(baseline), resolve_run(candidate)
     chosen = None if metrics is None else [m.strip() for m in metrics.split(",")]
     try:
         comparisons = compare(
@@ -130,6 +206,17 @@ def compare_command(
     except (ValueError, KeyError, ImportError) as error:
         _fail(str(error))
     checked = comparability(before, after, metrics=[c.metric for c in comparisons])
+    if as_json:
+        print_json(
+            {
+                "baseline": run_label(baseline, before),
+                "candidate": run_label(candidate, after),
+                "allow_judge_change": allow_judge_change,
+                "comparability": checked.to_dict(),
+                "comparisons": [c.to_dict() for c in comparisons],
+            }
+        )
+        return
     print_comparability(checked, allowed=allow_judge_change)
     for c in comparisons:
         colour = CHANGE_COLOURS.get(c.change, "white")
@@ -137,8 +224,11 @@ def compare_command(
 
 
 @app.command("gate")
+@whole_paragraphs
 def gate_command(
-    candidate: Annotated[Path, typer.Argument(help="The run directory to judge.")],
+    candidate: Annotated[
+        str, typer.Argument(help=f"The run to judge: {RUN_HELP}.", show_default=False)
+    ],
     gate: Annotated[Path, typer.Option("--gate", "-g", help="Gate file (TOML or YAML).")],
     baseline: BaselineOption = None,
     junit: JunitOption = None,
@@ -156,17 +246,27 @@ def gate_command(
     On GitHub Actions the summary is appended to $GITHUB_STEP_SUMMARY and each rule becomes
     an annotation.
     """
-    result = _load_run(candidate)
+    result = resolve_run(candidate)
     code = apply_gate(
         result,
         gate,
         baseline,
-        candidate_name=str(candidate),
+        candidate_name=run_label(candidate, result),
         junit=junit,
         markdown=markdown,
         allow_judge_change=allow_judge_change,
     )
     raise typer.Exit(code)
+
+
+def default_report_path(ref: str, result: EvaluationResult, suffix: str) -> Path:
+    """Where ``report`` writes without ``-o``: into the run directory, or, for a run from the
+    store, ``./report-<id8>.<suffix>`` in the current folder."""
+    folder = run_folder(ref)
+    if folder is not None:
+        return folder / f"report.{suffix}"
+    stored = str(result.config.get("store_run_id") or "run")
+    return Path(f"report-{stored[:8]}.{suffix}")
 
 
 @app.command("metrics")

@@ -1,7 +1,10 @@
-"""``ragmeter runs``: the run store from the command line (list, show, compare, annotate)."""
+"""``ragmeter runs``: the run store from the command line (list, show, compare, annotate,
+export)."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -17,7 +20,10 @@ from ragmeter.cli._app import (
     open_run_store,
     print_comparability,
     print_run,
+    run_folder,
 )
+from ragmeter.cli._exit import fail_io
+from ragmeter.cli._run_commands import JsonOption, print_json
 from ragmeter.store import parameter_changes
 
 if TYPE_CHECKING:
@@ -54,22 +60,52 @@ def _params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "—"
 
 
+def info_dict(info: RunInfo) -> dict[str, Any]:
+    """A stored run's record as JSON values (``created_at`` in ISO 8601, UTC)."""
+    record = dataclasses.asdict(info)
+    record["created_at"] = info.created_at.isoformat()
+    return record
+
+
+#: Below this many columns, ``runs list`` leaves out params, tags and git unless --wide.
+WIDE_COLUMNS = 120
+
+
 @runs_app.command("list")
 def list_command(
     name: Annotated[str | None, typer.Option("--name", help="Only runs with this name.")] = None,
     tag: Annotated[str | None, typer.Option("--tag", help="Only runs with this tag.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Most runs to show.")] = 20,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help=f"Also params, tags and git (shown anyway at {WIDE_COLUMNS}+ columns).",
+        ),
+    ] = False,
+    as_json: JsonOption = False,
     store: StoreOption = None,
 ) -> None:
     """Recorded runs, newest first, with each metric's mean."""
     found = _open(store).list(name=name, tag=tag, limit=limit)
+    if as_json:
+        print_json({"runs": [info_dict(info) for info in found]})
+        return
     if not found:
         console.print("no run recorded yet: ragmeter eval records every run it makes")
         return
     metrics = list(dict.fromkeys(m["name"] for info in found for m in info.metrics))
+    wide = wide or console.width >= WIDE_COLUMNS
     table = Table(title=f"{len(found)} run(s)", title_justify="left")
-    for column in ("id", "name", "when (UTC)", "samples", *metrics, "params", "tags", "git"):
-        table.add_column(column, justify="right" if column in metrics else "left")
+    table.add_column("id", no_wrap=True, min_width=8)
+    table.add_column("name", min_width=4)
+    table.add_column("when (UTC)", no_wrap=True)
+    table.add_column("samples", justify="right")
+    for metric in metrics:
+        table.add_column(escape(metric), justify="right")
+    if wide:
+        for column in ("params", "tags", "git"):
+            table.add_column(column)
     for info in found:
         means = [info.mean(m) for m in metrics]
         git = (
@@ -84,21 +120,40 @@ def list_command(
             f"{info.n_samples}"
             + ("" if info.status == "complete" else " [yellow]partial[/yellow]"),
             *("—" if v is None else f"{v:.3f}" for v in means),
-            escape(_params(info.params)),
-            escape(", ".join(info.tags)) or "—",
-            git,
+            *(
+                (escape(_params(info.params)), escape(", ".join(info.tags)) or "—", git)
+                if wide
+                else ()
+            ),
         )
     console.print(table)
+    if not wide:
+        console.print(
+            "[dim]params, tags and git: --wide; every field: --json[/dim]", highlight=False
+        )
 
 
 @runs_app.command("show")
 def show_command(
     run: Annotated[str, typer.Argument(help="Run id, id prefix or name (latest of that name).")],
+    as_json: JsonOption = False,
     store: StoreOption = None,
 ) -> None:
     """One run: its record (params, tags, notes, git, dataset) and its results."""
+    from ragmeter.diagnosis import diagnose
+
     opened = _open(store)
     info = _get(opened, run)
+    if as_json:
+        result = opened.load(info.id)
+        print_json(
+            {
+                "run": info_dict(info),
+                "summary": result.summary(),
+                "findings": [f.to_dict() for f in diagnose(result)],
+            }
+        )
+        return
     git = (
         "—" if info.git_commit is None else info.git_commit + (" (dirty)" if info.git_dirty else "")
     )
@@ -262,3 +317,28 @@ def annotate_command(
     opened = _open(store)
     info = opened.annotate(_get(opened, run).id, tags=tag or (), notes=notes)
     console.print(f"{info.id[:8]} {escape(info.name)}: tags {escape(', '.join(info.tags) or '—')}")
+
+
+@runs_app.command("export")
+def export_command(
+    run: Annotated[str, typer.Argument(help="Run id, id prefix or name (latest of that name).")],
+    directory: Annotated[
+        Path, typer.Argument(help="Folder to write (results.jsonl and summary.json).")
+    ],
+    store: StoreOption = None,
+) -> None:
+    """Write a stored run as a run directory (results.jsonl and summary.json), which
+    ragmeter show, report, gate and compare read like one written by ragmeter eval."""
+    opened = _open(store)
+    info = _get(opened, run)
+    if run_folder(directory) is not None:
+        _fail(f"{directory} already holds a run: give a new or empty folder")
+    result = opened.load(info.id)
+    try:
+        result.save(directory)
+    except OSError as error:
+        fail_io(error, kept=f"the run {info.id[:8]} was not exported; the store is unchanged")
+    console.print(
+        f"exported run {info.id[:8]} ({escape(info.name)}) to {escape(str(directory))}",
+        highlight=False,
+    )

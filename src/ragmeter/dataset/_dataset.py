@@ -7,13 +7,21 @@ import hashlib
 import json
 import math
 import reprlib
+import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 from pydantic import ValidationError
+from rapidfuzz import fuzz, process
 
 from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
-from ragmeter.dataset._sample import LEGACY_NAMES, LIST_FIELDS, Sample, canonical_record
+from ragmeter.dataset._sample import (
+    LEGACY_NAMES,
+    LIST_FIELDS,
+    SAMPLE_FIELDS,
+    Sample,
+    canonical_record,
+)
 
 FIX_HINTS: dict[str, str] = {
     "id": "give each sample a unique string id",
@@ -113,6 +121,54 @@ def _decode_json_cells(
     return out
 
 
+#: How similar (0-100, ``fuzz.ratio`` of normalised names) a column that names no field must
+#: be to a field's name or alias to be taken for a misspelling of it.
+COLUMN_CUTOFF = 80.0
+
+#: Every name a field is known by: its own, then its aliases.
+FIELD_NAMES: dict[str, tuple[str, ...]] = {
+    field: (
+        field,
+        *(alias for alias, name in LEGACY_NAMES.items() if name == field),
+        *(("ground_truths",) if field == "reference" else ()),
+    )
+    for field in SAMPLE_FIELDS
+    if field != "metadata"
+}
+
+
+def _normal(name: str) -> str:
+    return name.strip().lower().replace(" ", "_").replace("-", "_")
+
+
+def _unknown_columns(record: Mapping[Any, Any], column_map: Mapping[str, str] | None) -> list[Any]:
+    """The keys of ``record`` that name no field (they become tags in ``metadata``)."""
+    unknown = []
+    for key in record:
+        name = (column_map or {}).get(key, key)
+        name = LEGACY_NAMES.get(name, name)
+        if name not in SAMPLE_FIELDS and name != "ground_truths":
+            unknown.append(key)
+    return unknown
+
+
+class _Lookalike(NamedTuple):
+    """An input column that looks like a missing field's name or one of its aliases."""
+
+    tag: str  # the column's name in ``metadata`` (after ``column_map``)
+    column: str  # the input column
+    field: str
+    name: str  # the field's name or alias the column looks like
+
+
+def _lookalike(column: str, field: str) -> tuple[float, str] | None:
+    """How close ``column`` is to ``field`` or one of its aliases, and to which name."""
+    found = process.extractOne(
+        _normal(column), FIELD_NAMES[field], scorer=fuzz.ratio, score_cutoff=COLUMN_CUTOFF
+    )
+    return None if found is None else (found[1], found[0])
+
+
 class Dataset(Sequence[Sample]):
     """An ordered, validated list of samples with stable ids.
 
@@ -131,8 +187,12 @@ class Dataset(Sequence[Sample]):
         source: str | None = None,
         invalid: Sequence[InvalidRow] = (),
         rows: Sequence[int] | None = None,
+        unknown_columns: Mapping[str, str] | None = None,
     ) -> None:
         self.samples: list[Sample] = list(samples)
+        #: Input columns that name no field (their tags in ``metadata``), each with its tag
+        #: name (the column renamed by ``column_map``), for suggestions when a field is missing.
+        self.unknown_columns: dict[str, str] = dict(unknown_columns or {})
         self.source = source
         self.invalid: list[InvalidRow] = list(invalid)
         self.rows: list[int] = list(rows) if rows is not None else list(range(1, len(self) + 1))
@@ -187,6 +247,8 @@ class Dataset(Sequence[Sample]):
         for problem in pre_problems:
             problems_by_row.setdefault(problem.row, []).append(problem)
         first_row_of_id: dict[str, int] = {}
+        unknown_columns: dict[str, str] = {}
+        layouts: set[tuple[Any, ...]] = set()
         for offset, raw in enumerate(records):
             row = rows[offset] if rows is not None else offset + 1
             found: list[Problem] = []
@@ -204,6 +266,11 @@ class Dataset(Sequence[Sample]):
                 )
             else:
                 record = dict(raw)
+                if (layout := tuple(record)) not in layouts:  # rows mostly share their columns
+                    layouts.add(layout)
+                    for key in _unknown_columns(record, column_map):
+                        if isinstance(key, str):
+                            unknown_columns.setdefault(key, (column_map or {}).get(key, key))
                 if decode_json_cells:
                     record = _decode_json_cells(record, column_map)
                 try:
@@ -250,32 +317,74 @@ class Dataset(Sequence[Sample]):
             InvalidRow(row, None, tuple(p for p in all_problems if p.row == row))
             for row in sorted(problems_by_row)
         ]
-        return cls(samples, source=source, invalid=invalid, rows=sample_rows)
+        return cls(
+            samples,
+            source=source,
+            invalid=invalid,
+            rows=sample_rows,
+            unknown_columns=unknown_columns,
+        )
 
     # -- checking against what metrics need ------------------------------------------------
     def problems_for(self, requirements: Mapping[str, Sequence[Sequence[str]]]) -> list[Problem]:
         """Problems for rows missing fields that metrics need.
 
         ``requirements`` maps a metric name to its needs, each a tuple of alternative field
-        names of which at least one must hold a value.
+        names of which at least one must hold a value. A missing field that an input column
+        of the row looks like (``questoin`` for ``user_input``) is one problem per row and
+        column that says how to rename it, whichever metrics need it.
         """
         problems: list[Problem] = []
+        lookalikes: dict[tuple[str, ...], _Lookalike | None] = {}
         for sample, row, sample_id in zip(self.samples, self.rows, self.ids):
+            renamed: set[str] = set()
             for metric, needs in requirements.items():
                 for alternatives in needs:
-                    if not any(sample.has(field) for field in alternatives):
-                        field = " or ".join(alternatives)
-                        problems.append(
-                            Problem(
-                                row,
-                                field,
-                                f"missing, and metric {metric!r} needs it",
-                                f"add {field} to this row, or drop {metric!r} from the metrics",
-                                source=self.source,
-                                sample_id=sample_id,
-                            )
+                    if any(sample.has(field) for field in alternatives):
+                        continue
+                    key = tuple(alternatives)
+                    if key not in lookalikes:
+                        lookalikes[key] = self._lookalike(alternatives)
+                    found = lookalikes[key]
+                    if found is not None and found.tag in sample.metadata:
+                        if found.column not in renamed:
+                            renamed.add(found.column)
+                            problems.append(self._rename_problem(row, sample_id, found))
+                        continue
+                    field = " or ".join(alternatives)
+                    problems.append(
+                        Problem(
+                            row,
+                            field,
+                            f"missing, and metric {metric!r} needs it",
+                            f"add {field} to this row, or drop {metric!r} from the metrics",
+                            source=self.source,
+                            sample_id=sample_id,
                         )
+                    )
         return problems
+
+    def _lookalike(self, alternatives: Sequence[str]) -> _Lookalike | None:
+        """The unknown column closest to one of ``alternatives`` or an alias of it."""
+        best: tuple[float, _Lookalike] | None = None
+        for column, tag in self.unknown_columns.items():
+            for field in alternatives:
+                found = _lookalike(tag, field) if field in FIELD_NAMES else None
+                if found is not None and (best is None or found[0] > best[0]):
+                    best = (found[0], _Lookalike(tag, column, field, found[1]))
+        return None if best is None else best[1]
+
+    def _rename_problem(self, row: int, sample_id: str, found: _Lookalike) -> Problem:
+        alias = f" ({found.name})" if found.name != found.field else ""
+        return Problem(
+            row,
+            found.field,
+            f"missing; column {found.column!r} looks like {found.field!r}{alias}",
+            f"rename it or pass --column-map {shlex.quote(f'{found.column}={found.field}')} "
+            f"(column_map={{{found.column!r}: {found.field!r}}})",
+            source=self.source,
+            sample_id=sample_id,
+        )
 
     def without_rows(self, problems: Sequence[Problem]) -> Dataset:
         """This dataset less the rows named in ``problems``, which join ``invalid``."""
@@ -291,6 +400,7 @@ class Dataset(Sequence[Sample]):
             source=self.source,
             invalid=sorted([*self.invalid, *newly_invalid], key=lambda r: r.row),
             rows=[self.rows[i] for i in keep],
+            unknown_columns=self.unknown_columns,
         )
         return dataset
 

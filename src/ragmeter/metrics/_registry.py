@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragmeter.metrics._base import Metric
-from ragmeter.metrics._spec import MetricSpec, UnknownMetricError, build_metric
+from ragmeter.metrics._spec import LIST_HINT, MetricSpec, UnknownMetricError, build_metric
 from ragmeter.metrics._spec import no_k as _no_k
 from ragmeter.metrics.context import (
     IDContextPrecision,
@@ -224,12 +224,28 @@ def resolve_metric(name: str) -> Metric:
     return get_metric(name)
 
 
+def _unknown_message(problems: list[str]) -> str:
+    """One message for every metric name not understood, with the command that lists all."""
+    if len(problems) == 1:
+        return f"{problems[0]} ({LIST_HINT})"
+    lines = [f"{len(problems)} metric names not understood:", *(f"  - {p}" for p in problems)]
+    return "\n".join([*lines, f"{LIST_HINT[0].upper()}{LIST_HINT[1:]}."])
+
+
 def resolve_metrics(metrics: list[Metric | str] | tuple[Metric | str, ...] | str) -> list[Metric]:
     """Metric objects from objects, names, or files defining prompt metrics (``.toml``,
     ``.yaml``, ``.yml``, ``.json``); a comma-separated string is split."""
     if isinstance(metrics, str):
         metrics = [m for m in (part.strip() for part in metrics.split(",")) if m]
-    resolved = [m if isinstance(m, Metric) else resolve_metric(m) for m in metrics]
+    resolved: list[Metric] = []
+    unknown: list[str] = []
+    for given in metrics:
+        try:
+            resolved.append(given if isinstance(given, Metric) else resolve_metric(given))
+        except UnknownMetricError as error:  # every unknown name is reported, not the first
+            unknown.append(error.short)
+    if unknown:
+        raise UnknownMetricError(_unknown_message(unknown))
     names = [m.name for m in resolved]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -41,6 +41,14 @@ class RunNotFoundError(LookupError):
     """No run matches the reference given (an id, an id prefix or a name)."""
 
 
+class AmbiguousRunError(RunNotFoundError):
+    """The reference is the start of several run ids; ``candidates`` are their ids."""
+
+    def __init__(self, message: str, candidates: Sequence[str]) -> None:
+        super().__init__(message)
+        self.candidates = list(candidates)
+
+
 #: Seconds to wait for a database server to accept a connection (unless the URL says).
 CONNECT_TIMEOUT_S = 10
 
@@ -140,6 +148,20 @@ def store_url(url: str | None = None) -> str:
     if url.startswith(("postgresql://", "postgres://")):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
     return url
+
+
+def store_exists(url: str | None = None) -> bool:
+    """Whether the run store at ``url`` (see :func:`store_url`) may hold runs: ``False`` only
+    for a SQLite file that does not exist yet (opening it would create it)."""
+    resolved = store_url(url)
+    try:
+        parsed = sa.engine.make_url(resolved)
+    except sa.exc.ArgumentError:
+        return True  # opening it says what is wrong
+    if parsed.get_backend_name() != "sqlite":
+        return True
+    database = parsed.database
+    return database in (None, "", ":memory:") or Path(database).exists()
 
 
 def _redacted(url: str) -> str:
@@ -369,8 +391,13 @@ class Store:
                     else []
                 )
                 if len(prefixed) > 1:
-                    ids = ", ".join(r["id"][:12] for r in prefixed[:5])
-                    raise RunNotFoundError(f"{ref!r} is the start of several run ids: {ids}")
+                    ids = ", ".join(f"{r['id'][:12]} ({r['name']})" for r in prefixed[:5]) + (
+                        ", …" if len(prefixed) > 5 else ""
+                    )
+                    raise AmbiguousRunError(
+                        f"{ref!r} is the start of several run ids: {ids}; give more of the id",
+                        [r["id"] for r in prefixed],
+                    )
                 row = prefixed[0] if prefixed else None
             if row is None:
                 row = (
