@@ -376,7 +376,7 @@ def test_an_endpoint_rejecting_json_schema_gets_json_object_from_then_on(litellm
 
 
 def test_retries_recover_from_429_500_timeouts_and_drops(litellm, monkeypatch):
-    monkeypatch.setattr(litellm_module, "MAX_BACKOFF_S", 0.05)
+    monkeypatch.setattr("ragmeter._services._http.MAX_BACKOFF_S", 0.05)
     with FakeOpenAIServer(responder=claims_responder) as server:
         server.inject(
             Fault.rate_limit(retry_after_s=0.05),

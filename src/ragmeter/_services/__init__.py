@@ -16,6 +16,7 @@ from ragmeter._services._http import (
     redact_secrets,
     redact_url,
     retry_after_seconds,
+    retry_wait,
 )
 from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
 from ragmeter._services._sync import run_sync
@@ -50,5 +51,6 @@ __all__ = [
     "redact_secrets",
     "redact_url",
     "retry_after_seconds",
+    "retry_wait",
     "run_sync",
 ]

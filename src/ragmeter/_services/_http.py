@@ -471,21 +471,31 @@ class EndpointClient:
                     raise JudgeTransientError(
                         f"{error} (gave up after {attempt + 1} attempts)"
                     ) from None
-                backoff = min(MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(0.5, 1.0)
-                asked = error.retry_after or 0.0
-                wait = min(max(backoff, asked), max(backoff, self.max_retry_wait_s))
-                if asked > self.max_retry_wait_s:
-                    logger.warning(
-                        "%s asked to wait %s s before retrying; waiting %.0f s (max_retry_wait_s)",
-                        self.where,
-                        "an unbounded time" if math.isinf(asked) else f"{asked:.0f}",
-                        wait,
-                    )
-                elif wait >= 10:
-                    logger.warning("%s: retrying in %.0f s", self.where, wait)
-                await asyncio.sleep(wait)
+                await asyncio.sleep(
+                    retry_wait(attempt, error.retry_after, self.max_retry_wait_s, self.where)
+                )
                 attempt += 1
                 usage.retries += 1
+
+
+def retry_wait(attempt: int, asked: float | None, max_wait_s: float, where: str) -> float:
+    """Seconds to wait before retry ``attempt`` + 1 (0-based): exponential backoff with
+    jitter, or the endpoint's ``Retry-After`` (``asked``) when longer, but never more than
+    ``max_wait_s`` beyond the backoff. A long or capped wait is logged, naming ``where``
+    (already redacted). Every client that retries (HTTP endpoints, LiteLLM) waits this way."""
+    backoff: float = min(MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(0.5, 1.0)
+    asked = float(asked or 0.0)
+    wait: float = min(max(backoff, asked), max(backoff, max_wait_s))
+    if asked > max_wait_s:
+        logger.warning(
+            "%s asked to wait %s s before retrying; waiting %.0f s (max_retry_wait_s)",
+            where,
+            "an unbounded time" if math.isinf(asked) else f"{asked:.0f}",
+            wait,
+        )
+    elif wait >= 10:
+        logger.warning("%s: retrying in %.0f s", where, wait)
+    return wait
 
 
 def endpoint_client(

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import math
 import os
-import random
 import sys
 import time
 import warnings
@@ -48,6 +47,7 @@ from ragmeter._services import (
     redact_secrets,
     redact_url,
     retry_after_seconds,
+    retry_wait,
 )
 from ragmeter.judge._base import Judge
 from ragmeter.judge._config import Price, StructuredOutput
@@ -66,7 +66,6 @@ from ragmeter.judge._types import Judgment, OutputT
 #: ``RAGMETER_JUDGE_PROVIDER=litellm``, ``provider = "litellm"`` in a judge config file).
 LITELLM_PROVIDER = "litellm"
 MAX_TOKEN_BUDGET = 16384
-MAX_BACKOFF_S = 30.0
 #: What the environment gets before LiteLLM is imported, unless it says otherwise.
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 #: Arguments ragmeter sets on every request itself: not accepted in ``litellm_params``.
@@ -629,10 +628,10 @@ class LiteLLMJudge(Judge):
                     raise JudgeTransientError(
                         f"{error} (gave up after {attempt + 1} attempts)"
                     ) from None
-                backoff = min(MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(0.5, 1.0)
-                asked = error.retry_after or 0.0
                 await asyncio.sleep(
-                    min(max(backoff, asked), max(backoff, self.config.max_retry_wait_s))
+                    retry_wait(
+                        attempt, error.retry_after, self.config.max_retry_wait_s, self.identity
+                    )
                 )
                 attempt += 1
                 usage.retries += 1
