@@ -14,18 +14,20 @@ $(VENV)/.core-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-# The test suite runs the embedded offline judge too: [local] compiles llama-cpp-python from
-# source the first time (about 9 minutes on 2 cores; pip keeps the built wheel afterwards).
-$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	@echo "Installing ragmeter[dev,local]; the first time, llama-cpp-python compiles from source (about 9 minutes on 2 cores)."
+# The embedded offline judge's llama.cpp is prebuilt (requirements/local-judge.txt: pinned,
+# hashed, --no-deps): nothing compiles. Installing takes about a minute on 2 cores.
+LLAMA := $(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements/local-judge.txt
+
+# The test suite runs the embedded offline judge too.
+$(VENV)/.dev-installed: pyproject.toml requirements/local-judge.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	$(LLAMA)
 	touch $@ $(VENV)/.core-installed
 
-# The demo runs the embedded offline judge and embeddings: [local] compiles llama-cpp-python
-# the first time (about 9 minutes on 2 cores), then the run itself takes about 6.5 minutes.
-$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	@echo "Installing ragmeter[local,embed,zh]; the first time, llama-cpp-python compiles from source (about 9 minutes on 2 cores)."
+# The demo runs the embedded offline judge and embeddings.
+$(VENV)/.demo-installed: pyproject.toml requirements/local-judge.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[local,embed,zh]'
+	$(LLAMA)
 	touch $@ $(VENV)/.core-installed
 
 DEMO_METRICS := faithfulness,answer_relevancy,context_precision,context_recall,answer_correctness,precision@3,recall@3,mrr,ndcg@3
@@ -35,8 +37,10 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/ragmeter eval examples/demo.jsonl --metrics $(DEMO_METRICS) \
 		--output runs/demo --report runs/demo/report.html
 
+# In parallel, one worker per CPU (pytest-xdist); a file's tests stay on one worker, so
+# module-scoped fixtures (the embedded judge's model, a PostgreSQL server) are made once.
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # Style, formatting, the package layers (import-linter contracts in pyproject.toml) and types
 # (mypy, strict, over src/ragmeter: settings in pyproject.toml).

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 set, and rich fixes a console's
+# width from COLUMNS when the console is made (at import): drop them, so that a test's own
+# COLUMNS applies as it does in a serial run.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 
 @pytest.fixture(scope="session")

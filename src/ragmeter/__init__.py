@@ -6,9 +6,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ragmeter._version import __version__
-
 if TYPE_CHECKING:
+    from ragmeter._version import __version__
     from ragmeter.dataset import Dataset, DatasetError, Sample, load_dataset, save_dataset
     from ragmeter.experiments import ExperimentResult, experiment
     from ragmeter.metrics import Direction, Metric, MetricResult, Status, get_metric
@@ -16,8 +15,10 @@ if TYPE_CHECKING:
     from ragmeter.runner import aevaluate, evaluate
 
 # The public names load on first use, so that importing ragmeter (e.g. by its pytest plugin,
-# in every pytest session of an environment that has it) costs nothing until it is used.
+# in every pytest session of an environment that has it, or by `ragmeter --help`) costs
+# nothing until it is used; even the version, read from the installed metadata.
 _PUBLIC = {
+    "__version__": "ragmeter._version",
     "Dataset": "ragmeter.dataset",
     "DatasetError": "ragmeter.dataset",
     "Sample": "ragmeter.dataset",

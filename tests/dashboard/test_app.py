@@ -61,9 +61,11 @@ def test_comparing_two_ticked_runs_shows_the_change(client, populated):
     assert ticked.headers["location"] == f"/compare?base={first}&candidate={second}"
     page = client.get(ticked.headers["location"])
     assert page.status_code == 200
-    assert "Run vs baseline" in page.text
+    assert 'id="paired"' in page.text and 'id="paired-context_precision"' in page.text
     assert "top_k: 5 → 8" in page.text
-    assert "context_precision" in page.text
+    report = client.get(f"/compare/report?base={first}&candidate={second}")
+    assert report.status_code == 200 and "Run vs baseline" in report.text
+    assert "top_k: 5 → 8" in report.text and "context_precision" in report.text
     one = client.get("/compare", params=[("run", first)])
     assert one.status_code == 400 and "exactly two" in one.text
 

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
 
-from ragmeter.report import write_report
+from ragmeter.report import CSS, write_report
+from ragmeter.report._analysis import compare_runs, metric_tests
+from ragmeter.report._html_compare import mean_deltas, scatters
 
 CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 FLAGS = [
@@ -84,6 +88,7 @@ def test_dumped_dom_shows_the_report(page):
     assert "faithfulness score distribution over 4 scored samples" in dom
     assert "Answers add unsupported claims" in dom
     assert "compared on 3 shared samples" in dom
+    assert dom.count('class="scatter"') == 6 and 'class="deltas"' in dom
     # the response's <script> stayed text: no script element ran or exists
     assert "<script" not in dom
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in dom
@@ -100,6 +105,71 @@ def test_screenshot_is_a_non_empty_png(page):
     assert data.startswith(PNG_MAGIC) and len(data) > 10_000
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (1280, 2000)
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
+    """Width, height and RGB pixels of an 8-bit, non-interlaced RGB or RGBA PNG (what
+    Chromium writes), decoded with the standard library."""
+    assert data.startswith(PNG_MAGIC)
+    pos, idat, header = 8, b"", b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and colour in (2, 6) and interlace == 0, (depth, colour, interlace)
+    bpp = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp
+    previous, pixels = bytearray(stride), []
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            left = line[i - bpp] if i >= bpp else 0
+            up, corner = previous[i], previous[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                guess = left + up - corner
+                pa, pb, pc = abs(guess - left), abs(guess - up), abs(guess - corner)
+                best = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+                line[i] = (line[i] + best) & 0xFF
+        pixels += [tuple(line[x : x + 3]) for x in range(0, stride, bpp)]
+        previous = line
+    return width, height, pixels  # type: ignore[return-value]
+
+
+def test_compare_charts_screenshot_is_not_blank(tmp_path, llm_result, improved_result):
+    """The run-vs-run charts alone (delta bars, paired scatters) drawn by Chromium: the
+    picture holds ink, and green and red marks (better and worse samples and means)."""
+    binary = _chromium()
+    comparison = compare_runs(llm_result, improved_result)
+    charts = f"{mean_deltas(metric_tests(improved_result, llm_result))}{scatters(comparison)}"
+    page = tmp_path / "charts.html"
+    page.write_text(
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>{CSS}</style></head>'
+        f"<body><main>{charts}</main></body></html>",
+        encoding="utf-8",
+    )
+    shot = tmp_path / "charts.png"
+    done = _run(binary, tmp_path, f"--screenshot={shot}", "--window-size=720,480", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    width, height, pixels = png_pixels(shot.read_bytes())
+    assert (width, height) == (720, 480)
+    ink = [p for p in pixels if min(p) < 200]
+    assert len(ink) > 2_000  # axes, labels, bars and dots, not an empty page
+    # green and red: the better and worse bars (#9fd8ad, #f5b3ae when not significant) and dots
+    green = [p for p in pixels if p[1] > p[0] + 40 and p[1] > p[2] + 30]
+    red = [p for p in pixels if p[0] > p[1] + 50 and p[0] > p[2] + 50]
+    assert green and red
 
 
 def test_a_missing_browser_skips_unless_required(monkeypatch):

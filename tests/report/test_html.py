@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ragmeter import Direction, MetricResult, evaluate
-from ragmeter.report import render_html
+from ragmeter.report import render_html, sample_card
 from tests.report.conftest import XSS, built, ranking
 from tests.report.dom import parse
 
@@ -61,15 +61,19 @@ def test_summary_table_rows(llm_result):
         if "data-metric" in r.attrs
     }
     assert list(rows) == [m.name for m in llm_result.metrics]
-    assert rows["faithfulness"] == ["faithfulness", "↑", "0.6250", "0.7500", "4/4", "0", "0"]
-    assert rows["mrr"][2:] == ["0.6250", "0.7500", "4/4", "0", "0"]
+    # the CI column (index 3) is checked against the statistics in test_views.py
+    cells = rows["faithfulness"]
+    assert cells[:3] + cells[4:] == ["faithfulness", "↑", "0.6250", "0.7500", "4/4", "0", "0"]
+    assert rows["mrr"][2:3] + rows["mrr"][4:] == ["0.6250", "0.7500", "4/4", "0", "0"]
 
 
 def test_a_metric_without_scores_shows_a_dash_not_zero():
     records = [{"id": i, "retrieved_context_ids": ["x"], "reference_context_ids": []} for i in "ab"]
     result = evaluate(records, ["mrr"])
     row = parse(render_html(result)).find("tr", data_metric="mrr")
-    assert [c.text() for c in row.find_all("td")] == ["mrr", "↑", "—", "—", "0/2", "2", "0"]
+    assert [c.text() for c in row.find_all("td")] == [
+        "mrr", "↑", "—", "n/a: 0 scored, needs 2", "—", "0/2", "2", "0",
+    ]  # fmt: skip
 
 
 def test_histograms_count_scores_in_ten_clamped_bins():
@@ -82,11 +86,12 @@ def test_histograms_count_scores_in_ten_clamped_bins():
 
 
 def test_worst_samples_lowest_first_when_higher_is_better():
+    # median 0.5: only the two 0.1 scores are below it (0.5 itself is not)
     result = built({"m": [MetricResult.ok(s) for s in (0.9, 0.1, 0.5, 0.1, 0.7)]})
     dom = parse(render_html(result, worst=3))
     rows = dom.find("div", class_="worst").find("tbody").find_all("tr")
-    assert [r.find("a").text() for r in rows] == ["s1", "s3", "s2"]
-    assert [r.find_all("td")[2].text() for r in rows] == ["0.1000", "0.1000", "0.5000"]
+    assert [r.find("a").text() for r in rows] == ["s1", "s3"]
+    assert [r.find_all("td")[2].text() for r in rows] == ["0.1000", "0.1000"]
 
 
 def test_worst_samples_highest_first_when_lower_is_better():
@@ -96,8 +101,11 @@ def test_worst_samples_highest_first_when_lower_is_better():
     )
     dom = parse(render_html(result, worst=2))
     block = dom.find("div", class_="worst")
-    assert "the 2 highest of 4 scored samples" in block.find("h3").text()
+    # median (0.2 + 0.5) / 2 = 0.35: 0.8 and 0.5 lie above it, the worse side for a ↓ metric
+    assert "2 samples above the median (0.3500), of 4 scored" in block.find("h3").text()
     assert [a.text() for a in block.find("tbody").find_all("a")] == ["s1", "s3"]
+    one = parse(render_html(result, worst=1)).find("div", class_="worst")
+    assert "the 1 highest of 2 samples above the median" in one.find("h3").text()
 
 
 def test_worst_samples_show_claims_and_highlight_unsupported_ones(llm_result):
@@ -269,7 +277,8 @@ def test_multihop_claims_stored_in_the_old_shape_render_with_their_text():
         },
     }
     run = built({"multihop_completeness": [MetricResult.from_dict(stored)]})
-    card = parse(render_html(run)).find(id="sample-0")
+    # a single sample is at its own median, so no section links it: render its card directly
+    card = parse(sample_card(run.samples[0], run.metrics)).find(id="sample-0")
     items = card.find("ul", class_="claims").find_all("li")
     shown = [li.find_all("span")[-1].text() for li in items]
     assert shown == ["The X200 comes with Buds S earbuds.", "保修两年。"]

@@ -15,9 +15,15 @@ def test_metric_table(llm_result):
     lines = text.splitlines()
     assert lines[0] == "## ragmeter report"
     assert "4 samples" in lines[2] and llm_result.config["dataset"]["fingerprint"] in lines[2]
-    assert "| metric | better | mean | median | coverage | n/a | failed |" in lines
-    assert "| `faithfulness` | ↑ | 0.6250 | 0.7500 | 4/4 | 0 | 0 |" in lines
-    assert "| `precision@2` | ↑ | 0.5000 | 0.5000 | 4/4 | 0 | 0 |" in lines
+    assert "| metric | better | mean | 95% CI | median | coverage | n/a | failed |" in lines
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in lines if line.startswith("| `")}
+    # the CI (index 3) is checked against the statistics in test_views.py
+    faithfulness = rows["| `faithfulness`"]
+    assert faithfulness[:3] + faithfulness[4:] == [
+        "| `faithfulness`", "↑", "0.6250", "0.7500", "4/4", "0", "0 |",
+    ]  # fmt: skip
+    precision = rows["| `precision@2`"]
+    assert precision[2:3] + precision[4:] == ["0.5000", "0.5000", "4/4", "0", "0 |"]
     calls = llm_result.config["usage"]["calls"]
     assert f"Usage: {calls} judge calls, 0 cached," in text
     assert "cost not counted (no price set)." in text
@@ -26,7 +32,8 @@ def test_metric_table(llm_result):
 
 def test_a_metric_without_scores_shows_a_dash():
     records = [{"id": i, "retrieved_context_ids": ["x"], "reference_context_ids": []} for i in "ab"]
-    assert "| `mrr` | ↑ | — | — | 0/2 | 2 | 0 |" in render_markdown(evaluate(records, ["mrr"]))
+    text = render_markdown(evaluate(records, ["mrr"]))
+    assert "| `mrr` | ↑ | — | n/a: 0 scored, needs 2 | — | 0/2 | 2 | 0 |" in text
 
 
 def test_deltas_against_a_baseline():
@@ -72,8 +79,11 @@ def test_write_report_rejects_an_unknown_format(tmp_path, llm_result):
 def test_a_run_read_back_from_disk_renders_the_same(tmp_path, llm_result):
     evaluate([c["record"] for c in CASES], METRICS, judge=ScriptedJudge(answer), run_dir=tmp_path)
     loaded = EvaluationResult.load(tmp_path)
+    assert (
+        render_markdown(loaded).split("\n", 3)[3] == render_markdown(llm_result).split("\n", 3)[3]
+    )  # the same after the line of facts (time, fingerprint)
     text = render_markdown(loaded)
-    assert "| `faithfulness` | ↑ | 0.6250 | 0.7500 | 4/4 | 0 | 0 |" in text
+    assert "| `faithfulness` | ↑ | 0.6250 | " in text and " | 0.7500 | 4/4 | 0 | 0 |" in text
     assert "en-capital" in render_html(loaded)
 
 

@@ -100,6 +100,14 @@ def test_the_embedded_judge_is_compared_by_its_model_file():
     )
 
 
+def test_the_embedded_judge_on_another_llama_cpp_build_is_another_judge():
+    local = {"kind": "local", "model": "qwen", "sha256": "abc", "temperature": 0.0,
+             "runtime": "llama-cpp-cffi==0.4.18", "n_contexts": 2}  # fmt: skip
+    assert comparability(judged(local), judged({**local, "n_contexts": 8})).comparable
+    other_build = {**local, "runtime": "llama-cpp-python==0.3.36"}
+    assert not comparability(judged(local), judged(other_build)).comparable
+
+
 def test_an_embedding_model_change_refuses_too():
     def with_vectors(model):
         config = judged_config(GPT, ["semantic_similarity"])

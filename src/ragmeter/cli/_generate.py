@@ -1,7 +1,5 @@
 """``ragmeter generate``: a test set from the user's documents."""
 
-from __future__ import annotations
-
 import csv
 import dataclasses
 import json
@@ -33,10 +31,9 @@ from ragmeter.cli._judging import (
     NoCacheOption,
     whole_paragraphs,
 )
-from ragmeter.dataset import DatasetError
-from ragmeter.judge import Judge, JudgeConfigError, JudgeError
 
 if TYPE_CHECKING:
+    from ragmeter.judge import Judge
     from ragmeter.testset import GeneratedTestset, KnowledgeGraph, LinkSettings
 
 
@@ -94,7 +91,7 @@ class GenerateOptions:
         if self.language not in (None, "en", "zh"):
             raise ValueError(f"--language must be en or zh, got {self.language!r}")
 
-    def link(self, graph: KnowledgeGraph | None) -> LinkSettings | None:
+    def link(self, graph: "KnowledgeGraph | None") -> "LinkSettings | None":
         """The link settings of ``graph`` (or the defaults) with ``similarity``, if given."""
         from ragmeter.testset import LinkSettings
 
@@ -137,12 +134,12 @@ def run_generate(
     options: GenerateOptions,
     sources: object,
     *,
-    judge: Judge,
-    graph: KnowledgeGraph | None,
+    judge: "Judge",
+    graph: "KnowledgeGraph | None",
     work_dir: Path,
     resume: bool,
     quiet: bool,
-) -> GeneratedTestset:
+) -> "GeneratedTestset":
     """Generate the test set; its progress is saved in ``work_dir``."""
     from ragmeter.runner import make_progress
     from ragmeter.testset import generate_testset
@@ -159,7 +156,7 @@ def run_generate(
     )
 
 
-def _print_accounting(result: GeneratedTestset, n: int, output: Path) -> None:
+def _print_accounting(result: "GeneratedTestset", n: int, output: Path) -> None:
     table = Table(title=f"{len(result)} of {n} questions → {escape(str(output))}")
     for column in ("synthesizer", "asked", "kept", "tried", "candidates", "rejected"):
         table.add_column(
@@ -180,7 +177,7 @@ def _print_accounting(result: GeneratedTestset, n: int, output: Path) -> None:
         console.print(f"• {escape(note)}", highlight=False)
 
 
-def _usage_line(result: GeneratedTestset) -> str:
+def _usage_line(result: "GeneratedTestset") -> str:
     usage = result.total_usage
     per_sample = result.judge_calls_per_sample
     line = (
@@ -194,7 +191,7 @@ def _usage_line(result: GeneratedTestset) -> str:
     return line
 
 
-def failed_steps(result: GeneratedTestset) -> tuple[int, int]:
+def failed_steps(result: "GeneratedTestset") -> tuple[int, int]:
     """(failed, total) judge-backed steps of a generation: chunks the judge could not read,
     and question attempts rejected for a judge error (not those the judge found wanting)."""
     chunks = list(result.graph.nodes.values())
@@ -205,7 +202,7 @@ def failed_steps(result: GeneratedTestset) -> tuple[int, int]:
     return failed, len(chunks) + sum(a.attempted for a in accounts)
 
 
-def _exit(result: GeneratedTestset, n: int, policy: FailurePolicy) -> NoReturn:
+def _exit(result: "GeneratedTestset", n: int, policy: FailurePolicy) -> NoReturn:
     """Exit 3 when nothing was kept or too many steps failed, 1 when fewer questions than
     asked were kept; one line saying why (``exit 1: kept 12 of 40 questions``)."""
     outcome = Outcome()
@@ -220,7 +217,7 @@ def _exit(result: GeneratedTestset, n: int, policy: FailurePolicy) -> NoReturn:
     outcome.exit(f"kept all {n} questions asked for")
 
 
-def _graph_line(result: GeneratedTestset, work_dir: Path) -> str:
+def _graph_line(result: "GeneratedTestset", work_dir: Path) -> str:
     summary = result.graph.summary()
     return (
         f"graph: {summary['chunks']} chunks ({summary['analysed']} read), "
@@ -330,6 +327,8 @@ def generate_command(
     readings and question attempts) than --max-failed-share allows (default 0;
     --allow-failures accepts them), 4 when a file could not be read or written.
     """
+    from ragmeter.dataset import DatasetError
+    from ragmeter.judge import JudgeConfigError, JudgeError
     from ragmeter.testset import DocumentLoadError, KnowledgeGraph
 
     options = GenerateOptions(

@@ -1,23 +1,21 @@
 """The judge options every judged command shares, and ``ragmeter judge check``."""
 
-from __future__ import annotations
-
-import asyncio
 import inspect
-import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter._services import Usage, redact_secrets, redact_url
-from ragmeter.cli._app import _fail, app, console, errors
+from ragmeter.cli._app import CommandGroup, _fail, app, console, errors
 from ragmeter.cli._exit import ExitCode
-from ragmeter.judge import Judge
+
+if TYPE_CHECKING:
+    from ragmeter._services import Usage
+    from ragmeter.judge import Judge
 
 JudgeModelOption = Annotated[
     str | None, typer.Option("--judge-model", help="Judge model (else RAGMETER_JUDGE_MODEL).")
@@ -89,6 +87,8 @@ class JudgeOptions:
 
     def to_record(self) -> dict[str, Any]:
         """As a run records them (the ``judge`` of ``ragmeter eval``'s record)."""
+        from ragmeter._services import redact_url
+
         shown = None if self.base_url is None else redact_url(self.base_url)
         record = {
             "model": self.model,
@@ -103,7 +103,7 @@ class JudgeOptions:
         return record
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> JudgeOptions:
+    def from_record(cls, record: Mapping[str, Any]) -> "JudgeOptions":
         config = record.get("config")
         return cls(
             model=record.get("model"),
@@ -115,7 +115,7 @@ class JudgeOptions:
             base_url_redacted=bool(record.get("base_url_redacted")),
         )
 
-    def or_recorded(self, recorded: JudgeOptions) -> JudgeOptions:
+    def or_recorded(self, recorded: "JudgeOptions") -> "JudgeOptions":
         """These options, each one not given taken from ``recorded`` (a resumed run's)."""
         return JudgeOptions(
             model=self.model or recorded.model,
@@ -129,7 +129,7 @@ class JudgeOptions:
             else recorded.base_url_redacted,
         )
 
-    def build(self, cache: CacheOptions | None = None) -> Judge:
+    def build(self, cache: CacheOptions | None = None) -> "Judge":
         """The judge: from ``config``, else the environment, else the embedded offline one."""
         from ragmeter.judge import default_judge, judge_config, make_cache
 
@@ -152,7 +152,9 @@ class JudgeOptions:
         )
 
 
-judge_app = typer.Typer(help="Check the judge configuration.", no_args_is_help=True)
+judge_app = typer.Typer(
+    help="Check the judge configuration.", no_args_is_help=True, cls=CommandGroup
+)
 app.add_typer(judge_app, name="judge")
 
 
@@ -181,6 +183,9 @@ def judge_check(
     OPENAI_BASE_URL names only; with --judge-config, from the variable its api_key_env
     names), never from the command line.
     """
+    import statistics
+
+    from ragmeter._services import redact_secrets
     from ragmeter.judge import JudgeError
 
     options = JudgeOptions(
@@ -294,7 +299,7 @@ class _CheckResult:
     answer: str = "—"
     right: bool = False
     p_yes: float | None = None
-    usage: Usage | None = None
+    usage: "Usage | None" = None
     #: Why the check failed, in words (``None`` when it is right).
     problem: str | None = None
     #: What failed: "answer" (a wrong known answer), "output" (no answer fitting the
@@ -304,9 +309,11 @@ class _CheckResult:
 
 def _check_judge(
     options: JudgeOptions, *, logprobs_required: bool
-) -> tuple[Judge, list[_CheckResult], bool]:
+) -> "tuple[Judge, list[_CheckResult], bool]":
     """The judge and its check results, and whether it refused token probabilities (then
     the checks ran again without them)."""
+    import asyncio
+
     from ragmeter.judge import JudgeConfigError
 
     try:
@@ -322,7 +329,7 @@ def _check_judge(
     return judge, asyncio.run(_run_checks(judge)), True
 
 
-async def _run_checks(judge: Judge) -> list[_CheckResult]:
+async def _run_checks(judge: "Judge") -> list[_CheckResult]:
     results: list[_CheckResult] = []
     try:
         for check in _CHECKS:
@@ -334,7 +341,7 @@ async def _run_checks(judge: Judge) -> list[_CheckResult]:
     return results
 
 
-async def _run_one(judge: Judge, check: _Check) -> _CheckResult:
+async def _run_one(judge: "Judge", check: _Check) -> _CheckResult:
     from ragmeter.judge import (
         BinaryVerdict,
         JudgeConfigError,
@@ -378,7 +385,7 @@ async def _run_one(judge: Judge, check: _Check) -> _CheckResult:
     return result
 
 
-def _structured_mode(judge: Judge) -> str:
+def _structured_mode(judge: "Judge") -> str:
     """The structured-output mode the judge used: an endpoint's (after any fallback),
     ``grammar`` for the embedded judge."""
     mode = getattr(judge, "structured_output_mode", None)

@@ -1,11 +1,9 @@
 """``ragmeter show``, ``report``, ``compare``, ``gate`` and ``metrics``: what a run found."""
 
-from __future__ import annotations
-
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import typer
 from rich.markup import escape
@@ -28,8 +26,9 @@ from ragmeter.cli._app import (
 )
 from ragmeter.cli._exit import fail_io
 from ragmeter.cli._judging import whole_paragraphs
-from ragmeter.metrics import SPECS, Direction
-from ragmeter.results import EvaluationResult
+
+if TYPE_CHECKING:
+    from ragmeter.results import EvaluationResult
 
 ReportFormat = Literal["html", "markdown"]
 
@@ -62,7 +61,7 @@ def print_json(document: Any) -> None:
     typer.echo(text)
 
 
-def run_label(ref: str, result: EvaluationResult) -> str:
+def run_label(ref: str, result: "EvaluationResult") -> str:
     """How a run is named in output: its directory, or its stored id and name."""
     stored = result.config.get("store_run_id")
     if run_folder(ref) is None and stored:
@@ -259,7 +258,7 @@ def gate_command(
     raise typer.Exit(code)
 
 
-def default_report_path(ref: str, result: EvaluationResult, suffix: str) -> Path:
+def default_report_path(ref: str, result: "EvaluationResult", suffix: str) -> Path:
     """Where ``report`` writes without ``-o``: into the run directory, or, for a run from the
     store, ``./report-<id8>.<suffix>`` in the current folder."""
     folder = run_folder(ref)
@@ -272,6 +271,8 @@ def default_report_path(ref: str, result: EvaluationResult, suffix: str) -> Path
 @app.command("metrics")
 def metrics_command() -> None:
     """List every metric with the fields it needs and which direction is better."""
+    from ragmeter.metrics import SPECS, Direction
+
     table = Table()
     table.add_column("metric", no_wrap=True)
     table.add_column("family")

@@ -1,8 +1,6 @@
 """``ragmeter runs``: the run store from the command line (list, show, compare, annotate,
 export)."""
 
-from __future__ import annotations
-
 import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,6 +12,7 @@ from rich.table import Table
 from ragmeter.cli._app import (
     CHANGE_COLOURS,
     AllowJudgeChangeOption,
+    CommandGroup,
     _fail,
     app,
     console,
@@ -24,13 +23,14 @@ from ragmeter.cli._app import (
 )
 from ragmeter.cli._exit import fail_io
 from ragmeter.cli._run_commands import JsonOption, print_json
-from ragmeter.store import parameter_changes
 
 if TYPE_CHECKING:
     from ragmeter.results import EvaluationResult
     from ragmeter.store import RunInfo, Store
 
-runs_app = typer.Typer(help="Runs recorded in the run store.", no_args_is_help=True)
+runs_app = typer.Typer(
+    help="Runs recorded in the run store.", no_args_is_help=True, cls=CommandGroup
+)
 app.add_typer(runs_app, name="runs")
 
 StoreOption = Annotated[
@@ -41,13 +41,13 @@ StoreOption = Annotated[
 ]
 
 
-def _open(url: str | None) -> Store:
+def _open(url: str | None) -> "Store":
     """The run store; exit 2 for a bad URL or a missing driver, exit 4 (one line) for a
     store that cannot be reached, read or written (credentials never shown)."""
     return open_run_store(url)
 
 
-def _get(store: Store, ref: str) -> RunInfo:
+def _get(store: "Store", ref: str) -> "RunInfo":
     from ragmeter.store import RunNotFoundError
 
     try:
@@ -60,7 +60,7 @@ def _params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "—"
 
 
-def info_dict(info: RunInfo) -> dict[str, Any]:
+def info_dict(info: "RunInfo") -> dict[str, Any]:
     """A stored run's record as JSON values (``created_at`` in ISO 8601, UTC)."""
     record = dataclasses.asdict(info)
     record["created_at"] = info.created_at.isoformat()
@@ -188,6 +188,7 @@ def compare_command(
     changed most. A metric whose judge or embedding model changed gets no verdict unless
     --allow-judge-change."""
     from ragmeter.stats import comparability, compare
+    from ragmeter.store import parameter_changes
 
     if len(runs) < 2:
         _fail("give at least two runs: the baseline first")
@@ -224,8 +225,8 @@ MAX_TAG_VALUES = 10
 
 
 def tag_delta_tables(
-    base: EvaluationResult,
-    other: EvaluationResult,
+    base: "EvaluationResult",
+    other: "EvaluationResult",
     metrics: list[str],
     alpha: float = 0.05,
     allow_judge_change: bool = False,
@@ -275,7 +276,7 @@ def tag_delta_tables(
 
 
 def most_changed(
-    base: EvaluationResult, other: EvaluationResult, metric: str, top: int
+    base: "EvaluationResult", other: "EvaluationResult", metric: str, top: int
 ) -> list[tuple[str, float, float]]:
     """The samples (by id, in both runs) whose ``metric`` score moved most:
     ``(sample_id, before, after)``, largest change first."""
@@ -291,7 +292,7 @@ def most_changed(
 
 
 def most_changed_table(
-    base: EvaluationResult, other: EvaluationResult, metrics: list[str], top: int
+    base: "EvaluationResult", other: "EvaluationResult", metrics: list[str], top: int
 ) -> Table:
     table = Table(title="samples that changed most", title_justify="left")
     for column in ("metric", "sample", "before", "after", "change"):

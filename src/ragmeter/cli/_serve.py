@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -52,6 +53,14 @@ def serve_command(
             "(repeatable). Requests naming any other host are refused.",
         ),
     ] = None,
+    gate: Annotated[
+        Path | None,
+        typer.Option(
+            "--gate",
+            "-g",
+            help="Gate file (TOML or YAML) whose thresholds the trend charts draw.",
+        ),
+    ] = None,
     store: StoreOption = None,
 ) -> None:
     """Browse runs, their samples and comparisons in a web browser (works offline)."""
@@ -61,6 +70,14 @@ def serve_command(
         from ragmeter.dashboard import create_app
     except ImportError as error:
         _fail(f"the dashboard needs its extra: pip install 'ragmeter[serve]' ({error})")
+    rules = None
+    if gate is not None:
+        from ragmeter.gate import GateFileError, load_rules
+
+        try:
+            rules = load_rules(gate)
+        except (GateFileError, FileNotFoundError, ImportError) as error:
+            _fail(f"--gate: {error}")
     if not is_loopback(host):
         if not allow_remote:
             _fail(
@@ -75,7 +92,13 @@ def serve_command(
     console.print(f"ragmeter dashboard on {where} (Ctrl+C to stop)", highlight=False)
     try:
         dashboard = create_app(
-            opened, token=token, host=host, port=port, allowed_hosts=allowed_host or ()
+            opened,
+            token=token,
+            host=host,
+            port=port,
+            allowed_hosts=allowed_host or (),
+            gate=rules,
+            gate_source=None if gate is None else str(gate),
         )
     except ValueError as error:
         _fail(f"--allowed-host: {error}")

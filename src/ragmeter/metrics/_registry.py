@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ragmeter.metrics._base import Metric
 from ragmeter.metrics._spec import LIST_HINT, MetricSpec, UnknownMetricError, build_metric
@@ -13,33 +15,35 @@ from ragmeter.metrics.context import (
     StringContextPrecision,
     StringContextRecall,
 )
-from ragmeter.metrics.llm import (
-    AnswerCorrectness,
-    AnswerRelevancy,
-    ContextEntityRecall,
-    ContextPrecision,
-    ContextRecall,
-    ContextRelevance,
-    ContextUtilization,
-    FactualCorrectness,
-    Faithfulness,
-    NoiseSensitivity,
-    SemanticSimilarity,
-)
 from ragmeter.metrics.retrieval import RANKING_SPECS
 from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
+
+
+def _llm(name: str, *args: Any) -> Callable[[], Metric]:
+    """The LLM metric class ``name`` of :mod:`ragmeter.metrics.llm`, called with ``args``;
+    imported when such a metric is built, so that a run without one loads none of them (nor
+    the judge's steps they are made of)."""
+
+    def build() -> Metric:
+        from ragmeter.metrics import llm
+
+        metric: Metric = getattr(llm, name)(*args)
+        return metric
+
+    return build
+
 
 SPECS: tuple[MetricSpec, ...] = (
     MetricSpec(
         "faithfulness",
-        _no_k(Faithfulness),
+        _no_k(_llm("Faithfulness")),
         "none",
         "llm",
         "share of the response's claims the contexts support",
     ),
     MetricSpec(
         "answer_relevancy",
-        _no_k(AnswerRelevancy),
+        _no_k(_llm("AnswerRelevancy")),
         "none",
         "llm",
         "similarity of questions generated from the response to the question",
@@ -47,14 +51,14 @@ SPECS: tuple[MetricSpec, ...] = (
     ),
     MetricSpec(
         "answer_correctness",
-        _no_k(AnswerCorrectness),
+        _no_k(_llm("AnswerCorrectness")),
         "none",
         "llm",
         "0.75 x claim F1 vs reference + 0.25 x embedding similarity",
     ),
     MetricSpec(
         "context_precision",
-        _no_k(ContextPrecision),
+        _no_k(_llm("ContextPrecision")),
         "none",
         "llm",
         "rank-weighted share of contexts useful for the reference (AP)",
@@ -62,14 +66,14 @@ SPECS: tuple[MetricSpec, ...] = (
     ),
     MetricSpec(
         "context_utilization",
-        _no_k(ContextUtilization),
+        _no_k(_llm("ContextUtilization")),
         "none",
         "llm",
         "rank-weighted share of contexts the response used (AP)",
     ),
     MetricSpec(
         "context_recall",
-        _no_k(ContextRecall),
+        _no_k(_llm("ContextRecall")),
         "none",
         "llm",
         "share of reference statements the contexts support",
@@ -77,21 +81,21 @@ SPECS: tuple[MetricSpec, ...] = (
     ),
     MetricSpec(
         "context_relevance",
-        _no_k(ContextRelevance),
+        _no_k(_llm("ContextRelevance")),
         "none",
         "llm",
         "share of contexts relevant to the question (no reference, no response)",
     ),
     MetricSpec(
         "context_entity_recall",
-        _no_k(ContextEntityRecall),
+        _no_k(_llm("ContextEntityRecall")),
         "none",
         "llm",
         "share of reference entities present in the contexts",
     ),
     MetricSpec(
         "noise_sensitivity_relevant",
-        _no_k(NoiseSensitivity),
+        _no_k(_llm("NoiseSensitivity")),
         "none",
         "llm",
         "share of claims wrong and drawn from relevant contexts (lower is better)",
@@ -99,21 +103,21 @@ SPECS: tuple[MetricSpec, ...] = (
     ),
     MetricSpec(
         "noise_sensitivity_irrelevant",
-        _no_k(lambda: NoiseSensitivity("irrelevant")),
+        _no_k(_llm("NoiseSensitivity", "irrelevant")),
         "none",
         "llm",
         "share of claims wrong and drawn from irrelevant contexts (lower is better)",
     ),
     MetricSpec(
         "factual_correctness",
-        _no_k(FactualCorrectness),
+        _no_k(_llm("FactualCorrectness")),
         "none",
         "llm",
         "claim F1 of response vs reference",
     ),
     MetricSpec(
         "semantic_similarity",
-        _no_k(SemanticSimilarity),
+        _no_k(_llm("SemanticSimilarity")),
         "none",
         "embedding",
         "cosine of response and reference embeddings",

@@ -14,7 +14,7 @@ import dataclasses
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ragmeter._services import run_sync
 from ragmeter.dataset import Sample
@@ -22,7 +22,9 @@ from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeError, Usage
 from ragmeter.metrics._base import BatchContext, Metric, MetricResult, Status
 from ragmeter.prompts import Language
-from ragmeter.steps import Facts, Need, StepRunner, verifies
+
+if TYPE_CHECKING:  # the steps load when a sample is judged: not for retrieval metrics
+    from ragmeter.steps import Facts, Need
 
 
 class CannotScore(Exception):
@@ -206,6 +208,8 @@ async def score_sample(
     embedding calls do not wait for it. A judge refusing its configuration raises
     :class:`ragmeter.judge.JudgeConfigError`; other judge failures fail the metrics they touch.
     """
+    from ragmeter.steps import StepRunner, verifies
+
     outcome = SampleOutcome()
     groups: dict[tuple[int, Language | None], list[tuple[SampleMetric, Embeddings | None]]] = {}
     judges: dict[int, Judge | None] = {}

@@ -7,15 +7,15 @@
 ... )
 >>> for line in render_markdown(result).splitlines()[4:7]:
 ...     print(line)
-| metric | better | mean | median | coverage | n/a | failed |
-|---|:-:|--:|--:|--:|--:|--:|
-| `mrr` | ↑ | 0.5000 | 0.5000 | 1/1 | 0 | 0 |
+| metric | better | mean | 95% CI | median | coverage | n/a | failed |
+|---|:-:|--:|--:|--:|--:|--:|--:|
+| `mrr` | ↑ | 0.5000 | n/a: 1 scored, needs 2 | 0.5000 | 1/1 | 0 | 0 |
 >>> html = render_html(result)  # write_report(result, "report.html") writes it to a file
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -55,10 +55,13 @@ def write_report(
     title: str | None = None,
     worst: int = 10,
     allow_judge_change: bool = False,
+    thresholds: Mapping[str, float] | None = None,
 ) -> Path:
     """Write the HTML (or markdown) report on ``result`` to ``path``; returns the path.
     With ``compare``, metrics whose judge or embedding model changed get no significance
-    verdict unless ``allow_judge_change`` (a banner lists every difference either way)."""
+    verdict unless ``allow_judge_change`` (a banner lists every difference either way).
+    ``thresholds`` (per metric, e.g. a gate's minimum) sets which samples the HTML report
+    lists as worst: those scoring worse than it, else worse than the run's median."""
     if format == "html":
         content = render_html(
             result,
@@ -68,6 +71,7 @@ def write_report(
             title=title,
             worst=worst,
             allow_judge_change=allow_judge_change,
+            thresholds=thresholds,
         )
     elif format == "markdown":
         content = render_markdown(

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics import Direction, MetricResult, Status
 from ragmeter.report._format import describe_service
 from ragmeter.results import Aggregate, EvaluationResult, MetricInfo, SampleResult
+
+if TYPE_CHECKING:
+    from ragmeter.stats import Comparison as StatsComparison
+    from ragmeter.stats import MeanEstimate
+
+#: Bootstrap resamples of the summary's confidence intervals (as ``ragmeter show`` draws).
+CI_RESAMPLES = 2_000
 
 
 def ok_result(sample: SampleResult, metric: str) -> MetricResult | None:
@@ -27,6 +35,60 @@ def worst_samples(
     scored = [s for s in samples if ok_result(s, metric.name) is not None]
     scored.sort(key=lambda s: (sign * (s.scores[metric.name].score or 0.0), s.index))
     return scored[: max(0, n)]
+
+
+def mean_estimates(result: EvaluationResult) -> dict[str, MeanEstimate]:
+    """Each metric's mean with its 95% bootstrap CI, as ``ragmeter show`` computes them
+    (:func:`ragmeter.stats.estimate_means`, BCa, ``CI_RESAMPLES`` resamples, seed 0)."""
+    from ragmeter.stats import estimate_means
+
+    return estimate_means(result, n_resamples=CI_RESAMPLES)
+
+
+@dataclass(frozen=True)
+class WorstSamples:
+    """A metric's samples that score worse than ``cut`` (below it when higher is better,
+    above it when lower is), worst first, at most the number asked for. ``rule`` names the
+    cut ("median" or "threshold"); ``n_scored`` and ``n_below`` count all, not only those
+    listed."""
+
+    metric: MetricInfo
+    rule: str
+    cut: float | None
+    n_scored: int
+    n_below: int
+    samples: list[SampleResult]
+
+
+def worse_than(value: float, cut: float, direction: Direction) -> bool:
+    """Whether a score of ``value`` is strictly worse than ``cut`` for a metric going
+    ``direction`` (a score equal to the cut is not)."""
+    return value > cut if direction is Direction.LOWER_IS_BETTER else value < cut
+
+
+def worst_below(
+    samples: Sequence[SampleResult],
+    metric: MetricInfo,
+    n: int,
+    threshold: float | None = None,
+) -> WorstSamples:
+    """The ``n`` worst ok samples on ``metric`` among those strictly worse than ``threshold``
+    when given, else than the median of the ok scores: a sample at or past the cut (a
+    perfect score, or any score when all are equal) is never listed."""
+    scored = [s for s in samples if ok_result(s, metric.name) is not None]
+    values = [s.scores[metric.name].score or 0.0 for s in scored]
+    cut: float | None
+    if threshold is not None:
+        rule, cut = "threshold", float(threshold)
+    else:
+        rule, cut = "median", (statistics.median(values) if values else None)
+    below = (
+        [s for s, v in zip(scored, values) if worse_than(v, cut, metric.direction)]
+        if cut is not None
+        else []
+    )
+    listed = worst_samples(below, metric, n)
+    return WorstSamples(metric, rule, cut, len(scored), len(below), listed)
 
 
 @dataclass(frozen=True)
@@ -116,6 +178,9 @@ class MetricDelta:
     n_worse: int = 0
     n_status_changed: int = 0
     changes: list[SampleChange] = field(default_factory=list)
+    #: Every shared sample scored in both runs, in this run's order (``changes`` holds the
+    #: ``top`` that moved most).
+    pairs: list[SampleChange] = field(default_factory=list)
 
     @property
     def delta(self) -> float | None:
@@ -226,6 +291,7 @@ def _metric_delta(
         n_worse=worse,
         n_status_changed=status_changed,
         changes=moved[: max(0, top)],
+        pairs=changes,
     )
 
 
@@ -234,14 +300,21 @@ def significance(
 ) -> list[str]:
     """The plain-language verdict of each metric both runs have ("not comparable" for one
     whose judge or embedding model changed, unless ``allow_judge_change``)."""
+    return [c.verdict() for c in metric_tests(baseline, result, allow_judge_change)]
+
+
+def metric_tests(
+    baseline: EvaluationResult, result: EvaluationResult, allow_judge_change: bool = False
+) -> list[StatsComparison]:
+    """:func:`ragmeter.stats.compare` on the metrics both runs have: per metric the change,
+    its bootstrap CI and the test behind :func:`significance`'s verdicts."""
     from ragmeter.stats import compare
 
     names = {m.name for m in baseline.metrics}
     shared = [m.name for m in result.metrics if m.name in names]
     if not shared:
         return []
-    found = compare(baseline, result, metrics=shared, allow_judge_change=allow_judge_change)
-    return [c.verdict() for c in found]
+    return compare(baseline, result, metrics=shared, allow_judge_change=allow_judge_change)
 
 
 @dataclass(frozen=True)

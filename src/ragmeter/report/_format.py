@@ -19,6 +19,19 @@ def score(value: float | None, digits: int = 4) -> str:
     return NONE if value is None else f"{value:.{digits}f}"
 
 
+def interval(low: float, high: float, digits: int = 4) -> str:
+    """A confidence interval as "0.2500–0.8750"."""
+    return f"{score(low, digits)}–{score(high, digits)}"
+
+
+def mean_ci(n_scored: int, low: float | None, high: float | None, digits: int = 4) -> str:
+    """The CI of a mean over ``n_scored`` samples, or why there is none (a bootstrap needs
+    at least 2 scores): "n/a: 1 scored, needs 2"."""
+    if low is None or high is None:
+        return f"n/a: {n_scored} scored, needs 2"
+    return interval(low, high, digits)
+
+
 def signed(value: float | None, digits: int = 4) -> str:
     """A difference with its sign (+0.2500, -0.1000, 0.0000), or "—"."""
     if value is None:

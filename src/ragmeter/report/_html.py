@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
 from ragmeter.diagnosis import Finding
+from ragmeter.metrics import Direction
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import (
+    CI_RESAMPLES,
     compare_runs,
     default_title,
     embedding_models,
     failure_groups,
     judges,
+    mean_estimates,
     measured,
+    metric_tests,
     run_label,
-    significance,
 )
 from ragmeter.report._html_compare import compare_section
 from ragmeter.report._html_findings import findings_section
@@ -28,8 +31,11 @@ from ragmeter.report._html_samples import (
 )
 from ragmeter.report._markup import Markup, breakable, el, esc, join
 from ragmeter.report._style import CSS
-from ragmeter.report._svg import histogram
-from ragmeter.results import EvaluationResult
+from ragmeter.report._svg import goodness, histogram, legend, shade
+from ragmeter.results import Aggregate, EvaluationResult
+
+if TYPE_CHECKING:
+    from ragmeter.stats import MeanEstimate
 
 #: Shown with the skipped rows before "and N more".
 MAX_SKIPPED = 50
@@ -73,12 +79,34 @@ def _header(result: EvaluationResult, title: str, baseline: EvaluationResult | N
     )
 
 
+def _ci_cell(estimate: MeanEstimate | None) -> Markup:
+    if estimate is None:
+        return el("td", fmt.NONE, class_="num ci")
+    ci = estimate.ci
+    if ci is None:
+        return el(
+            "td",
+            fmt.mean_ci(estimate.n, None, None),
+            class_="num ci muted",
+            title="a bootstrap interval needs at least 2 scored samples",
+            data_ci="none",
+        )
+    return el(
+        "td",
+        fmt.mean_ci(estimate.n, ci.low, ci.high),
+        class_="num ci",
+        title=f"{fmt.percent(ci.level)} {ci.method} bootstrap interval over {estimate.n} scores",
+    )
+
+
 def _summary(result: EvaluationResult) -> Markup:
+    estimates = mean_estimates(result)
     head = el(
         "tr",
         el("th", "metric"),
         el("th", "better"),
         el("th", "mean", class_="num"),
+        el("th", "95% CI", class_="num", title="bootstrap confidence interval of the mean"),
         el("th", "median", class_="num"),
         el("th", "coverage", class_="num"),
         el("th", "n/a", class_="num"),
@@ -100,6 +128,7 @@ def _summary(result: EvaluationResult) -> Markup:
                     else "lower is better",
                 ),
                 el("td", fmt.score(agg.mean), class_="num"),
+                _ci_cell(estimates.get(metric.name)),
                 el("td", fmt.score(agg.median), class_="num"),
                 el(
                     "td",
@@ -115,6 +144,8 @@ def _summary(result: EvaluationResult) -> Markup:
     note = el(
         "p",
         "Mean and median cover the scored samples only; coverage = scored / all. "
+        f"95% CI: bootstrap (BCa, {CI_RESAMPLES:,} resamples) interval of the mean, as "
+        "ragmeter show prints it; none below 2 scored samples. "
         "n/a: the metric does not apply; failed: it should have, but could not be computed.",
         class_="muted",
     )
@@ -139,14 +170,50 @@ def _distributions(result: EvaluationResult) -> Markup:
     return el("div", cards, class_="hists")
 
 
+def _scale(means: Sequence[float | None]) -> tuple[float, float]:
+    """The range a metric column is shaded over: 0–1 for scores in it, else the column's own
+    lowest to highest mean."""
+    values = [m for m in means if m is not None]
+    if all(0.0 <= v <= 1.0 for v in values):
+        return 0.0, 1.0
+    return min(values), max(values)
+
+
+def _shaded(agg: Aggregate, scale: tuple[float, float], direction: Direction) -> Markup:
+    title = f"{agg.n_ok}/{agg.n_total} scored"
+    if agg.mean is None:
+        return el("td", fmt.score(None), class_="num", title=title)
+    good = goodness(agg.mean, *scale, direction is Direction.HIGHER_IS_BETTER)
+    return el(
+        "td",
+        fmt.score(agg.mean),
+        class_="num shaded",
+        title=title,
+        style=f"background:{shade(good)}",
+        data_goodness=f"{good:.4f}",
+    )
+
+
 def _breakdowns(result: EvaluationResult) -> Markup:
     groups = result.breakdowns()
     if not groups:
         return el(
             "p", "No sample tag (metadata field) has 2 to 30 distinct values.", class_="muted"
         )
-    parts = []
+    parts = [
+        el(
+            "p",
+            "Each cell is a tag group's mean, shaded from red (worse) through yellow to green "
+            "(better) in the metric's direction, on 0–1 (a metric whose means leave 0–1: from "
+            "its lowest to its highest group mean). ",
+            legend(),
+            class_="muted caption",
+        )
+    ]
     for tag, values in groups.items():
+        scales = {
+            m.name: _scale([g.aggregates[m.name].mean for g in values]) for m in result.metrics
+        }
         head = el(
             "tr",
             el("th", breakable(tag)),
@@ -162,12 +229,7 @@ def _breakdowns(result: EvaluationResult) -> Markup:
                 el("td", g.value),
                 el("td", g.n_samples, class_="num"),
                 [
-                    el(
-                        "td",
-                        fmt.score(g.aggregates[m.name].mean),
-                        class_="num",
-                        title=f"{g.aggregates[m.name].n_ok}/{g.aggregates[m.name].n_total} scored",
-                    )
+                    _shaded(g.aggregates[m.name], scales[m.name], m.direction)
                     for m in result.metrics
                 ],
             )
@@ -273,12 +335,15 @@ def render_html(
     title: str | None = None,
     worst: int = 10,
     allow_judge_change: bool = False,
+    thresholds: Mapping[str, float] | None = None,
 ) -> str:
     """One self-contained HTML page on ``result``: summary, score distributions, diagnosis
-    ``findings``, tag breakdowns, the ``worst`` samples per metric, failures, usage, and with
-    ``compare`` (the baseline run) the change from it, samples matched by id. A banner lists
-    how the runs were measured differently; a metric whose judge or embedding model changed
-    gets no significance verdict unless ``allow_judge_change``."""
+    ``findings``, tag breakdowns, up to ``worst`` samples per metric that score worse than
+    its threshold in ``thresholds`` (per metric, e.g. a gate's minimum) or else its median,
+    failures, usage, and with ``compare`` (the baseline run) the change from it, samples
+    matched by id. A banner lists how the runs were measured differently; a metric whose
+    judge or embedding model changed gets no significance verdict unless
+    ``allow_judge_change``."""
     title = title or default_title(result)
     samples = result.samples
     links = Links(samples)
@@ -287,6 +352,7 @@ def render_html(
     ]
     if compare is not None:
         comparison = compare_runs(result, compare, worst, samples)
+        found = metric_tests(compare, result, allow_judge_change)
         sections.append(
             (
                 "compare",
@@ -296,8 +362,9 @@ def render_html(
                     run_label(compare),
                     links,
                     worst,
-                    significance(compare, result, allow_judge_change),
+                    [c.verdict() for c in found],
                     measured(compare, result, allow_judge_change),
+                    tests=found,
                 ),
             )
         )
@@ -305,7 +372,11 @@ def render_html(
         ("distributions", "Score distributions", _distributions(result)),
         ("diagnosis", "Diagnosis", findings_section(findings, compare_findings, links)),
         ("breakdowns", "By tag", _breakdowns(result)),
-        ("worst", "Worst samples", worst_section(samples, result.metrics, worst, links)),
+        (
+            "worst",
+            "Worst samples",
+            worst_section(samples, result.metrics, worst, links, thresholds),
+        ),
         (
             "failures",
             "Failed results",

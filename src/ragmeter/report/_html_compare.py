@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import Comparison, Measured, MetricDelta
 from ragmeter.report._html_samples import Links
 from ragmeter.report._markup import Markup, el, join, shorten, text
+from ragmeter.report._svg import Bar, Point, delta_bars, paired_scatter
 from ragmeter.results import Aggregate
+
+if TYPE_CHECKING:
+    from ragmeter.stats import Comparison as StatsComparison
 
 
 def delta_cell(delta: MetricDelta) -> Markup:
@@ -109,6 +114,58 @@ def _changes_table(comparison: Comparison, links: Links) -> Markup | None:
     return el("table", el("thead", head), el("tbody", rows), id="changes-table")
 
 
+def scatters(comparison: Comparison) -> Markup:
+    """Per metric, a paired scatter of the shared samples scored in both runs."""
+    cards = []
+    for delta in comparison.metrics:
+        if not delta.pairs:
+            continue
+        points = [
+            Point(c.sample.sample_id, c.baseline, c.current, fmt.change(c.delta, delta.direction))
+            for c in delta.pairs
+        ]
+        cards.append(
+            el(
+                "div",
+                el(
+                    "h4",
+                    delta.metric,
+                    el("span", f"{fmt.arrow(delta.direction)} n={len(points)}"),
+                ),
+                paired_scatter(delta.metric, points),
+                class_="hist-card",
+            )
+        )
+    if not cards:
+        return el("p", "No shared sample was scored in both runs.", class_="muted")
+    return el("div", cards, class_="hists scatters", id="compare-scatters")
+
+
+def _bar(found: StatsComparison) -> Bar:
+    if found.not_comparable is not None:
+        # "judge changed (A vs B)": the banner above names the models
+        why = found.not_comparable.split(" (")[0]
+        return Bar(found.metric, None, None, None, "same", note=f"not comparable: {why}")
+    if found.difference is None:
+        return Bar(found.metric, None, None, None, "same", note="not compared (too few samples)")
+    ci = found.ci
+    return Bar(
+        found.metric,
+        found.difference,
+        ci.low if ci else None,
+        ci.high if ci else None,
+        fmt.change(found.difference, found.direction),
+        found.significant,
+    )
+
+
+def mean_deltas(tests: Sequence[StatsComparison]) -> Markup | None:
+    """The change of each metric's mean with its confidence interval, as bars."""
+    if not tests:
+        return None
+    return el("div", delta_bars([_bar(c) for c in tests]), class_="scroll", id="compare-deltas")
+
+
 def measured_banner(found: Measured) -> Markup | None:
     """How the runs were measured differently: a changed judge (no verdict, or compared
     anyway), then prompt versions, settings and what a run did not record."""
@@ -151,10 +208,14 @@ def compare_section(
     top: int,
     verdicts: Sequence[str] = (),
     differences: Measured | None = None,
+    *,
+    tests: Sequence[StatsComparison] = (),
 ) -> Markup:
     """Baseline against this run; deltas are this run minus the baseline. ``verdicts`` are
     the statistics' plain-language verdicts (real change or noise), one per metric;
-    ``differences`` how the runs were measured differently (a banner first)."""
+    ``differences`` how the runs were measured differently (a banner first); ``tests`` the
+    comparisons behind the verdicts, drawn as bars of the change with its interval. Per
+    metric, a scatter pairs each shared sample's two scores."""
     notes = [
         measured_banner(differences or Measured()),
         el(
@@ -184,4 +245,34 @@ def compare_section(
         "h3", "Samples that changed most", el("span", f" — up to {top} per metric", class_="muted")
     )
     significance = el("ul", *(el("li", verdict) for verdict in verdicts), class_="verdicts")
-    return join([*notes, _means_table(comparison), significance, heading, changes])
+    bars = mean_deltas(tests)
+    charts = (
+        [
+            el("h3", "Change of the mean"),
+            el(
+                "p",
+                "Bar: this run − baseline, over the samples scored in both runs when they "
+                "share samples (else each run's mean), as in the verdicts above; whisker: its "
+                "bootstrap confidence interval. Green: better, red: worse, in each metric's "
+                "direction; a solid bar is significant after Holm correction, a pale one is not.",
+                class_="muted",
+            ),
+            bars,
+        ]
+        if bars is not None
+        else []
+    )
+    scatter = [
+        el("h3", "Per sample: baseline vs this run"),
+        el(
+            "p",
+            "One dot per sample scored in both runs (matched by id): x = baseline score, "
+            "y = this run's score. On the diagonal: unchanged; green: better, red: worse, in "
+            "the metric's direction.",
+            class_="muted",
+        ),
+        scatters(comparison),
+    ]
+    return join(
+        [*notes, _means_table(comparison), significance, *charts, *scatter, heading, changes]
+    )

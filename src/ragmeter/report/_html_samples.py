@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 from ragmeter.metrics import Direction
 from ragmeter.report import _format as fmt
-from ragmeter.report._analysis import FailureGroup, ok_result, worst_samples
+from ragmeter.report._analysis import FailureGroup, WorstSamples, worst_below
 from ragmeter.report._details import context_marks, details_html, marks_html
 from ragmeter.report._markup import Markup, el, join, shorten, text
 from ragmeter.results import MetricInfo, SampleResult
@@ -54,8 +55,10 @@ def _cols(*names: str) -> Markup:
 
 def _worst_table(metric: MetricInfo, worst: Sequence[SampleResult], links: Links) -> Markup:
     rows = []
+    level = relevance_level([metric])
     for rank, sample in enumerate(worst, start=1):
         result = sample.scores[metric.name]
+        ranked = retrieval_view(sample, level) if is_retrieval(metric) else None
         rows.append(
             el(
                 "tr",
@@ -63,7 +66,12 @@ def _worst_table(metric: MetricInfo, worst: Sequence[SampleResult], links: Links
                 el("td", links.link(sample)),
                 el("td", fmt.score(result.score), class_="num"),
                 el("td", _qa(sample), class_="text"),
-                el("td", el("div", result.reason or ""), details_html(result, metric.name)),
+                el(
+                    "td",
+                    el("div", result.reason or ""),
+                    ranked,
+                    details_html(result, metric.name),
+                ),
             )
         )
     head = el(
@@ -83,28 +91,88 @@ def _worst_table(metric: MetricInfo, worst: Sequence[SampleResult], links: Links
     )
 
 
+def worst_rule(metric: MetricInfo, worst: WorstSamples) -> str:
+    """The cut a sample had to pass to be listed, in words: "below the median (0.7500)"."""
+    side = "above" if metric.direction is Direction.LOWER_IS_BETTER else "below"
+    what = "the threshold" if worst.rule == "threshold" else "the median"
+    return f"{side} {what} ({fmt.score(worst.cut)})"
+
+
+def _every(n: int) -> str:
+    return "the one scored sample is" if n == 1 else f"all {n} scored samples are"
+
+
 def worst_section(
-    samples: Sequence[SampleResult], metrics: Sequence[MetricInfo], n: int, links: Links
+    samples: Sequence[SampleResult],
+    metrics: Sequence[MetricInfo],
+    n: int,
+    links: Links,
+    thresholds: Mapping[str, float] | None = None,
 ) -> Markup:
-    """Per metric, the ``n`` worst-scoring ok samples with their reason and details."""
+    """Per metric, up to ``n`` ok samples that score worse than the metric's threshold (from
+    ``thresholds``) or else its median, worst first, with their reason and details; a sample
+    at or past the cut, such as a perfect score, is never listed."""
     if n <= 0:
         return el("p", "Not shown (worst=0).", class_="muted")
+    thresholds = thresholds or {}
+    caption = el(
+        "p",
+        "Per metric, the samples that score worse than the metric's threshold when one is "
+        "given, else worse than this run's median for it (below it; above it for a ↓ metric), "
+        f"worst first, at most {n}. A sample at or past that cut, a perfect score included, "
+        "is never listed.",
+        class_="muted caption",
+    )
     blocks = []
     for metric in metrics:
-        worst = worst_samples(samples, metric, n)
-        if not worst:
+        worst = worst_below(samples, metric, n, thresholds.get(metric.name))
+        if not worst.n_scored:
+            continue
+        rule = worst_rule(metric, worst)
+        if not worst.samples:
+            blocks.append(
+                el(
+                    "div",
+                    el("h3", f"{metric.name} {fmt.arrow(metric.direction)}"),
+                    el(
+                        "p",
+                        f"No sample {rule}: {_every(worst.n_scored)} at or "
+                        f"{'below' if metric.direction is Direction.LOWER_IS_BETTER else 'above'}"
+                        " it.",
+                        class_="muted none-below",
+                    ),
+                    class_="worst",
+                    data_metric=metric.name,
+                )
+            )
             continue
         which = "highest" if metric.direction is Direction.LOWER_IS_BETTER else "lowest"
-        n_ok = sum(ok_result(s, metric.name) is not None for s in samples)
+        shown = (
+            fmt.plural(worst.n_below, "sample")
+            if len(worst.samples) == worst.n_below
+            else f"the {len(worst.samples)} {which} of {worst.n_below} samples"
+        )
         heading = el(
             "h3",
             f"{metric.name} {fmt.arrow(metric.direction)}",
-            el("span", f" — the {len(worst)} {which} of {n_ok} scored samples", class_="muted"),
+            el(
+                "span",
+                f" — {shown} {rule}, of {worst.n_scored} scored",
+                class_="muted",
+            ),
         )
-        blocks.append(el("div", heading, _worst_table(metric, worst, links), class_="worst"))
+        blocks.append(
+            el(
+                "div",
+                heading,
+                _worst_table(metric, worst.samples, links),
+                class_="worst",
+                data_metric=metric.name,
+            )
+        )
     if not blocks:
         return el("p", "No sample got a score.", class_="muted")
-    return join(blocks)
+    return join([caption, *blocks])
 
 
 def _qa(sample: SampleResult) -> Markup:
@@ -145,20 +213,98 @@ def failures_section(groups: Sequence[FailureGroup], links: Links) -> Markup:
     return el("table", el("thead", head), el("tbody", rows))
 
 
+_RANKING = re.compile(r"^(mrr|map|ndcg|precision|recall|hit|f1|r_precision)(@\d+)?$")
+
+
+def is_retrieval(metric: MetricInfo) -> bool:
+    """Whether ``metric`` ranks retrieved ids against relevant ids (MRR, nDCG@k, ...)."""
+    return metric.kind.startswith("ragmeter.metrics.retrieval.") or bool(
+        _RANKING.match(metric.name)
+    )
+
+
+def relevance_level(metrics: Sequence[MetricInfo]) -> float:
+    """The lowest grade the run's retrieval metrics count as relevant (1 by default)."""
+    levels = [
+        float(m.params.get("relevance_level", 1.0))
+        for m in metrics
+        if is_retrieval(m) and isinstance(m.params.get("relevance_level", 1.0), int | float)
+    ]
+    return min(levels, default=1.0)
+
+
+def relevant_ids(sample: SampleResult, level: float = 1.0) -> list[str] | None:
+    """The ids relevant to ``sample`` (graded ``relevance`` at least ``level``, else its
+    ``reference_context_ids``), or ``None`` when it has no relevance judgment."""
+    s = sample.sample
+    if s.relevance is None and s.reference_context_ids is None:
+        return None
+    return [doc for doc, grade in s.qrels().items() if grade >= level]
+
+
+def retrieval_view(sample: SampleResult, level: float = 1.0) -> Markup | None:
+    """The retrieved ids in rank order with the relevant ones marked (✓, class
+    ``relevant``), and the relevant ids that were not retrieved; ``None`` for a sample
+    without retrieved ids or without a relevance judgment."""
+    retrieved = sample.sample.retrieved_context_ids
+    relevant = relevant_ids(sample, level)
+    if retrieved is None or relevant is None:
+        return None
+    wanted = set(relevant)
+    seen: set[str] = set()
+    chips = []
+    for rank, doc in enumerate(retrieved, start=1):
+        repeat = doc in seen
+        seen.add(doc)
+        hit = doc in wanted and not repeat
+        chips.append(
+            el(
+                "span",
+                f"#{rank} ",
+                el("code", doc),
+                " ✓" if hit else None,
+                class_="chip rid relevant good" if hit else "chip rid",
+                title="relevant"
+                if hit
+                else "retrieved again (counts once)"
+                if repeat
+                else "not relevant",
+                data_id=doc,
+            )
+        )
+    missing = [doc for doc in relevant if doc not in seen]
+    found = len(wanted) - len(set(missing))
+    summary = el(
+        "div",
+        el("span", f"{found} of {len(wanted)} relevant retrieved", class_="muted"),
+        "; missing: " if missing else None,
+        [
+            el("span", "✗ ", el("code", doc), class_="chip missing bad", data_id=doc)
+            for doc in missing
+        ]
+        or None,
+        class_="chips retrieval-summary",
+    )
+    return el(
+        "div",
+        el("div", chips or el("span", "nothing retrieved", class_="muted"), class_="chips"),
+        summary,
+        class_="retrieval",
+    )
+
+
 def _field(label: str, body: Markup) -> Markup:
     return el("div", el("div", label, class_="label"), el("div", body), class_="field")
 
 
-def _contexts(sample: SampleResult) -> Markup | None:
+def _contexts(sample: SampleResult, level: float = 1.0) -> Markup | None:
     s = sample.sample
     texts = list(s.retrieved_contexts or [])
     ids = list(s.retrieved_context_ids or [])
     n = max(len(texts), len(ids))
     if not n:
         return None
-    relevant = set(s.reference_context_ids or []) | {
-        k for k, grade in (s.relevance or {}).items() if grade > 0
-    }
+    relevant = set(relevant_ids(sample, level) or ())
     marks = context_marks(sample.scores, n)
     items = []
     for i in range(n):
@@ -226,8 +372,12 @@ def sample_card(sample: SampleResult, metrics: Sequence[MetricInfo]) -> Markup:
         _field("question", text(s.user_input, class_="body")) if s.user_input else None,
         _field("response", text(s.response, class_="body")) if s.response else None,
         _field("reference", text(s.reference, class_="body")) if s.reference else None,
-        _contexts(sample),
+        _contexts(sample, level := relevance_level(metrics)),
     ]
+    if any(is_retrieval(m) for m in metrics):
+        view = retrieval_view(sample, level)
+        if view is not None:
+            fields.append(_field("retrieved ids", view))
     if s.reference_contexts:
         fields.append(
             _field(
@@ -266,7 +416,8 @@ def samples_section(
     note = el(
         "p",
         f"The {len(chosen)} samples referenced above, of {len(samples)}, in dataset order. "
-        "★ marks a retrieved id that is relevant.",
+        "★ marks a retrieved id that is relevant; under retrieved ids, ✓ marks the relevant "
+        "ones in rank order and ✗ the relevant ids that were not retrieved.",
         class_="muted",
     )
     return join([note, *(sample_card(s, metrics) for s in chosen)])

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ragmeter.diagnosis import Finding
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import (
+    CI_RESAMPLES,
     Measured,
     compare_runs,
     default_title,
+    mean_estimates,
     measured,
     run_label,
     significance,
 )
 from ragmeter.results import EvaluationResult
+
+if TYPE_CHECKING:
+    from ragmeter.stats import MeanEstimate
 
 _SPECIAL = str.maketrans({c: "\\" + c for c in "\\|<>*[]`"})
 
@@ -40,7 +46,15 @@ def _table(head: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[st
     return "\n".join(lines)
 
 
+def _ci(estimate: MeanEstimate | None) -> str:
+    if estimate is None:
+        return fmt.NONE
+    ci = estimate.ci
+    return fmt.mean_ci(estimate.n, ci.low if ci else None, ci.high if ci else None)
+
+
 def _metric_table(result: EvaluationResult) -> str:
+    estimates = mean_estimates(result)
     rows = []
     for metric in result.metrics:
         agg = result.aggregates[metric.name]
@@ -49,16 +63,21 @@ def _metric_table(result: EvaluationResult) -> str:
                 md_code(metric.name),
                 fmt.arrow(metric.direction),
                 fmt.score(agg.mean),
+                _ci(estimates.get(metric.name)),
                 fmt.score(agg.median),
                 f"{agg.n_ok}/{agg.n_total}",
                 str(agg.n_not_applicable),
                 str(agg.n_failed),
             ]
         )
-    return _table(
-        ["metric", "better", "mean", "median", "coverage", "n/a", "failed"],
-        ["---", ":-:", "--:", "--:", "--:", "--:", "--:"],
+    table = _table(
+        ["metric", "better", "mean", "95% CI", "median", "coverage", "n/a", "failed"],
+        ["---", ":-:", "--:", "--:", "--:", "--:", "--:", "--:"],
         rows,
+    )
+    return (
+        table + f"\n\n95% CI: bootstrap (BCa, {CI_RESAMPLES:,} resamples) interval of the mean, "
+        "as `ragmeter show` prints it; none below 2 scored samples. Coverage = scored / all."
     )
 
 

@@ -73,6 +73,33 @@ svg.hist .axis { stroke: #8c959f; stroke-width: 1; }
 svg.hist .tick { font-size: 9px; fill: var(--muted); }
 svg.hist .tick.mid { text-anchor: middle; }
 svg.hist .tick.end { text-anchor: end; }
+svg.scatter { display: block; width: 100%; max-width: 260px; height: auto; }
+svg.scatter .frame { fill: #fbfcfd; stroke: var(--line); }
+svg.scatter .diag { stroke: #8c959f; stroke-width: 1; stroke-dasharray: 4 3; }
+svg.scatter .pt { fill: #8c959f; fill-opacity: .65; stroke: #fff; stroke-width: .5; }
+svg.scatter .pt.better { fill: var(--good); }
+svg.scatter .pt.worse { fill: var(--bad); }
+svg.scatter .tick, svg.deltas .tick { font-size: 9px; fill: var(--muted); }
+svg.scatter .tick.mid, svg.deltas .tick.mid { text-anchor: middle; }
+svg.scatter .tick.end, svg.deltas .tick.end { text-anchor: end; }
+svg.deltas { display: block; max-width: 100%; height: auto; }
+svg.deltas .label { font-size: 11px; fill: var(--fg); }
+svg.deltas .axis { stroke: #8c959f; stroke-width: 1; }
+svg.deltas .dbar { fill: #c4cbd3; }
+svg.deltas .dbar.better { fill: #9fd8ad; }
+svg.deltas .dbar.worse { fill: #f5b3ae; }
+svg.deltas .dbar.sig.better { fill: var(--good); }
+svg.deltas .dbar.sig.worse { fill: var(--bad); }
+svg.deltas .whisker { stroke: var(--fg); stroke-width: 1.2; }
+td.shaded { color: var(--fg); }
+tr:hover td.shaded { filter: brightness(.97); }
+.legend { display: inline-flex; align-items: center; gap: 2px; margin-left: 6px;
+  vertical-align: middle; }
+.legend .swatch { display: inline-block; min-width: 38px; padding: 0 4px; font-size: 11px;
+  text-align: center; color: var(--fg); border-radius: 2px; }
+.chip.rid.relevant { font-weight: 600; }
+.chip.missing { text-decoration: none; }
+.retrieval .chips { margin: 2px 0; }
 .finding { border: 1px solid var(--line); border-left-width: 4px; border-radius: 6px;
   padding: 10px 14px; margin: 10px 0; }
 .finding.high { border-left-color: var(--bad); }

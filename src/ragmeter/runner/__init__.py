@@ -1,8 +1,14 @@
 """Running metrics over datasets."""
 
-from ragmeter.runner._evaluate import DEFAULT_CONCURRENCY, aevaluate, check_inputs, evaluate
-from ragmeter.runner._progress import ProgressReporter, QuietProgress, make_progress
-from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
+from typing import TYPE_CHECKING, Any
+
+from ragmeter import _lazy
+
+if TYPE_CHECKING:
+    from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
+    from ragmeter.runner._evaluate import aevaluate, check_inputs, evaluate
+    from ragmeter.runner._progress import ProgressReporter, QuietProgress, make_progress
+    from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -16,3 +22,22 @@ __all__ = [
     "make_progress",
     "run_task",
 ]
+
+# Each name is imported on first use (see ragmeter._lazy), not with the package.
+_EXPORTS = _lazy.exports(
+    {
+        "ragmeter.runner._defaults": ("DEFAULT_CONCURRENCY",),
+        "ragmeter.runner._evaluate": ("aevaluate", "check_inputs", "evaluate"),
+        "ragmeter.runner._progress": ("ProgressReporter", "QuietProgress", "make_progress"),
+        "ragmeter.runner._task": ("SampleTask", "TaskOutcome", "run_task"),
+    }
+)
+
+if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
+
+    def __getattr__(name: str) -> Any:
+        return _lazy.load(__name__, _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return _lazy.names(__name__, _EXPORTS)

@@ -24,14 +24,12 @@ from ragmeter.metrics import (
 )
 from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunDatabase
+from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
 from ragmeter.runner._judged import JudgedSetup, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
 DEFAULT_BATCH_SIZE = 4096
-#: Samples in flight at once. Larger than the judge's own request limit (16 by default), so
-#: the judge always has queued work while some samples wait on their second step.
-DEFAULT_CONCURRENCY = 64
 
 
 def check_inputs(

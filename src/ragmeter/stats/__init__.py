@@ -11,14 +11,19 @@ changed judge unless ``allow_judge_change=True``. Everything is numpy; scipy is 
 only for ``test="wilcoxon"`` (``ragmeter[stats]``).
 """
 
-from ragmeter.stats._bootstrap import Interval, bootstrap_ci
-from ragmeter.stats._comparability import Comparability, Difference, MetricCheck, comparability
-from ragmeter.stats._compare import Comparison, compare
-from ragmeter.stats._estimate import MeanEstimate, estimate_group_means, estimate_means
-from ragmeter.stats._holm import holm
-from ragmeter.stats._noise import JudgeNoise, judge_noise
-from ragmeter.stats._permutation import sign_flip_test
-from ragmeter.stats._power import min_detectable_effect, samples_needed
+from typing import TYPE_CHECKING, Any
+
+from ragmeter import _lazy
+
+if TYPE_CHECKING:
+    from ragmeter.stats._bootstrap import Interval, bootstrap_ci
+    from ragmeter.stats._comparability import Comparability, Difference, MetricCheck, comparability
+    from ragmeter.stats._compare import Comparison, compare
+    from ragmeter.stats._estimate import MeanEstimate, estimate_group_means, estimate_means
+    from ragmeter.stats._holm import holm
+    from ragmeter.stats._noise import JudgeNoise, judge_noise
+    from ragmeter.stats._permutation import sign_flip_test
+    from ragmeter.stats._power import min_detectable_effect, samples_needed
 
 __all__ = [
     "Comparability",
@@ -39,3 +44,31 @@ __all__ = [
     "samples_needed",
     "sign_flip_test",
 ]
+
+# Each name is imported on first use (see ragmeter._lazy), not with the package.
+_EXPORTS = _lazy.exports(
+    {
+        "ragmeter.stats._bootstrap": ("Interval", "bootstrap_ci"),
+        "ragmeter.stats._comparability": (
+            "Comparability",
+            "Difference",
+            "MetricCheck",
+            "comparability",
+        ),
+        "ragmeter.stats._compare": ("Comparison", "compare"),
+        "ragmeter.stats._estimate": ("MeanEstimate", "estimate_group_means", "estimate_means"),
+        "ragmeter.stats._holm": ("holm",),
+        "ragmeter.stats._noise": ("JudgeNoise", "judge_noise"),
+        "ragmeter.stats._permutation": ("sign_flip_test",),
+        "ragmeter.stats._power": ("min_detectable_effect", "samples_needed"),
+    }
+)
+
+if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
+
+    def __getattr__(name: str) -> Any:
+        return _lazy.load(__name__, _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return _lazy.names(__name__, _EXPORTS)

@@ -28,7 +28,8 @@ Aspect = Literal["judge", "embeddings", "prompts", "params"]
 State = Literal["same", "different", "unknown", "none"]
 
 #: Who answers: the kind of judge, its provider, the endpoint's host (and port), the model
-#: or deployment, the embedded model's file hash (a scripted judge's name).
+#: or deployment, the embedded model's file hash and the llama.cpp build that runs it (a
+#: scripted judge's name).
 JUDGE_IDENTITY = (
     "kind",
     "provider",
@@ -38,6 +39,7 @@ JUDGE_IDENTITY = (
     "deployment",
     "name",
     "sha256",
+    "runtime",
 )
 #: How it is asked: every setting that changes its answers. Operational settings (timeouts,
 #: retries, concurrency, rate limits, price, whether a key is set) are not compared.

@@ -204,8 +204,6 @@ def test_sync_score_works_inside_a_running_event_loop():
 
 
 def test_independent_steps_of_a_sample_run_concurrently():
-    import time
-
     from ragmeter.judge import JudgeConfig, NullCache, OpenAIJudge
     from ragmeter.testing import FakeOpenAIServer
 
@@ -223,13 +221,12 @@ def test_independent_steps_of_a_sample_run_concurrently():
             JudgeConfig(model="m", base_url=server.base_url, structured_output="json_schema"),
             cache=NullCache(),
         )
-        started = time.monotonic()
         result = evaluate([scripts.SAMPLE], SUITE, judge=judge, embeddings=scripts.embeddings())
-        elapsed = time.monotonic() - started
         assert len(server.requests) == 3
-        assert server.max_in_flight == 2  # claims+questions and the reference review together
+        # Claims+questions and the reference review were in flight together: two rounds of
+        # requests, not three (counted by the server, not timed: a loaded machine is slow).
+        assert server.max_in_flight == 2
     assert result.scores("faithfulness")[0] == pytest.approx(2 / 3)
-    assert elapsed < 3 * 0.4  # two rounds of 0.4 s, not three
 
 
 def test_context_relevance_from_the_question_alone():

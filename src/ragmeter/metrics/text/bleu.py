@@ -1,15 +1,18 @@
 from functools import lru_cache
-from typing import Any
-
-from sacrebleu.metrics.bleu import BLEU as SacreBLEU
+from typing import TYPE_CHECKING, Any
 
 from ragmeter._text import contains_cjk
 from ragmeter.metrics._base import MetricResult
 from ragmeter.metrics.text._base import TextMetric
 
+if TYPE_CHECKING:
+    from sacrebleu.metrics.bleu import BLEU as SacreBLEU
+
 
 @lru_cache(maxsize=8)
-def _scorer(tokenize: str) -> SacreBLEU:
+def _scorer(tokenize: str) -> "SacreBLEU":
+    from sacrebleu.metrics.bleu import BLEU as SacreBLEU  # loaded when first scored
+
     # effective_order: sentence-level BLEU must not zero out short sentences' missing n-gram orders.
     return SacreBLEU(tokenize=tokenize, effective_order=True)
 

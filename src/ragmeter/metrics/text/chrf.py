@@ -1,14 +1,17 @@
 from functools import lru_cache
-from typing import Any
-
-from sacrebleu.metrics.chrf import CHRF as SacreCHRF
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics._base import MetricResult
 from ragmeter.metrics.text._base import TextMetric
 
+if TYPE_CHECKING:
+    from sacrebleu.metrics.chrf import CHRF as SacreCHRF
+
 
 @lru_cache(maxsize=8)
-def _scorer(word_order: int) -> SacreCHRF:
+def _scorer(word_order: int) -> "SacreCHRF":
+    from sacrebleu.metrics.chrf import CHRF as SacreCHRF  # loaded when first scored
+
     return SacreCHRF(word_order=word_order)
 
 

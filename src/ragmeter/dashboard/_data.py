@@ -1,0 +1,426 @@
+"""What the dashboard shows, as plain JSON-ready data: the API returns it as is and the
+pages render it. The statistics come from :mod:`ragmeter.stats` (bootstrap intervals,
+paired tests); nothing here re-derives them.
+
+A score is a number only when its status is ``ok``; a failed or not-applicable result has
+``score: null`` and its status, never a number standing in for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ragmeter.gate import GateRules
+from ragmeter.metrics import Status
+from ragmeter.results import EvaluationResult, SampleResult, tags_of
+from ragmeter.stats import MeanEstimate, compare, estimate_means
+from ragmeter.store import RunInfo
+
+#: Bootstrap resamples for the dashboard's intervals (fewer than a report's: pages stay fast).
+RESAMPLES = 2000
+#: Status filter values (``n/a`` is the short name of ``not_applicable``).
+STATUSES = {
+    "ok": Status.OK,
+    "failed": Status.FAILED,
+    "n/a": Status.NOT_APPLICABLE,
+    "not_applicable": Status.NOT_APPLICABLE,
+}
+MAX_PER_PAGE = 200
+CHANGED_SHOWN = 20
+
+Loader = Callable[[RunInfo], EvaluationResult]
+
+
+class QueryError(ValueError):
+    """A query parameter the dashboard cannot use; the message says which and why."""
+
+
+def _number(value: Any) -> float | None:
+    """A finite float, or None (NaN is never shown as a score)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def parse_time(value: str | None, name: str) -> dt.datetime | None:
+    """``YYYY-MM-DD`` or an ISO time, as UTC; None when not given."""
+    if not value:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        message = f"{name}: expected a date (YYYY-MM-DD) or an ISO time, got {value!r}"
+        raise QueryError(message) from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+
+
+def within(infos: Sequence[RunInfo], since: str | None, until: str | None) -> list[RunInfo]:
+    """The runs recorded from ``since`` up to ``until`` (a bare date includes that day)."""
+    start, end = parse_time(since, "since"), parse_time(until, "until")
+    if end is not None and until is not None and len(until.strip()) == 10:
+        end += dt.timedelta(days=1)
+    return [
+        info
+        for info in infos
+        if (start is None or info.created_at >= start) and (end is None or info.created_at < end)
+    ]
+
+
+# -- runs ----------------------------------------------------------------------------------
+def run_summary(info: RunInfo) -> dict[str, Any]:
+    """A run's record with its per-metric means and counts (no samples loaded)."""
+    metrics = {}
+    for described in info.metrics:
+        name = described["name"]
+        aggregate = info.aggregates.get(name) or {}
+        metrics[name] = {
+            "direction": described.get("direction"),
+            "mean": _number(aggregate.get("mean")),
+            "n_total": aggregate.get("n_total"),
+            "n_ok": aggregate.get("n_ok"),
+            "n_failed": aggregate.get("n_failed"),
+            "n_not_applicable": aggregate.get("n_not_applicable"),
+        }
+    return {
+        "id": info.id,
+        "name": info.name,
+        "created_at": info.created_at.isoformat(),
+        "status": info.status,
+        "n_samples": info.n_samples,
+        "params": info.params,
+        "tags": info.tags,
+        "notes": info.notes,
+        "git_commit": info.git_commit,
+        "git_dirty": info.git_dirty,
+        "dataset_hash": info.dataset_hash,
+        "metrics": metrics,
+    }
+
+
+def metric_names(infos: Sequence[RunInfo]) -> list[str]:
+    """Every metric of these runs, in the order first seen."""
+    return list(dict.fromkeys(m["name"] for info in infos for m in info.metrics))
+
+
+class Estimates:
+    """Each run's means with bootstrap intervals (:func:`ragmeter.stats.estimate_means`),
+    computed once per run: stored runs never change."""
+
+    def __init__(self, load: Loader, limit: int = 1024) -> None:
+        self.load = load
+        self.limit = limit
+        self._done: dict[str, dict[str, MeanEstimate]] = {}
+
+    def __call__(self, info: RunInfo) -> dict[str, MeanEstimate]:
+        found = self._done.get(info.id)
+        if found is None:
+            found = estimate_means(self.load(info), n_resamples=RESAMPLES)
+            if len(self._done) >= self.limit:
+                self._done.pop(next(iter(self._done)))
+            self._done[info.id] = found
+        return found
+
+
+def estimate_json(estimate: MeanEstimate) -> dict[str, Any]:
+    ci = estimate.ci
+    return {
+        "mean": _number(estimate.mean),
+        "ci_low": None if ci is None else _number(ci.low),
+        "ci_high": None if ci is None else _number(ci.high),
+        "level": None if ci is None else ci.level,
+        "n": estimate.n,
+        "n_total": estimate.n_total,
+    }
+
+
+def run_detail(info: RunInfo, estimates: dict[str, MeanEstimate]) -> dict[str, Any]:
+    """:func:`run_summary` with each metric's confidence interval."""
+    out = run_summary(info)
+    for name, metric in out["metrics"].items():
+        if name in estimates:
+            metric.update(estimate_json(estimates[name]))
+    out["config"] = info.config
+    return out
+
+
+# -- samples -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SampleQuery:
+    """Which samples, in which order: ``status`` of ``metric`` (of any metric without one),
+    a ``tag`` (``key=value``, ``key:value`` or a bare value), free text ``q`` (id,
+    question, response, reference), ``sort`` by a metric's score (``order`` asc or desc;
+    samples without a score come last either way), a page of ``per_page``."""
+
+    metric: str | None = None
+    status: str | None = None
+    tag: str | None = None
+    q: str | None = None
+    sort: str | None = None
+    order: Literal["asc", "desc"] = "asc"
+    page: int = 1
+    per_page: int = 100
+
+    def params(self, **changes: object) -> dict[str, str]:
+        """The query as URL parameters (those set), with ``changes``."""
+        values: dict[str, object] = {
+            "metric": self.metric,
+            "status": self.status,
+            "tag": self.tag,
+            "q": self.q,
+            "sort": self.sort,
+            "order": self.order if self.sort else None,
+            "page": self.page if self.page != 1 else None,
+        }
+        values.update(changes)
+        return {k: str(v) for k, v in values.items() if v not in (None, "")}
+
+
+def check_query(query: SampleQuery, metrics: Sequence[str]) -> None:
+    for name, value in (("metric", query.metric), ("sort", query.sort)):
+        if value and value != "index" and value not in metrics:
+            raise QueryError(f"{name}: no metric {value!r} in this run; it has {list(metrics)}")
+    if query.status and query.status not in STATUSES:
+        raise QueryError(f"status: expected ok, failed or n/a, got {query.status!r}")
+    if query.order not in ("asc", "desc"):
+        raise QueryError(f"order: expected asc or desc, got {query.order!r}")
+    if query.page < 1 or not 1 <= query.per_page <= MAX_PER_PAGE:
+        raise QueryError(f"page must be >= 1 and per_page 1 to {MAX_PER_PAGE}")
+
+
+def _has_tag(sample: SampleResult, wanted: str) -> bool:
+    tags = tags_of(sample.sample.metadata or {})
+    for separator in ("=", ":"):
+        key, found, value = wanted.partition(separator)
+        if found:
+            return value.strip() in tags.get(key.strip(), [])
+    return any(wanted in values or wanted == key for key, values in tags.items())
+
+
+def _matches_text(sample: SampleResult, needle: str) -> bool:
+    s = sample.sample
+    texts = (sample.sample_id, s.user_input, s.response, s.reference)
+    return any(needle in text.casefold() for text in texts if text)
+
+
+def _has_status(sample: SampleResult, status: Status, metric: str | None) -> bool:
+    if metric:
+        found = sample.scores.get(metric)
+        return found is not None and found.status is status
+    return any(r.status is status for r in sample.scores.values())
+
+
+def ok_score(sample: SampleResult, metric: str) -> float | None:
+    """The sample's score on ``metric`` when its status is ok, else None."""
+    found = sample.scores.get(metric)
+    if found is None or found.status is not Status.OK:
+        return None
+    return _number(found.score)
+
+
+def select_samples(result: EvaluationResult, query: SampleQuery) -> list[SampleResult]:
+    """The samples ``query`` asks for, in its order (every page)."""
+    check_query(query, [m.name for m in result.metrics])
+    chosen: list[SampleResult] = list(result.samples)
+    if query.status:
+        status = STATUSES[query.status]
+        chosen = [s for s in chosen if _has_status(s, status, query.metric)]
+    if query.tag:
+        chosen = [s for s in chosen if _has_tag(s, query.tag.strip())]
+    if query.q and query.q.strip():
+        needle = query.q.strip().casefold()
+        chosen = [s for s in chosen if _matches_text(s, needle)]
+    if query.sort and query.sort != "index":
+        keyed = [(ok_score(s, query.sort), s) for s in chosen]
+        scored = [(value, s) for value, s in keyed if value is not None]
+        scored.sort(key=lambda pair: (pair[0], pair[1].index), reverse=query.order == "desc")
+        chosen = [s for _, s in scored] + [s for value, s in keyed if value is None]
+    elif query.order == "desc":
+        chosen.reverse()
+    return chosen
+
+
+def page_of(chosen: Sequence[SampleResult], query: SampleQuery) -> list[SampleResult]:
+    start = (query.page - 1) * query.per_page
+    return list(chosen[start : start + query.per_page])
+
+
+def result_json(sample: SampleResult, metric: str) -> dict[str, Any]:
+    found = sample.scores.get(metric)
+    if found is None:
+        return {"status": None, "score": None, "reason": None, "error": None}
+    return {
+        "status": found.status.value,
+        "score": _number(found.score) if found.status is Status.OK else None,
+        "reason": found.reason,
+        "error": found.error,
+    }
+
+
+def sample_json(sample: SampleResult, metrics: Sequence[str]) -> dict[str, Any]:
+    s = sample.sample
+    return {
+        "index": sample.index,
+        "id": sample.sample_id,
+        "question": s.user_input,
+        "response": s.response,
+        "reference": s.reference,
+        "tags": tags_of(s.metadata or {}),
+        "scores": {m: result_json(sample, m) for m in metrics},
+    }
+
+
+def samples_json(info: RunInfo, result: EvaluationResult, query: SampleQuery) -> dict[str, Any]:
+    chosen = select_samples(result, query)
+    metrics = [m.name for m in result.metrics]
+    return {
+        "run": info.id,
+        "total": len(result),
+        "matched": len(chosen),
+        "page": query.page,
+        "per_page": query.per_page,
+        "query": query.params(),
+        "samples": [sample_json(s, metrics) for s in page_of(chosen, query)],
+    }
+
+
+# -- trends --------------------------------------------------------------------------------
+def thresholds_json(rules: GateRules | None) -> list[dict[str, Any]]:
+    """The gate's thresholds; those over a tag group (``tag`` set) do not bound a run mean."""
+    if rules is None:
+        return []
+    return [
+        {
+            "metric": t.metric,
+            "min": t.min,
+            "max": t.max,
+            "statistic": t.statistic,
+            "tag": t.tag,
+            "value": t.value,
+            "rule": t.name,
+        }
+        for t in rules.thresholds
+        if t.min is not None or t.max is not None
+    ]
+
+
+def trends_json(
+    infos: Sequence[RunInfo],
+    estimates: Estimates,
+    rules: GateRules | None,
+    metrics: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Per metric, oldest run first: its mean and 95% interval in each run, and the gate's
+    thresholds on it."""
+    ordered = sorted(infos, key=lambda i: (i.created_at, i.id))
+    names = list(metrics) if metrics else metric_names(ordered)
+    thresholds = thresholds_json(rules)
+    out: dict[str, Any] = {"runs": len(ordered), "metrics": []}
+    for name in names:
+        points = []
+        for info in ordered:
+            if not any(m["name"] == name for m in info.metrics):
+                continue
+            found = estimates(info).get(name)
+            if found is None:
+                continue
+            points.append(
+                {
+                    "run": info.id,
+                    "name": info.name,
+                    "created_at": info.created_at.isoformat(),
+                    "tags": info.tags,
+                    **estimate_json(found),
+                }
+            )
+        direction = next(
+            (m.get("direction") for i in ordered for m in i.metrics if m["name"] == name), None
+        )
+        out["metrics"].append(
+            {
+                "metric": name,
+                "direction": direction,
+                "points": points,
+                "thresholds": [t for t in thresholds if t["metric"] == name],
+            }
+        )
+    return out
+
+
+# -- compare -------------------------------------------------------------------------------
+def _change(a: SampleResult, b: SampleResult, metrics: Sequence[str]) -> dict[str, Any] | None:
+    """The metric on which a sample changed most between two runs (a change of status
+    before any change of score), or None when nothing changed."""
+    best: dict[str, Any] | None = None
+    best_key: tuple[int, float] = (-1, 0.0)
+    for metric in metrics:
+        before, after = result_json(a, metric), result_json(b, metric)
+        if before["status"] is None or after["status"] is None:
+            continue
+        if before["status"] != after["status"]:
+            key: tuple[int, float] = (1, 0.0)
+            delta = None
+        elif before["score"] is not None and after["score"] is not None:
+            delta = after["score"] - before["score"]
+            key = (0, abs(delta))
+            if delta == 0:
+                continue
+        else:
+            continue
+        if key > best_key:
+            best_key = key
+            best = {
+                "id": a.sample_id,
+                "question": a.sample.user_input,
+                "metric": metric,
+                "baseline_index": a.index,
+                "candidate_index": b.index,
+                "baseline": before,
+                "candidate": after,
+                "delta": delta,
+            }
+    return best
+
+
+def changed_samples(
+    old: EvaluationResult, new: EvaluationResult, limit: int = CHANGED_SHOWN
+) -> list[dict[str, Any]]:
+    """The samples (paired by id) that changed most: status changes first, then the
+    largest score change on any metric."""
+    metrics = [m.name for m in old.metrics if m.name in {n.name for n in new.metrics}]
+    after = {s.sample_id: s for s in new.samples}
+    found = []
+    for sample in old.samples:
+        other = after.get(sample.sample_id)
+        if other is not None:
+            change = _change(sample, other, metrics)
+            if change is not None:
+                found.append(change)
+    found.sort(key=lambda c: (c["delta"] is not None, -abs(c["delta"] or 0.0)))
+    return found[:limit]
+
+
+def compare_json(
+    before: RunInfo, after: RunInfo, old: EvaluationResult, new: EvaluationResult
+) -> dict[str, Any]:
+    """Per metric the paired change with its interval and p-values
+    (:func:`ragmeter.stats.compare`), and the samples that changed most."""
+    try:
+        comparisons = compare(old, new, n_resamples=RESAMPLES)
+    except ValueError as error:
+        raise QueryError(str(error)) from None
+    metrics = []
+    for comparison in comparisons:
+        figures = comparison.to_dict()
+        for key in ("baseline_mean", "candidate_mean", "difference", "p_value", "p_adjusted"):
+            figures[key] = _number(figures[key])
+        metrics.append(figures)
+    return {
+        "baseline": run_summary(before),
+        "candidate": run_summary(after),
+        "metrics": metrics,
+        "changed": changed_samples(old, new),
+    }

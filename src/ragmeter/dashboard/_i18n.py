@@ -1,0 +1,262 @@
+"""The dashboard's UI strings: one table per language, and how a request picks its language.
+
+The language comes from ``?lang=zh|en`` (then kept in a cookie), else the cookie, else the
+browser's ``Accept-Language`` (the first of its languages the dashboard speaks), else English.
+
+>>> pick_language(None, None, "zh-CN,zh;q=0.9,en;q=0.8")
+'zh'
+>>> pick_language("en", "zh", "zh-CN")
+'en'
+>>> pick_language(None, None, "fr-FR,de;q=0.5")
+'en'
+>>> Translator("zh")("samples")
+'样本'
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+Language = Literal["en", "zh"]
+LANGUAGES: Final[tuple[Language, ...]] = ("en", "zh")
+DEFAULT: Final[Language] = "en"
+COOKIE: Final = "ragmeter_lang"
+#: Each language by its own name, the same on every page (the language switch).
+ENDONYMS: Final[dict[Language, str]] = {"en": "English", "zh": "中文"}
+
+EN: Final[dict[str, str]] = {
+    "all_runs": "All runs",
+    "trends": "Trends",
+    "runs": "Runs",
+    "runs_title": "ragmeter runs",
+    "run": "run",
+    "recorded": "recorded",
+    "samples": "samples",
+    "all_samples": "All samples",
+    "trends_of": "Trends of {name}",
+    "compare_previous": "Compare with the previous run",
+    "params": "params",
+    "tags": "tags",
+    "tag": "tag",
+    "notes": "notes",
+    "git": "git",
+    "name": "name",
+    "compare": "compare",
+    "filter": "Filter",
+    "partial": "partial",
+    "complete": "complete",
+    "bad_query": "This query cannot be answered",
+    "no_runs": "No run recorded yet.",
+    "compare_ticked": "Compare the two ticked runs (the older one is the baseline)",
+    "dashboard": "dashboard",
+    "language": "Language",
+    "baseline": "baseline",
+    "the_same": "the same",
+    "uncommitted": "uncommitted changes",
+    # trends
+    "trends_title": "Trends",
+    "trends_intro": (
+        "Each metric's mean per run, oldest to newest, with its 95% confidence interval "
+        "(whiskers) and the gate's thresholds (dashed lines)."
+    ),
+    "metric": "metric",
+    "all_metrics": "all metrics",
+    "since": "since",
+    "until": "until",
+    "show": "Show",
+    "no_trend": "No run matches these filters.",
+    "threshold_min": "floor",
+    "threshold_max": "ceiling",
+    "more_metrics": "More metrics, one chart each:",
+    "no_gate": "No gate file given (ragmeter serve --gate FILE draws its thresholds).",
+    "gate_from": "Thresholds from",
+    "mean": "mean",
+    "ci": "95% CI",
+    "no_score": "no score",
+    # samples
+    "samples_of": "{name}: {n} of {total} samples",
+    "sample": "sample",
+    "question": "question",
+    "status": "status",
+    "any_status": "any status",
+    "status_ok": "ok",
+    "status_failed": "failed",
+    "status_not_applicable": "n/a",
+    "sort": "sort by",
+    "order": "order",
+    "asc": "ascending",
+    "desc": "descending",
+    "dataset_order": "dataset order",
+    "search": "search",
+    "no_sample": "No sample matches these filters.",
+    "previous": "← previous",
+    "next": "next →",
+    "sample_of": "{name}: sample {id}",
+    # compare
+    "compare_title": "{candidate} vs {baseline}",
+    "paired_title": "Paired changes",
+    "paired_intro": (
+        "Candidate minus baseline per metric on the samples scored in both runs, with its "
+        "95% bootstrap interval and a paired permutation test (Holm-adjusted across metrics)."
+    ),
+    "delta": "Δ",
+    "p_value": "p",
+    "p_adjusted": "p (Holm)",
+    "pairs": "pairs",
+    "verdict": "verdict",
+    "change_better": "better",
+    "change_worse": "worse",
+    "change_no change": "no change",
+    "change_not comparable": "not comparable",
+    "changed_title": "Samples that changed most",
+    "no_changed": "No sample's score changed.",
+    "status_change": "status changed",
+    "compare_two": "Compare two runs",
+    "tick_two": "Tick exactly two runs to compare ({n} ticked).",
+    "full_report": "The report's full comparison (means, distributions, every changed sample)",
+    "measured_differently": "The runs were measured differently:",
+    # errors
+    "no_such_run": "No such run",
+    "no_such_sample": "No such sample",
+    "sample_range": "run {name} has samples 0 to {last}",
+    "token_needed": "Token needed",
+    "token_hint": "Open the address with ?token=YOUR_TOKEN.",
+}
+
+ZH: Final[dict[str, str]] = {
+    "all_runs": "全部运行",
+    "trends": "趋势",
+    "runs": "运行",
+    "runs_title": "ragmeter 运行",
+    "run": "运行",
+    "recorded": "记录时间",
+    "samples": "样本",
+    "all_samples": "全部样本",
+    "trends_of": "{name} 的趋势",
+    "compare_previous": "与上一次运行对比",
+    "params": "参数",
+    "tags": "标签",
+    "tag": "标签",
+    "notes": "备注",
+    "git": "git",
+    "name": "名称",
+    "compare": "对比",
+    "filter": "筛选",
+    "partial": "部分失败",
+    "complete": "完整",
+    "bad_query": "无法执行此查询",
+    "no_runs": "还没有记录任何运行。",
+    "compare_ticked": "对比勾选的两个运行（较早的作为基线）",
+    "dashboard": "仪表盘",
+    "language": "语言",
+    "baseline": "基线",
+    "the_same": "相同",
+    "uncommitted": "有未提交的修改",
+    "trends_title": "趋势",
+    "trends_intro": "每个指标在各次运行中的均值（从旧到新），须线为 95% 置信区间，虚线为门禁阈值。",
+    "metric": "指标",
+    "all_metrics": "全部指标",
+    "since": "起始",
+    "until": "截止",
+    "show": "显示",
+    "no_trend": "没有符合筛选条件的运行。",
+    "threshold_min": "下限",
+    "threshold_max": "上限",
+    "more_metrics": "更多指标（每个单独成图）：",
+    "no_gate": "未指定门禁文件（ragmeter serve --gate FILE 可画出其阈值）。",
+    "gate_from": "阈值来自",
+    "mean": "均值",
+    "ci": "95% 置信区间",
+    "no_score": "无分数",
+    "samples_of": "{name}：{total} 个样本中的 {n} 个",
+    "sample": "样本",
+    "question": "问题",
+    "status": "状态",
+    "any_status": "任意状态",
+    "status_ok": "正常",
+    "status_failed": "失败",
+    "status_not_applicable": "不适用",
+    "sort": "排序",
+    "order": "顺序",
+    "asc": "升序",
+    "desc": "降序",
+    "dataset_order": "数据集顺序",
+    "search": "搜索",
+    "no_sample": "没有符合筛选条件的样本。",
+    "previous": "← 上一个",
+    "next": "下一个 →",
+    "sample_of": "{name}：样本 {id}",
+    "compare_title": "{candidate} 对比 {baseline}",
+    "paired_title": "配对变化",
+    "paired_intro": (
+        "每个指标在两次运行都有分数的样本上的差值（候选减基线），"
+        "附 95% 自助法置信区间与配对置换检验（跨指标 Holm 校正）。"
+    ),
+    "delta": "Δ",
+    "p_value": "p",
+    "p_adjusted": "p（Holm）",
+    "pairs": "配对数",
+    "verdict": "结论",
+    "change_better": "变好",
+    "change_worse": "变差",
+    "change_no change": "无显著变化",
+    "change_not comparable": "不可比较",
+    "changed_title": "变化最大的样本",
+    "no_changed": "没有样本的分数发生变化。",
+    "status_change": "状态变化",
+    "compare_two": "对比两个运行",
+    "tick_two": "请恰好勾选两个运行进行对比（已勾选 {n} 个）。",
+    "full_report": "报告中的完整对比（均值、分布、每个变化的样本）",
+    "measured_differently": "两次运行的度量方式不同：",
+    "no_such_run": "没有这个运行",
+    "no_such_sample": "没有这个样本",
+    "sample_range": "运行 {name} 的样本编号为 0 到 {last}",
+    "token_needed": "需要令牌",
+    "token_hint": "请在地址后加上 ?token=你的令牌 打开。",
+}
+
+TABLES: Final[dict[Language, dict[str, str]]] = {"en": EN, "zh": ZH}
+
+
+def _as_language(value: str | None) -> Language | None:
+    if not value:
+        return None
+    primary = value.strip().lower().replace("_", "-").split("-")[0]
+    return "zh" if primary == "zh" else "en" if primary == "en" else None
+
+
+def from_accept_language(header: str | None) -> Language | None:
+    """The first language of an ``Accept-Language`` header (by q-value) that the dashboard
+    speaks, or None."""
+    ranked: list[tuple[float, int, str]] = []
+    for position, part in enumerate((header or "").split(",")):
+        tag, _, rest = part.strip().partition(";")
+        quality = 1.0
+        if rest.strip().startswith("q="):
+            try:
+                quality = float(rest.strip()[2:])
+            except ValueError:
+                quality = 0.0
+        ranked.append((-quality, position, tag))
+    for negative_quality, _, tag in sorted(ranked):
+        language = _as_language(tag)
+        if language is not None and negative_quality < 0:
+            return language
+    return None
+
+
+def pick_language(query: str | None, cookie: str | None, accept: str | None) -> Language:
+    """The page's language: ``?lang=``, else the cookie, else ``Accept-Language``."""
+    return _as_language(query) or _as_language(cookie) or from_accept_language(accept) or DEFAULT
+
+
+class Translator:
+    """``t(key, **values)``: the UI string ``key`` in ``language``, formatted with ``values``."""
+
+    def __init__(self, language: Language) -> None:
+        self.language = language
+        self.table = TABLES[language]
+
+    def __call__(self, key: str, **values: object) -> str:
+        text = self.table.get(key) or EN[key]
+        return text.format(**values) if values else text

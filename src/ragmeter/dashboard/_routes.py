@@ -1,0 +1,291 @@
+"""The dashboard's pages and its JSON API: each page has an ``/api/...`` twin that returns
+the data it shows (docs/dashboard.md). The security checks live in :mod:`._app`'s
+middleware, in front of every route here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from ragmeter.dashboard import _data as data
+from ragmeter.dashboard import _i18n as i18n
+from ragmeter.dashboard import _pages as pages
+from ragmeter.dashboard._views import compare_page, trends_page
+from ragmeter.diagnosis import diagnose
+from ragmeter.gate import GateRules
+from ragmeter.report import render_html
+from ragmeter.store import RunInfo, RunNotFoundError, Store
+
+#: The most runs the runs list shows and a trend chart draws (the newest ones).
+RUNS_SHOWN = 200
+TREND_RUNS = 50
+#: How long the language cookie lasts (a year).
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+
+Order = Literal["asc", "desc"]
+
+
+class _NotFound(LookupError):
+    """No such run or sample: ``message`` in English (the API's), or the UI string
+    ``message_key`` formatted with ``values`` when there is one (the pages')."""
+
+    def __init__(
+        self, title_key: str, message: str, message_key: str | None = None, **values: object
+    ) -> None:
+        super().__init__(message)
+        self.title_key = title_key
+        self.message = message
+        self.message_key = message_key
+        self.values = values
+
+    def text(self, t: i18n.Translator) -> str:
+        return self.message if self.message_key is None else t(self.message_key, **self.values)
+
+
+def ui_for(request: Request) -> pages.Ui:
+    """The request's language and address, for the page and its language switch."""
+    language = i18n.pick_language(
+        request.query_params.get("lang"),
+        request.cookies.get(i18n.COOKIE),
+        request.headers.get("accept-language"),
+    )
+    return pages.Ui(
+        i18n.Translator(language), request.url.path, list(request.query_params.multi_items())
+    )
+
+
+def html(request: Request, body: str, status_code: int = 200) -> HTMLResponse:
+    """A page; a language chosen with ``?lang=`` is remembered in a cookie."""
+    response = HTMLResponse(body, status_code=status_code)
+    chosen = request.query_params.get("lang")
+    if chosen in i18n.LANGUAGES:
+        response.set_cookie(
+            i18n.COOKIE, chosen, max_age=LANGUAGE_COOKIE_AGE, samesite="strict", httponly=True
+        )
+    return response
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs a list or a trend covers: by name, tag and creation time."""
+
+    name: str | None = None
+    tag: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"name": self.name, "tag": self.tag, "since": self.since, "until": self.until}
+
+
+def sample_query(
+    metric: str | None = None,
+    status: str | None = None,
+    tag: str | None = None,
+    q: str | None = None,
+    sort: str | None = None,
+    order: str = "asc",
+    page: int = 1,
+    per_page: int = 100,
+) -> data.SampleQuery:
+    """The samples query of a page or API request (a FastAPI dependency)."""
+    if order not in ("asc", "desc"):
+        raise data.QueryError(f"order: expected asc or desc, got {order!r}")
+    chosen: Order = "desc" if order == "desc" else "asc"
+    return data.SampleQuery(
+        metric=metric or None,
+        status=status or None,
+        tag=tag or None,
+        q=q or None,
+        sort=sort or None,
+        order=chosen,
+        page=page,
+        per_page=per_page,
+    )
+
+
+Runs = Annotated[RunFilter, Depends(RunFilter)]
+Samples = Annotated[data.SampleQuery, Depends(sample_query)]
+
+
+def add_routes(
+    app: FastAPI,
+    store: Store,
+    load: data.Loader,
+    gate: GateRules | None,
+    gate_source: str | None,
+) -> None:
+    """Every page and API endpoint of the dashboard, on ``app``."""
+    estimates = data.Estimates(load)
+
+    def get_run(ref: str) -> RunInfo:
+        try:
+            return store.get(ref)
+        except RunNotFoundError as error:
+            raise _NotFound("no_such_run", str(error)) from None
+
+    def get_index(info: RunInfo, index: int) -> int:
+        size = len(load(info))
+        if not 0 <= index < size:
+            values = {"name": info.name, "last": size - 1}
+            message = i18n.EN["sample_range"].format(**values)
+            raise _NotFound("no_such_sample", message, "sample_range", **values)
+        return index
+
+    def listed(runs: RunFilter) -> list[RunInfo]:
+        found = store.list(name=runs.name or None, tag=runs.tag or None, limit=None)
+        return data.within(found, runs.since, runs.until)
+
+    @app.exception_handler(_NotFound)
+    async def not_found(request: Request, error: _NotFound) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": error.message}, status_code=404)
+        ui = ui_for(request)
+        page = pages.message_page(ui, ui.t(error.title_key), error.text(ui.t))
+        return html(request, page, 404)
+
+    @app.exception_handler(data.QueryError)
+    async def bad_query(request: Request, error: data.QueryError) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": str(error)}, status_code=400)
+        ui = ui_for(request)
+        return html(request, pages.message_page(ui, ui.t("bad_query"), str(error)), 400)
+
+    @app.get("/health")
+    def health() -> JSONResponse:
+        return JSONResponse({"ok": True, "runs": len(store.list(limit=None))})
+
+    # -- runs ------------------------------------------------------------------------------
+    @app.get("/", response_class=HTMLResponse)
+    def runs(request: Request, runs: Runs) -> HTMLResponse:
+        found = listed(runs)[:RUNS_SHOWN]
+        return html(request, pages.runs_page(ui_for(request), found, runs.as_dict()))
+
+    @app.get("/api/runs")
+    def api_runs(runs: Runs, limit: int = RUNS_SHOWN) -> dict[str, Any]:
+        found = listed(runs)
+        return {"total": len(found), "runs": [data.run_summary(i) for i in found[:limit]]}
+
+    @app.get("/runs/{ref}", response_class=HTMLResponse)
+    def run(request: Request, ref: str) -> HTMLResponse:
+        info = get_run(ref)
+        result = load(info)
+        ui = ui_for(request)
+        report = render_html(result, findings=diagnose(result), title=info.name)
+        crumbs = [
+            (ui.t("all_samples"), f"/runs/{info.id}/samples"),
+            (ui.t("trends_of", name=info.name), f"/trends?{urlencode({'name': info.name})}"),
+        ]
+        earlier = [
+            i for i in store.list(name=info.name, limit=None) if i.created_at < info.created_at
+        ]
+        if earlier:
+            previous = earlier[0]
+            href = f"/compare?base={previous.id}&candidate={info.id}"
+            crumbs.append((ui.t("compare_previous"), href))
+        return html(request, pages.with_topbar(ui, report, crumbs, pages.run_record(ui, info)))
+
+    @app.get("/api/runs/{ref}")
+    def api_run(ref: str) -> dict[str, Any]:
+        info = get_run(ref)
+        return data.run_detail(info, estimates(info))
+
+    # -- samples ---------------------------------------------------------------------------
+    @app.get("/runs/{ref}/samples", response_class=HTMLResponse)
+    def samples(request: Request, ref: str, query: Samples) -> HTMLResponse:
+        info = get_run(ref)
+        result = load(info)
+        chosen = data.select_samples(result, query)
+        ui = ui_for(request)
+        return html(request, pages.samples_page(ui, info, result, query, chosen))
+
+    @app.get("/api/runs/{ref}/samples")
+    def api_samples(ref: str, query: Samples) -> dict[str, Any]:
+        info = get_run(ref)
+        return data.samples_json(info, load(info), query)
+
+    @app.get("/runs/{ref}/samples/{index}", response_class=HTMLResponse)
+    def sample(request: Request, ref: str, index: int) -> HTMLResponse:
+        info = get_run(ref)
+        index = get_index(info, index)
+        return html(request, pages.sample_page(ui_for(request), info, load(info), index))
+
+    @app.get("/api/runs/{ref}/samples/{index}")
+    def api_sample(ref: str, index: int) -> dict[str, Any]:
+        info = get_run(ref)
+        one = load(info).samples[get_index(info, index)]
+        out = one.to_dict()
+        out["scores"] = data.sample_json(one, [m.name for m in load(info).metrics])["scores"]
+        return {"run": info.id, **out}
+
+    # -- trends ----------------------------------------------------------------------------
+    def trend_data(metric: str | None, runs: RunFilter) -> tuple[dict[str, Any], list[str]]:
+        found = listed(runs)[:TREND_RUNS]
+        known = data.metric_names(found)
+        if metric and metric not in known:
+            raise data.QueryError(f"metric: no run shown has {metric!r}; they have {known}")
+        trends = data.trends_json(found, estimates, gate, [metric] if metric else None)
+        return trends, known
+
+    @app.get("/trends", response_class=HTMLResponse)
+    def trends(request: Request, runs: Runs, metric: str | None = None) -> HTMLResponse:
+        found, known = trend_data(metric, runs)
+        filters = {"metric": metric, **runs.as_dict()}
+        body = trends_page(ui_for(request), found, filters, known, gate_source)
+        return html(request, body)
+
+    @app.get("/api/trends")
+    def api_trends(runs: Runs, metric: str | None = None) -> dict[str, Any]:
+        found, _ = trend_data(metric, runs)
+        return {"gate": gate_source, **found}
+
+    # -- compare ---------------------------------------------------------------------------
+    def pair(base: str, candidate: str) -> tuple[RunInfo, RunInfo]:
+        return get_run(base), get_run(candidate)
+
+    @app.get("/compare", response_class=HTMLResponse, response_model=None)
+    def compare(
+        request: Request,
+        base: str | None = None,
+        candidate: str | None = None,
+        a: str | None = None,
+        b: str | None = None,
+    ) -> HTMLResponse | RedirectResponse:
+        base, candidate = base or a, candidate or b
+        ticked = request.query_params.getlist("run")
+        ui = ui_for(request)
+        if base is None and candidate is None and len(ticked) == 2:
+            older, newer = sorted((get_run(r) for r in ticked), key=lambda i: i.created_at)
+            return RedirectResponse(f"/compare?base={older.id}&candidate={newer.id}", 303)
+        if base is None or candidate is None:
+            message = ui.t("tick_two", n=len(ticked))
+            return html(request, pages.message_page(ui, ui.t("compare_two"), message), 400)
+        before, after = pair(base, candidate)
+        paired = data.compare_json(before, after, load(before), load(after))
+        return html(request, compare_page(ui, before, after, paired))
+
+    @app.get("/compare/report", response_class=HTMLResponse)
+    def compare_report(request: Request, base: str, candidate: str) -> HTMLResponse:
+        """The report's own comparison (as ``ragmeter report --compare`` writes it)."""
+        before, after = pair(base, candidate)
+        old, new = load(before), load(after)
+        ui = ui_for(request)
+        report = render_html(
+            new,
+            compare=old,
+            findings=diagnose(new),
+            compare_findings=diagnose(old),
+            title=ui.t("compare_title", candidate=after.name, baseline=before.name),
+        )
+        crumbs = [(before.name, f"/runs/{before.id}"), (after.name, f"/runs/{after.id}")]
+        record = pages.compare_record(ui, before, after)
+        return html(request, pages.with_topbar(ui, report, crumbs, record))
+
+    @app.get("/api/compare")
+    def api_compare(a: str, b: str) -> dict[str, Any]:
+        before, after = pair(a, b)
+        return data.compare_json(before, after, load(before), load(after))
