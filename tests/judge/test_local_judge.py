@@ -193,7 +193,7 @@ def test_likelihood_matches_token_by_token_evaluation(judge: LocalJudge) -> None
     prefix = runtime.render([{"role": "user", "content": "Name the capital of France."}])
     tokens = runtime.llm.tokenize(b"The capital of France is Paris.", add_bos=False, special=False)
     text = list(tokens)
-    with runtime.borrow(prefix) as llm:
+    with runtime.borrow() as llm:
         batched = _local._continuation_logprobs(llm, prefix, text)
         one_by_one = []
         _local._prefill(llm, prefix)
@@ -202,36 +202,6 @@ def test_likelihood_matches_token_by_token_evaluation(judge: LocalJudge) -> None
             llm.eval([token])
     assert len(batched) == len(text)
     assert batched == pytest.approx(one_by_one, abs=0.2)
-
-
-def test_contexts_side_by_side_give_the_answers_one_gives(judge: LocalJudge) -> None:
-    """Requests decoded at the same time on separate contexts (one per CPU) get the
-    probabilities they get one at a time: each context has one thread and its own cache (up
-    to the rounding of a prefix evaluated in other batches: the caches hold other prefixes)."""
-    # Fresh runtimes (an n_ctx no other test uses): no cache state left by other tests.
-    two = LocalJudge(n_contexts=2, n_ctx=3072, cache=MemoryCache())
-    conversations = [
-        [Message("user", f"Passage: {fact}\n\nIs the passage about {topic}?")]
-        for fact, topic in [
-            ("Paris is the capital of France.", "France"),
-            ("The Nile flows through Egypt.", "astronomy"),
-            ("北京是中国的首都。", "中国"),
-            ("Water boils at 100 degrees Celsius at sea level.", "cooking"),
-        ]
-    ]
-
-    async def asked(judge: LocalJudge, together: bool) -> list[float]:
-        calls = [judge.generate(c, BinaryVerdict, prompt_version="t") for c in conversations]
-        if together:
-            answers = await asyncio.gather(*calls)
-        else:
-            answers = [await call for call in calls]
-        return [a.probabilities[0] for a in answers]
-
-    alone = asyncio.run(asked(LocalJudge(n_ctx=3072, cache=MemoryCache()), together=False))
-    together = asyncio.run(asked(two, together=True))
-    assert len(two._runtime().contexts) == 2
-    assert together == pytest.approx(alone, abs=0.05)
 
 
 def test_a_likelihood_request_must_end_with_the_text_to_score(judge: LocalJudge) -> None:

@@ -102,8 +102,8 @@ def test_the_embedded_judge_is_compared_by_its_model_file():
 
 def test_the_embedded_judge_on_another_llama_cpp_build_is_another_judge():
     local = {"kind": "local", "model": "qwen", "sha256": "abc", "temperature": 0.0,
-             "runtime": "llama-cpp-cffi==0.4.18", "n_contexts": 2}  # fmt: skip
-    assert comparability(judged(local), judged({**local, "n_contexts": 8})).comparable
+             "runtime": "llama-cpp-cffi==0.4.18", "n_ctx": 2048}  # fmt: skip
+    assert comparability(judged(local), judged({**local, "n_ctx": 4096})).comparable
     other_build = {**local, "runtime": "llama-cpp-python==0.3.36"}
     assert not comparability(judged(local), judged(other_build)).comparable
 

@@ -17,19 +17,18 @@ Its quality is smoke-test quality: it catches clear-cut failures, not subtle one
   validated like every other judge's answer (one repair re-ask, one doubled budget).
 
 The llama.cpp model is loaded once per process and shared by all :class:`LocalJudge`
-instances. Calls run in worker threads, each on a context (KV cache) of its own (llama.cpp
-contexts are not thread-safe): one by default, ``n_contexts`` side by side if asked, each
-request on the free one that already holds the longest prefix of its prompt.
+instances, with one context (KV cache); calls run in worker threads, one at a time
+(llama.cpp contexts are not thread-safe). Two contexts of one model decoding side by side
+were tried and gave other probabilities (up to 0.4 apart in P(yes)), so there is one.
 
-Each context decodes with one thread (``n_threads``), so verdicts do not depend on the
-machine's size. llama.cpp's worker threads spin on barriers: when every core is taken and
-anything else runs, a descheduled worker stalls the others (measured on a busy 2-core machine:
-two threads decoded one token in 0.03-2.2 s, one thread steadily in 0.036 s).
+The context decodes with one thread (``n_threads``). llama.cpp's worker threads spin on
+barriers: when every core is taken and anything else runs, a descheduled worker stalls the
+others (measured on a busy 2-core machine: two threads decoded one token in 0.03-2.2 s, one
+thread steadily in 0.036 s).
 
-A prompt's numbers depend slightly on how much of it a context had cached (a prefix evaluated
-in another batch rounds differently: up to about 0.02 in P(yes) seen on short prompts), so
-with several contexts, or several requests in flight, a verdict near 0.5 can differ from one
-run to the next; the judge's cache keeps the first answer.
+A prompt's numbers depend slightly on how much of it the context had cached (a prefix
+evaluated in another batch rounds differently), so with several requests in flight a verdict
+near 0.5 can differ from one run to the next; the judge's cache keeps the first answer.
 """
 
 from __future__ import annotations
@@ -97,7 +96,7 @@ _YES_NO_GBNF = 'root ::= "Yes" | "No"'
 
 @dataclass
 class _Runtime:
-    """One loaded model, its contexts and what is derived from it once."""
+    """One loaded model, its context and what is derived from it once."""
 
     llm: LlamaModel
     path: Path
@@ -106,29 +105,14 @@ class _Runtime:
     yes_ids: tuple[int, ...]
     no_ids: tuple[int, ...]
     formatter: Any
-    contexts: list[LlamaContext]
-    _free: list[LlamaContext] = field(default_factory=list)
-    _changed: threading.Condition = field(default_factory=threading.Condition)
-
-    def __post_init__(self) -> None:
-        self._free = list(self.contexts)
+    context: LlamaContext
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @contextmanager
-    def borrow(self, tokens: Sequence[int]) -> Iterator[LlamaContext]:
-        """A context to evaluate ``tokens`` in, for this thread alone: of the free ones, the
-        one whose KV cache shares the longest prefix with ``tokens`` (waits while all are
-        busy)."""
-        with self._changed:
-            while not self._free:
-                self._changed.wait()
-            context = max(self._free, key=lambda c: _shared_prefix(c.input_ids, tokens))
-            self._free.remove(context)
-        try:
-            yield context
-        finally:
-            with self._changed:
-                self._free.append(context)
-                self._changed.notify()
+    def borrow(self) -> Iterator[LlamaContext]:
+        """The context, for this thread alone (waits while another thread has it)."""
+        with self.lock:
+            yield self.context
 
     def render(self, messages: Sequence[dict[str, str]]) -> list[int]:
         """The chat-templated prompt, tokenized, ending where the assistant answers.
@@ -142,16 +126,7 @@ class _Runtime:
         return self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
 
 
-def _shared_prefix(cached: Sequence[int], tokens: Sequence[int]) -> int:
-    n = 0
-    for a, b in zip(cached, tokens):
-        if a != b:
-            break
-        n += 1
-    return n
-
-
-_RUNTIMES: dict[tuple[str, int, int, int], _Runtime] = {}
+_RUNTIMES: dict[tuple[str, int, int], _Runtime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
@@ -164,9 +139,9 @@ def _single_token_ids(llm: LlamaModel, words: Sequence[str]) -> tuple[int, ...]:
     return tuple(ids)
 
 
-def _load(path: Path, n_threads: int, n_ctx: int, n_contexts: int) -> _Runtime:
-    """The process-wide model with ``n_contexts`` contexts, loaded on first use."""
-    key = (str(path), n_threads, n_ctx, n_contexts)
+def _load(path: Path, n_threads: int, n_ctx: int) -> _Runtime:
+    """The process-wide model and context for (path, n_threads, n_ctx), loaded on first use."""
+    key = (str(path), n_threads, n_ctx)
     with _RUNTIMES_LOCK:
         runtime = _RUNTIMES.get(key)
         if runtime is not None:
@@ -175,7 +150,7 @@ def _load(path: Path, n_threads: int, n_ctx: int, n_contexts: int) -> _Runtime:
             llm = LlamaModel(path)
             # Free the model while the binding is still there, before the interpreter exits.
             atexit.register(llm.close)
-            contexts = [llm.context(n_ctx=n_ctx, n_threads=n_threads) for _ in range(n_contexts)]
+            context = llm.context(n_ctx=n_ctx, n_threads=n_threads)
         except LlamaUnavailableError as error:
             raise LocalModelMissingError(
                 f"the embedded judge needs llama.cpp ({error}). Install it with: "
@@ -189,7 +164,7 @@ def _load(path: Path, n_threads: int, n_ctx: int, n_contexts: int) -> _Runtime:
         yes_ids, no_ids = _single_token_ids(llm, _YES_WORDS), _single_token_ids(llm, _NO_WORDS)
         if not yes_ids or not no_ids:
             raise JudgeConfigError(f"the model's tokenizer has no single-token Yes/No ({path})")
-        runtime = _Runtime(llm, path, n_threads, n_ctx, yes_ids, no_ids, formatter, contexts)
+        runtime = _Runtime(llm, path, n_threads, n_ctx, yes_ids, no_ids, formatter, context)
         _RUNTIMES[key] = runtime
         return runtime
 
@@ -342,9 +317,8 @@ def _generate(
 class LocalJudge(Judge):
     """A judge that runs a bundled GGUF model in-process (llama.cpp), fully offline.
 
-    ``model`` names a bundled model (see :mod:`ragmeter.judge._models`); ``n_contexts``
-    (requests decoded side by side, default 1) each decode with ``n_threads`` threads
-    (default 1);
+    ``model`` names a bundled model (see :mod:`ragmeter.judge._models`); ``n_threads``
+    (default 1) decode it;
     ``verdict_method`` picks how verdicts are decided: ``"likelihood"`` (the default: from
     the likelihood the model gives the claim with and without the evidence, see
     :attr:`supports_likelihood`), ``"logits"`` (P(Yes) of a one-word Yes/No answer) or
@@ -358,7 +332,6 @@ class LocalJudge(Judge):
         model: str = DEFAULT_MODEL,
         *,
         n_threads: int = 1,
-        n_contexts: int | None = None,
         n_ctx: int = 4096,
         seed: int = 42,
         verdict_method: VerdictMethod = "likelihood",
@@ -372,10 +345,9 @@ class LocalJudge(Judge):
                 f"{verdict_method!r}"
             )
         self.model = bundled_model(model)
-        if n_threads < 1 or (n_contexts is not None and n_contexts < 1):
-            raise JudgeConfigError("n_threads and n_contexts must be at least 1")
+        if n_threads < 1:
+            raise JudgeConfigError(f"n_threads must be at least 1, not {n_threads}")
         self.n_threads = n_threads
-        self.n_contexts = n_contexts if n_contexts is not None else 1
         self.n_ctx = n_ctx
         self.seed = seed
         self.verdict_method: VerdictMethod = verdict_method
@@ -408,7 +380,6 @@ class LocalJudge(Judge):
             "sha256": self.model.short_hash,
             "runtime": RUNTIME,
             "n_threads": self.n_threads,
-            "n_contexts": self.n_contexts,
             "n_ctx": self.n_ctx,
             "seed": self.seed,
             "temperature": 0.0,
@@ -429,9 +400,7 @@ class LocalJudge(Judge):
     # -- the shared model -----------------------------------------------------------------
     def _runtime(self) -> _Runtime:
         if self._loaded is None:  # first use: assemble/verify the file, load or share the model
-            self._loaded = _load(
-                model_path(self.model.name), self.n_threads, self.n_ctx, self.n_contexts
-            )
+            self._loaded = _load(model_path(self.model.name), self.n_threads, self.n_ctx)
         return self._loaded
 
     @property
@@ -464,7 +433,7 @@ class LocalJudge(Judge):
             raise JudgeConfigError("a TextLikelihood request has an empty text to score")
         self._check_fits(prefix + text, 0)
         started = time.monotonic()
-        with runtime.borrow(prefix) as context:
+        with runtime.borrow() as context:
             logprobs = _continuation_logprobs(context, prefix, text)
         usage = Usage(calls=1, prompt_tokens=len(prefix) + len(text), completion_tokens=0)
         usage.latency_s = time.monotonic() - started
@@ -478,7 +447,7 @@ class LocalJudge(Judge):
         self._check_fits(tokens, 2)
         usage = Usage(calls=1, prompt_tokens=len(tokens), completion_tokens=1)
         started = time.monotonic()
-        with runtime.borrow(tokens) as context:
+        with runtime.borrow() as context:
             if self.verdict_method != "grammar":  # likelihood judges too, asked yes/no
                 _prefill(context, tokens)
                 p_yes = _p_yes(runtime, _last_logits(context))
@@ -534,7 +503,7 @@ class LocalJudge(Judge):
             self._check_fits(tokens, min(64, max_tokens))
             budget = min(max_tokens, self.n_ctx - len(tokens))
             started = time.monotonic()
-            with runtime.borrow(tokens) as context:
+            with runtime.borrow() as context:
                 text, finish_reason, n_generated = _generate(context, tokens, grammar, budget)
             usage.calls += 1
             usage.latency_s += time.monotonic() - started
