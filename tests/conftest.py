@@ -13,6 +13,18 @@ import pytest
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
+# The suite runs one worker per core: the embedded judge's llama.cpp uses one thread per
+# worker, or its spinning threads stall each other (see ragmeter.judge._local).
+os.environ.setdefault("RAGMETER_LOCAL_THREADS", "1")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with a test marked ``slow`` first (``make test`` keeps this order with
+    ``--no-loadscope-reorder``): with one worker per core, a minute-long test that starts
+    last leaves the other cores idle while it runs."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
+
 
 @pytest.fixture(scope="session")
 def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:

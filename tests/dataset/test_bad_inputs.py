@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
@@ -328,6 +329,7 @@ def _check(case: Case, folder: Path) -> list[str]:
     return wrong
 
 
+@pytest.mark.slow
 def test_every_bad_input_gets_a_clear_answer(tmp_path, monkeypatch):
     """67 bad inputs (encodings, shapes, special files, wrong types of every field, extreme
     grades): no traceback, a row / line / file named, --skip-invalid skips just the bad rows."""

@@ -83,9 +83,28 @@ def test_ledger_adds_up_by_scope_and_sample():
     assert ledger.by_sample["a"].calls == 1 and ledger.by_sample["a"].cached_calls == 1
 
 
+def test_the_embedded_judges_threads_come_from_the_environment_else_the_usable_cpus(monkeypatch):
+    import os
+
+    from ragmeter.judge import JudgeConfigError, LocalJudge, MemoryCache
+    from ragmeter.judge._local import default_threads
+
+    monkeypatch.setenv("RAGMETER_LOCAL_THREADS", "3")
+    assert LocalJudge(cache=MemoryCache()).n_threads == 3
+    assert LocalJudge(n_threads=2, cache=MemoryCache()).n_threads == 2  # the argument wins
+    monkeypatch.delenv("RAGMETER_LOCAL_THREADS")
+    assert default_threads() == min(8, len(os.sched_getaffinity(0)))
+    assert LocalJudge(cache=MemoryCache()).describe()["n_threads"] == default_threads()
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("RAGMETER_LOCAL_THREADS", bad)
+        with pytest.raises(JudgeConfigError, match="RAGMETER_LOCAL_THREADS"):
+            LocalJudge(cache=MemoryCache())
+
+
 def test_token_estimate_counts_chinese_characters():
     assert estimate_tokens("检索增强生成") == 6
     assert estimate_tokens("abcdefgh") == 2
+    assert estimate_tokens("检索 RAG 系统，評價") == 6 + (len(" RAG ，") + 3) // 4
 
 
 def test_providers_fill_in_the_endpoint_and_the_structured_output_mode():

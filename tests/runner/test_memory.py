@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 
 MEASURE = """
@@ -38,6 +40,7 @@ def runner_peak(n: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_peak_memory_of_the_runner_is_flat_from_500_to_5k_samples():
     small, large = runner_peak(500), runner_peak(5_000)
     assert small["ok"] == [500] * 3 and large["ok"] == [5_000] * 3

@@ -126,3 +126,20 @@ def test_its_failures_are_the_metrics_failures():
     result = evaluate([scripts.SAMPLE], [Answers()], judge=ScriptedJudge(down))
     outcome = result.samples[0].scores["answers"]
     assert outcome.score is None and outcome.error == "JudgeError: down"
+
+
+def test_the_built_in_judgments_are_known_in_a_fresh_process_that_imported_nothing_else():
+    """``ragmeter judge check`` asks for a step schema before anything imported the steps'
+    declarations (the package's ``__init__`` is lazy): the table loads them itself."""
+    import subprocess
+    import sys
+
+    code = (
+        "from ragmeter.steps import judgment, schema_for\n"
+        "print(sorted(schema_for('response_analysis', ('claims',)).model_fields))\n"
+        "print(judgment('response_claims').template)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.split() == ["['claims']", "response_analysis"], out.stdout + out.stderr

@@ -31,6 +31,7 @@ DOCUMENTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_the_embedded_judge_writes_checked_questions_in_the_documents_language(
     tmp_path: Path, language: str

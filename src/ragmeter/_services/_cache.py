@@ -16,7 +16,7 @@ import threading
 import time
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,7 +33,7 @@ def cache_key(
     params: dict[str, Any],
     prompt_version: str,
     messages: Sequence[Message],
-    schema: dict[str, Any] | None,
+    schema: Mapping[str, Any] | None,
     salt: str = "",
 ) -> str:
     """A stable hash of everything that can change an answer.

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import defaultdict
 
 from ragmeter._services._types import Usage
+
+_CJK = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def estimate_tokens(text: str) -> int:
@@ -14,7 +17,7 @@ def estimate_tokens(text: str) -> int:
     >>> estimate_tokens("什么是RAG"), estimate_tokens("retrieval augmented generation")
     (4, 8)
     """
-    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
+    cjk = len(_CJK.findall(text))
     other = len(text) - cjk
     return cjk + (other + 3) // 4
 

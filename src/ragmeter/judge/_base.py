@@ -25,7 +25,7 @@ from ragmeter._services import (
     UsageLedger,
     cache_key,
 )
-from ragmeter.judge._parse import schema_of
+from ragmeter.judge._parse import schema_for_key
 from ragmeter.judge._types import Judgment, OutputT
 
 #: The usage of the call :meth:`Judge.generate` is making in this task (see ``_call_usage``).
@@ -99,7 +99,7 @@ class Judge(ABC):
             params=self.generation_params(),
             prompt_version=prompt_version,
             messages=messages,
-            schema=schema_of(schema),
+            schema=schema_for_key(schema),
             salt=salt,
         )
         cached = self._from_cache(key, schema)

@@ -10,6 +10,7 @@ import logging
 import math
 import re
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -286,6 +287,12 @@ def _repaired(
 def schema_of(schema: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema sent to endpoints and included in cache keys (a fresh copy)."""
     return copy.deepcopy(_schema_of(schema))
+
+
+def schema_for_key(schema: type[BaseModel]) -> Mapping[str, Any]:
+    """The same JSON schema, shared and not to be modified: for cache keys, which only read
+    it (a copy per call was 8% of a run's time with a scripted judge)."""
+    return _schema_of(schema)
 
 
 @functools.lru_cache(maxsize=256)

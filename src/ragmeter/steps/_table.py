@@ -151,9 +151,17 @@ def unregister(name: str) -> None:
     schema_for.cache_clear()
 
 
+def _declared() -> dict[str, JudgmentKind[Any]]:
+    """The table with the built-in judgments in it: they register when their module is
+    imported, which the package's lazy ``__init__`` may not have done yet."""
+    import ragmeter.steps._judgments  # noqa: F401
+
+    return JUDGMENTS
+
+
 def judgment(name: str) -> JudgmentKind[Any]:
     try:
-        return JUDGMENTS[name]
+        return _declared()[name]
     except KeyError:
         raise KeyError(f"no judgment {name!r}; known: {sorted(JUDGMENTS)}") from None
 
@@ -182,7 +190,7 @@ def schema_for(template: str, tasks: tuple[str, ...]) -> type[BaseModel]:
 
 
 def _kind(template: str, task: str) -> JudgmentKind[Any]:
-    for kind in JUDGMENTS.values():
+    for kind in _declared().values():
         if kind.template == template and kind.task == task:
             return kind
     raise KeyError(f"no judgment asks task {task!r} of template {template!r}")
