@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint style bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,17 +42,26 @@ demo: $(VENV)/.demo-installed
 # In parallel, one worker per CPU (pytest-xdist); a file's tests stay on one worker, so
 # module-scoped fixtures (the embedded judge's model, a PostgreSQL server) are made once.
 # Files with slow tests go first, in collection order (tests/conftest.py), so that no
-# minute-long test starts last.
-test: lint
-	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
+# minute-long test starts last. mypy (half a minute on one core) runs beside the suite at a
+# lower priority, on the CPU time the suite leaves idle (waiting on servers and
+# subprocesses); its report follows the suite's, and either failing fails `make test`.
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
+
+test: style
+	@nice -n 10 $(BIN)/mypy > $(VENV)/mypy.log 2>&1 & mypy=$$!; \
+	echo "$(PYTEST)   (mypy beside it)"; $(PYTEST); tests=$$?; \
+	wait $$mypy; types=$$?; echo "$(BIN)/mypy"; cat $(VENV)/mypy.log; \
+	test $$tests -eq 0 && test $$types -eq 0
 
 # Style, formatting, the package layers (import-linter contracts in pyproject.toml) and types
 # (mypy, strict, over src/ragmeter: settings in pyproject.toml).
-lint: $(VENV)/.dev-installed
+lint: style
+	$(BIN)/mypy
+
+style: $(VENV)/.dev-installed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
-	$(BIN)/mypy
 
 # Full size takes about 15 minutes on 2 cores and only prints. BENCH_ARGS="--write" refreshes
 # bench/RESULTS.md; BENCH_ARGS="--queries 2000 --repeats 1" is a quick run.
