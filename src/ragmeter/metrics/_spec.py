@@ -7,8 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rapidfuzz import fuzz, process
-
 from ragmeter.metrics._base import Metric
 
 #: Whether a metric's name takes ``@K``: it must, it may, or it takes none.
@@ -59,6 +57,8 @@ def suggest_names(name: str, specs: Sequence[MetricSpec]) -> list[str]:
     >>> suggest_names("precsion@5", SPECS), suggest_names("Faithfulnes", SPECS)
     (['precision@5'], ['faithfulness'])
     """
+    from rapidfuzz import fuzz, process  # only for an unknown name (40 ms to import)
+
     base, _, raw_k = name.strip().partition("@")
     keys = {key.lower(): (key, spec) for spec in specs for key in (spec.name, *spec.aliases)}
     found = process.extract(
