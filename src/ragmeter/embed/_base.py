@@ -97,7 +97,9 @@ def cosine_similarity(a: Any, b: Any) -> Any:
     """
     a = np.asarray(a, dtype=np.float32)
     b = np.asarray(b, dtype=np.float32)
-    scores = a @ b.T
+    # float32 rounding lets the dot product of two unit vectors exceed 1 (1.0000000397 was
+    # seen as an answer relevancy): no similarity leaves [-1, 1].
+    scores = np.clip(a @ b.T, -1.0, 1.0)
     if scores.ndim == 0:
         return round(float(scores), 6)
     return scores

@@ -147,6 +147,51 @@ def test_definitions_round_trip_through_files(tmp_path: Path, suffix: str):
     assert loaded.to_dict() == original.to_dict()
 
 
+@pytest.mark.parametrize(
+    ("suffix", "levels"),
+    [
+        (".yaml", 'levels:\n  1: "rude"\n  3: "neutral"\n  5: "warm"\n'),
+        (".toml", '[levels]\n1 = "rude"\n3 = "neutral"\n5 = "warm"\n'),
+        (".json", '"levels": {"1": "rude", "3": "neutral", "5": "warm"}'),
+    ],
+)
+def test_rubric_levels_may_be_one_table_of_score_and_description(
+    tmp_path: Path, suffix: str, levels: str
+):
+    if suffix == ".yaml":
+        pytest.importorskip("yaml")
+        text = f'name: tone\nkind: rubric\ninstruction: "Tone."\n{levels}'
+    elif suffix == ".toml":
+        text = f'name = "tone"\nkind = "rubric"\ninstruction = "Tone."\n{levels}'
+    else:
+        text = f'{{"name": "tone", "kind": "rubric", "instruction": "Tone.", {levels}}}'
+    path = tmp_path / f"tone{suffix}"
+    path.write_text(text, encoding="utf-8")
+    metric = load_metric(path)
+    assert [(lv.score, lv.description) for lv in metric.spec.levels] == [
+        (1, "rude"), (3, "neutral"), (5, "warm"),
+    ]  # fmt: skip
+    pairs = [(1, "rude"), (3, "neutral"), (5, "warm")]
+    expected = PromptMetric("tone", kind="rubric", instruction="Tone.", levels=pairs)
+    assert metric.spec == expected.spec
+
+
+def test_a_level_of_another_shape_is_named_with_the_shapes_that_work(tmp_path: Path):
+    path = tmp_path / "tone.json"
+    path.write_text(
+        json.dumps({"name": "tone", "kind": "rubric", "instruction": "Tone.",
+                    "levels": [[1, "rude"], 3, {"score": "high", "description": "warm"}]}),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"tone\.json: levels: level 2 \(3\) .*score: descr"):
+        load_metric(path)
+    path.write_text(
+        json.dumps({"name": "tone", "kind": "rubric", "instruction": "Tone.",
+                    "levels": [[1, "rude"], {"score": "high", "description": "warm"}]}),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"level 2 \(\{'score': 'high'"):
+        load_metric(path)
+
+
 def test_a_bad_definition_names_the_file_and_the_field(tmp_path: Path):
     path = tmp_path / "m.toml"
     path.write_text('name = "x"\nkind = "discrete"\ninstruction = "Judge."\nlabels = ["a"]\n')

@@ -245,7 +245,7 @@ class PromptMetric(SampleMetric):
         label_scores: Mapping[str, float] | None = None,
         low: float = 0.0,
         high: float = 1.0,
-        levels: Sequence[Level | Mapping[str, Any] | tuple[int, str]] = (),
+        levels: Sequence[Level | Mapping[str, Any] | tuple[int, str]] | Mapping[Any, str] = (),
         items: str = "retrieved_contexts",
         examples: Sequence[Mapping[str, Any]] = (),
         direction: Direction | str = Direction.HIGHER_IS_BETTER,
@@ -265,7 +265,7 @@ class PromptMetric(SampleMetric):
             label_scores=tuple(sorted((label_scores or {}).items())),
             low=float(low),
             high=float(high),
-            levels=tuple(_level(lv) for lv in levels),
+            levels=_levels(levels),
             items=items,
             examples=tuple(
                 json.dumps(dict(e), ensure_ascii=False, sort_keys=True) for e in examples
@@ -431,13 +431,39 @@ def metric_from_dict(data: Mapping[str, Any], *, source: str = "", **judged: Any
         raise ValueError(f"{where}{error}") from None
 
 
-def _level(value: Level | Mapping[str, Any] | tuple[int, str]) -> Level:
+_LEVEL_SHAPES = (
+    'write each level as {score = 1, description = "..."}, as a [1, "..."] pair, or all of '
+    'them as one table of score: description (1: "...", 3: "...")'
+)
+
+
+def _levels(
+    value: Sequence[Level | Mapping[str, Any] | tuple[int, str]] | Mapping[Any, str],
+) -> tuple[Level, ...]:
+    """A rubric's levels from a list of levels or from one ``score: description`` table
+    (how YAML and TOML files tend to write them)."""
+    if isinstance(value, Mapping):
+        if set(value) == {"score", "description"}:  # a single level, not a table of them
+            return (_level(value, 1),)
+        return tuple(_level((score, text), i) for i, (score, text) in enumerate(value.items(), 1))
+    return tuple(_level(level, i) for i, level in enumerate(value, 1))
+
+
+def _level(value: Any, position: int) -> Level:
     if isinstance(value, Level):
         return value
-    if isinstance(value, Mapping):
-        return Level(int(value["score"]), str(value["description"]))
-    score, description = value
-    return Level(int(score), str(description))
+    try:
+        if isinstance(value, Mapping):
+            return Level(int(value["score"]), str(value["description"]))
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise TypeError
+        score, description = value
+        return Level(int(score), str(description))
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(
+            f"levels: level {position} ({value!r}) is not a whole-number score with a "
+            f"description: {_LEVEL_SHAPES}"
+        ) from None
 
 
 def _usable(
