@@ -43,7 +43,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,10 +148,10 @@ def _single_token_ids(llm: LlamaModel, words: Sequence[str]) -> tuple[int, ...]:
 MAX_DEFAULT_THREADS = 8
 
 
-def default_threads(environ: Mapping[str, str] | None = None) -> int:
+def default_threads() -> int:
     """``$RAGMETER_LOCAL_THREADS`` if set, else the CPUs this process may run on (at most
     :data:`MAX_DEFAULT_THREADS`)."""
-    value = (os.environ if environ is None else environ).get("RAGMETER_LOCAL_THREADS", "")
+    value = os.environ.get("RAGMETER_LOCAL_THREADS", "")
     if value.strip():
         try:
             threads = int(value)
