@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from ragmeter.experiments import ExperimentResult, experiment
     from ragmeter.metrics import Direction, Metric, MetricResult, Status, get_metric
     from ragmeter.results import EvaluationResult
-    from ragmeter.runner import aevaluate, evaluate
+    from ragmeter.runner import aevaluate, estimate, evaluate
+    from ragmeter.tracking import log_to_mlflow, log_to_wandb
 
 # The public names load on first use, so that importing ragmeter (e.g. by its pytest plugin,
 # in every pytest session of an environment that has it, or by `ragmeter --help`) costs
@@ -34,6 +35,9 @@ _PUBLIC = {
     "experiment": "ragmeter.experiments",
     "aevaluate": "ragmeter.runner",
     "evaluate": "ragmeter.runner",
+    "estimate": "ragmeter.runner",
+    "log_to_mlflow": "ragmeter.tracking",
+    "log_to_wandb": "ragmeter.tracking",
 }
 
 __all__ = [
@@ -48,10 +52,13 @@ __all__ = [
     "Status",
     "__version__",
     "aevaluate",
+    "estimate",
     "evaluate",
     "experiment",
     "get_metric",
     "load_dataset",
+    "log_to_mlflow",
+    "log_to_wandb",
     "save_dataset",
 ]
 

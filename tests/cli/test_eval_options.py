@@ -59,7 +59,7 @@ def test_given_options_win_over_recorded_ones_and_repeats_take_the_larger():
 
 def _old_run_dir(run_dir: Path, data: Path) -> None:
     """A run directory as today's `ragmeter eval` leaves it when stopped after one result:
-    run.db with its meta (the ``invocation`` among them), one sample and one result."""
+    run.db with its meta (the ``invocation`` among them), its samples and one result."""
     fingerprint = load_dataset(data, column_map={"answer": "response"}).fingerprint()
     run_dir.mkdir()
     meta = {
@@ -88,8 +88,13 @@ def _old_run_dir(run_dir: Path, data: Path) -> None:
         db.executemany(
             "INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()]
         )
-        sample = {"id": "a", "response": "x", "reference": "x"}
-        db.execute("INSERT INTO samples VALUES (0, 1, 'a', ?, '{}', NULL)", (json.dumps(sample),))
+        # Every sample is stored when a run starts; it stopped after one result.
+        for idx, (sample_id, response, reference) in enumerate([("a", "x", "x"), ("b", "y", "z")]):
+            sample = {"id": sample_id, "response": response, "reference": reference}
+            db.execute(
+                "INSERT INTO samples VALUES (?, ?, ?, ?, '{}', NULL)",
+                (idx, idx + 1, sample_id, json.dumps(sample)),
+            )
         # Not the score exact_match would give: proves the resumed run kept it.
         db.execute(
             "INSERT INTO results VALUES (0, 'exact_match', 'ok', 0.25, ?)",

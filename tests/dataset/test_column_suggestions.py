@@ -59,7 +59,7 @@ def test_case_and_separators_are_ignored_and_a_column_map_target_is_matched():
     ]
 
 
-def test_a_row_without_the_misspelt_column_or_with_the_field_gets_no_suggestion():
+def test_a_row_without_a_lookalike_lists_its_other_columns_and_the_field_gets_no_problem():
     rows = [
         {"questoin": "q"},
         {"topic": "x", "persona": "analyst"},
@@ -73,7 +73,13 @@ def test_a_row_without_the_misspelt_column_or_with_the_field_gets_no_suggestion(
         (1, "missing; column 'questoin' looks like 'user_input' (question)"),
         (2, "missing, and metric 'faithfulness' needs it"),
     ]
-    assert "column-map" not in str(problems[1])
+    # No lookalike: the row's columns that name no field are listed with the mapping to use.
+    assert problems[1].fix == (
+        "add user_input to this row; or, if one of the columns that name no field "
+        "('topic', 'persona') holds it, pass --column-map COLUMN=user_input "
+        "(column_map={'COLUMN': 'user_input'}) with its name; or drop 'faithfulness' from the "
+        "metrics"
+    )
 
 
 def test_evaluate_lists_every_misspelt_column_in_one_error(tmp_path):
@@ -117,3 +123,70 @@ def test_cli_reports_every_misspelt_column_with_exit_2(tmp_path):
         ],
     )
     assert fixed.exit_code == 0, fixed.output
+
+
+# -- notes on columns, whichever metrics run ---------------------------------------------------
+def test_a_column_that_looks_like_a_field_is_a_warning_even_if_no_metric_needs_it():
+    rows = [{"question": "q", "answer": "a", "retreived_contexts": ["c"], "topic": "geo"}]
+    dataset = Dataset.from_records(rows)
+    assert dataset.problems_for({"exact_match": [("response",)]}) == []
+    assert dataset.column_warnings() == [
+        "column 'retreived_contexts' names no field and is kept as a tag, but looks like "
+        "'retrieved_contexts'; if it is, pass --column-map retreived_contexts=retrieved_contexts "
+        "(column_map={'retreived_contexts': 'retrieved_contexts'})"
+    ]
+    # Mapped as the warning says, the column is the field and the warning is gone.
+    fixed = Dataset.from_records(rows, column_map={"retreived_contexts": "retrieved_contexts"})
+    assert fixed[0].retrieved_contexts == ["c"] and fixed.column_warnings() == []
+
+
+def test_a_lookalike_of_a_field_another_column_gives_is_no_warning():
+    rows = [{"user_input": "q", "retrieved_contexts": ["a"], "retrieved_context": ["b"]}]
+    assert Dataset.from_records(rows).column_warnings() == []
+
+
+def test_deepeval_context_is_read_as_the_reference_and_the_other_reading_is_offered():
+    dataset = Dataset.from_records([{"question": "q", "context": ["the passage"]}])
+    assert dataset[0].reference_contexts == ["the passage"]
+    fix = "--column-map context=retrieved_contexts (column_map={'context': 'retrieved_contexts'})"
+    assert dataset.column_warnings() == [
+        "column 'context' is read as 'reference_contexts' (DeepEval's name for the ideal "
+        f"context); if it holds the retrieved contexts, pass {fix}"
+    ]
+    (problem,) = dataset.problems_for({"faithfulness": [("retrieved_contexts",)]})
+    assert problem.fix == (
+        "column 'context' was read as 'reference_contexts' (DeepEval's name for the ideal "
+        f"context); if it holds the retrieved contexts, pass {fix}; or drop 'faithfulness' "
+        "from the metrics"
+    )
+    # With DeepEval's retrieval_context beside it, context is what DeepEval means: no note.
+    both = Dataset.from_records([{"input": "q", "context": ["a"], "retrieval_context": ["b"]}])
+    assert both.column_warnings() == []
+
+
+def test_a_missing_field_names_the_one_column_that_could_hold_it():
+    dataset = Dataset.from_records([{"prompt_text": "q", "answer": "a"}])
+    (problem,) = dataset.problems_for({"answer_relevancy": [("user_input",)]})
+    assert problem.fix == (
+        "add user_input to this row; or, if column 'prompt_text' holds it, pass "
+        "--column-map prompt_text=user_input (column_map={'prompt_text': 'user_input'}); or "
+        "drop 'answer_relevancy' from the metrics"
+    )
+
+
+def test_evaluate_keeps_the_column_warnings_in_the_run_config(tmp_path):
+    rows = [
+        {"id": "a", "answer": "x", "ground_truth": "x", "retreived_contexts": ["c"]},
+        {"id": "b", "answer": "y", "ground_truth": "x", "retreived_contexts": ["d"]},
+    ]
+    expected = [
+        "column 'retreived_contexts' names no field and is kept as a tag, but looks like "
+        "'retrieved_contexts'; if it is, pass --column-map retreived_contexts=retrieved_contexts "
+        "(column_map={'retreived_contexts': 'retrieved_contexts'})"
+    ]
+    for data in (rows, write_jsonl(tmp_path / "d.jsonl", rows)):  # in memory, streamed
+        result = evaluate(data, ["exact_match"])
+        assert result.scores("exact_match") == [1.0, 0.0]
+        assert result.config["column_warnings"] == expected
+    clean = evaluate([{"answer": "x", "ground_truth": "x", "topic": "t"}], ["exact_match"])
+    assert "column_warnings" not in clean.config

@@ -255,7 +255,7 @@ def test_a_call_that_always_times_out_fails_with_a_timeout():
     ("returned", "message"),
     [
         (42, "sample 'q1': the pipeline returned int 42, which holds none of response"),
-        ({"answer": "x"}, "sample 'q1': the pipeline returned a dict with keys ['answer']"),
+        ({"answer": 7}, "sample 'q1': the pipeline returned a dict with keys ['answer']"),
         ({"response": 3}, "sample 'q1': response must be a str, got int 3"),
         (
             {"response": "a", "retrieved_contexts": "one text"},
@@ -305,6 +305,26 @@ def test_an_object_with_output_attributes_is_read_and_extra_keys_are_kept():
     assert out.result.samples[0].sample.retrieved_context_ids == ["d1", "2"]
     assert out.pipeline[1]["extra"] == {"tokens": 12}
     assert out.result.scores("recall@2") == [0.5, 0.5]
+
+
+def test_a_chain_style_dict_is_read_by_its_usual_keys():
+    returned = {
+        "q0": {"input": "question 0?", "output": "answer 0"},
+        "q1": {"result": "answer 1", "source_documents": "not documents", "text": "ignored"},
+        "q2": {"response": "answer 2", "answer": "kept as extra"},
+    }
+
+    def rag(sample: Sample) -> Any:
+        return returned[str(sample.id)]
+
+    out = experiment(rows(3), ["exact_match"], **FAST)(rag).run()
+    assert out.result.scores("exact_match") == [1.0, 1.0, 1.0]
+    assert [r["outputs"] for r in out.pipeline] == [{"response": f"answer {i}"} for i in range(3)]
+    assert [r["extra"] for r in out.pipeline] == [
+        {"input": "question 0?"},
+        {"source_documents": "not documents", "text": "ignored"},
+        {"answer": "kept as extra"},
+    ]
 
 
 def test_a_field_the_pipeline_does_not_return_fails_only_the_metrics_needing_it():

@@ -204,7 +204,9 @@ def _tagged(scores: dict[str, list[float]], groups: list[str], direction: Direct
         )
         for i, g in enumerate(groups)
     ]
-    return EvaluationResult(samples, [MetricInfo(name, direction) for name in scores])
+    return EvaluationResult(
+        samples, [MetricInfo(name, direction) for name in scores], {"tags": ["grp"]}
+    )
 
 
 def _shades(page: str, tag: str) -> dict[str, str]:

@@ -64,10 +64,17 @@ TAGGED = [
 
 
 def test_breakdowns_by_tag_count_and_average_each_group(tmp_path):
-    result = evaluate(TAGGED, ["exact_match", "rouge_l"], skip_invalid=True)
-    # d lacks a reference: skipped, so persona (one value left) is not a grouping.
+    result = evaluate(
+        TAGGED, ["exact_match", "rouge_l"], skip_invalid=True, tags=["question_type", "tags"]
+    )
+    assert result.config["tags"] == ["question_type", "tags"]
+    # d lacks a reference: skipped. Named tags are used whatever their counts.
     groups = result.breakdowns()
     assert sorted(groups) == ["question_type", "tags"]
+    # Unnamed, question_type (3 samples in 2 values: 1.5 a value, under 2) is not chosen,
+    # nor persona (one value left); tags (zh 2, h 2) is.
+    unnamed = EvaluationResult(result.samples, result.metrics, {})
+    assert sorted(unnamed.breakdowns()) == ["tags"]
     by_type = {g.value: g for g in groups["question_type"]}
     assert by_type["single"].n_samples == 2 and by_type["multi"].n_samples == 1
     assert by_type["single"].aggregates["exact_match"].mean == 0.5

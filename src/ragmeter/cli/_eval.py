@@ -28,6 +28,16 @@ from ragmeter.cli._app import (
     print_run,
     record_run,
 )
+from ragmeter.cli._budget import (
+    DryRunOption,
+    LimitOption,
+    MaxCostOption,
+    SampleOption,
+    SeedOption,
+    StratifyOption,
+    SubsetOptions,
+    budget_stopped,
+)
 from ragmeter.cli._exit import (
     AllowFailuresOption,
     ExitCode,
@@ -48,6 +58,14 @@ from ragmeter.cli._judging import (
     LogprobsOption,
     NoCacheOption,
     whole_paragraphs,
+)
+from ragmeter.cli._tracking import (
+    MlflowExperimentOption,
+    MlflowOption,
+    MlflowUriOption,
+    TrackingOptions,
+    WandbOption,
+    WandbProjectOption,
 )
 from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
 
@@ -74,6 +92,8 @@ class EvalOptions:
     language: str | None = None
     judge: JudgeOptions = field(default_factory=JudgeOptions)
     repeats: int = 1
+    subset: SubsetOptions = field(default_factory=SubsetOptions)  # --limit, --sample...
+    tags: tuple[str, ...] | None = None  # --tags: metadata fields to break results down by
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -85,6 +105,8 @@ class EvalOptions:
             "language": self.language,
             "judge": self.judge.to_record(),
             "repeats": self.repeats,
+            **self.subset.to_record(),
+            **({} if self.tags is None else {"tags": list(self.tags)}),
         }
 
     @classmethod
@@ -99,6 +121,8 @@ class EvalOptions:
             language=record.get("language"),
             judge=JudgeOptions.from_record(record.get("judge") or {}),
             repeats=int(record.get("repeats") or 1),
+            subset=SubsetOptions.from_record(record),
+            tags=None if record.get("tags") is None else tuple(record["tags"]),
         )
 
     def or_recorded(self, recorded: "EvalOptions") -> "EvalOptions":
@@ -112,6 +136,8 @@ class EvalOptions:
             language=self.language or recorded.language,
             judge=self.judge.or_recorded(recorded.judge),
             repeats=max(self.repeats, recorded.repeats),
+            subset=self.subset.or_recorded(recorded.subset),
+            tags=self.tags if self.tags is not None else recorded.tags,
         )
 
     def require_data(self) -> Path:
@@ -167,6 +193,34 @@ def _judge_if_needed(
     return None
 
 
+def _dry_run(
+    options: EvalOptions, resume: Path | None, cache: CacheOptions, max_cost: float | None
+) -> None:
+    """``--dry-run``: print what the run would ask its judge (with ``--resume``, only what
+    the run directory lacks); no judge call, nothing written."""
+    from ragmeter.cli._budget import print_estimate
+    from ragmeter.metrics import resolve_metrics
+    from ragmeter.runner import estimate
+
+    metrics = resolve_metrics(cast(str, options.metrics))
+    if options.language not in LANGUAGES:
+        raise ValueError(f"--language must be en or zh, got {options.language!r}")
+    found = estimate(
+        options.require_data(),
+        metrics,
+        column_map=options.column_mapping(),
+        skip_invalid=options.skip_invalid,
+        format=options.format,
+        judge=_judge_if_needed(metrics, options.judge, cache),
+        language=cast("Language | None", options.language),
+        run_dir=resume,
+        resume=resume is not None,
+        repeats=options.repeats,
+        **options.subset.arguments(),
+    )
+    print_estimate(found, max_cost=max_cost)
+
+
 def run_eval(
     options: EvalOptions,
     run_dir: Path,
@@ -175,6 +229,7 @@ def run_eval(
     cache: CacheOptions,
     concurrency: int,
     quiet: bool,
+    max_cost: float | None = None,
 ) -> "EvaluationResult":
     """Score ``options.data`` into ``run_dir``, recording ``options`` with the run."""
     from ragmeter.metrics import resolve_metrics
@@ -199,6 +254,9 @@ def run_eval(
         progress=not quiet,
         record=options.to_record(),
         repeats=options.repeats,
+        max_cost=max_cost,
+        **options.subset.arguments(),
+        tags=options.tags,
     )
 
 
@@ -394,6 +452,25 @@ def eval_command(
     ] = None,
     max_failed_share: MaxFailedShareOption = 0.0,
     allow_failures: AllowFailuresOption = False,
+    limit: LimitOption = None,
+    sample: SampleOption = None,
+    seed: SeedOption = None,
+    stratify: StratifyOption = None,
+    dry_run: DryRunOption = False,
+    max_cost: MaxCostOption = None,
+    tags: Annotated[
+        str | None,
+        typer.Option(
+            "--tags",
+            help="Break results down by these metadata fields, comma-separated (default: "
+            "text fields with few values; not scores, numbers, free text or ids).",
+        ),
+    ] = None,
+    mlflow: MlflowOption = False,
+    mlflow_uri: MlflowUriOption = None,
+    mlflow_experiment: MlflowExperimentOption = None,
+    wandb: WandbOption = False,
+    wandb_project: WandbProjectOption = None,
 ) -> None:
     """Score a dataset with the given metrics; results are saved as they are computed.
 
@@ -405,8 +482,11 @@ def eval_command(
     Exit code 0 when every result was computed (n/a counts as computed), 1 when the gate
     failed, 2 for a usage or judge configuration error (e.g. a rejected key: the run stops,
     what was computed is kept), 3 when more results failed than --max-failed-share allows
-    (default 0; --allow-failures accepts any), 4 when a file or the run store could not be
-    read or written, 130 when interrupted. The last line says which and why.
+    (default 0; --allow-failures accepts any) or --max-cost stopped the run before every
+    sample was judged (what was judged is kept: --resume with a higher --max-cost goes on),
+    4 when a file, the run store or a tracker (--mlflow, --wandb) could not be read or
+    written, 130 when interrupted. The last line says which and why. A run that a tracker did
+    not take is kept in its directory.
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
@@ -423,12 +503,19 @@ def eval_command(
             judge_model, judge_base_url, judge_provider, judge_config, logprobs, judge_temperature
         ),
         repeats=repeats,
+        subset=SubsetOptions(limit, sample, seed, stratify),
+        tags=None if tags is None else tuple(t.strip() for t in tags.split(",") if t.strip()),
     )
     run_dir: Path | None = resume or output
     try:
         options = given if resume is None else given.or_recorded(recorded_options(resume))
         data = options.require_data()
+        if dry_run:  # nothing is called, nothing written
+            _dry_run(options, resume, CacheOptions(cache, no_cache, refresh_cache), max_cost)
+            raise typer.Exit(ExitCode.OK)
         run_params = parse_params(param or [])
+        tracking = TrackingOptions(mlflow, mlflow_uri, mlflow_experiment, wandb, wandb_project)
+        tracking.check()  # a tracker not installed fails now, before the run
         run_dir = run_dir or default_run_dir(data)
         # A store that cannot be used fails now, before the run pays for any judge call.
         opened = None if no_store else open_run_store(store, hint="; or pass --no-store")
@@ -439,6 +526,7 @@ def eval_command(
             cache=CacheOptions(cache, no_cache, refresh_cache),
             concurrency=concurrency,
             quiet=quiet,
+            max_cost=max_cost,
         )
     except KeyboardInterrupt:
         errors.print(
@@ -466,6 +554,8 @@ def eval_command(
     print_run(result, breakdowns=not quiet)
     if opened is not None and not _store_run(result, opened, name, run_tag or [], run_params):
         outcome.add(ExitCode.IO_ERROR, "the run was not recorded in the run store")
+    for problem in tracking.log(result, name=name, tags=run_tag or [], params=run_params):
+        outcome.add(*problem)
     if report is not None:
         try:
             _write_report(result, report)
@@ -477,14 +567,19 @@ def eval_command(
             )
             outcome.add(ExitCode.IO_ERROR, f"the report {report} was not written")
     refused = _judge_refused(result, run_dir)
+    stopped = budget_stopped(result, run_dir)
+    if stopped is not None:
+        outcome.add(ExitCode.RESULTS_FAILED, stopped)
     if refused is not None:
         outcome.add(ExitCode.USAGE, refused)
     if result.skipped:
         errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
         _print_problems(result.skipped)
+    for note in result.config.get("column_warnings") or []:  # e.g. a misspelt field name
+        errors.print(f"[yellow]warning:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
     if not quiet:
         console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
-    if refused is None:
+    if refused is None and stopped is None:  # results the run did not reach are not failures
         failed = _failed_results(result, run_dir, FailurePolicy(max_failed_share, allow_failures))
         if failed is not None:
             outcome.add(*failed)

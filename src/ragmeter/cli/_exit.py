@@ -10,7 +10,8 @@ code   name            when
 2      USAGE           the command, its options, its input or the judge's configuration
                        is wrong (a rejected key: HTTP 401/403/404); fix it and run again
 3      RESULTS_FAILED  more results failed than ``--max-failed-share`` allows (default 0:
-                       any); ``generate`` kept no question
+                       any), or ``eval --max-cost`` stopped the run before every sample
+                       was judged (``--resume`` goes on); ``generate`` kept no question
 4      IO_ERROR        a file or the run store could not be read or written: disk full,
                        read-only media, no permission, a corrupt file, a store server that
                        does not answer; what was computed before is kept
@@ -50,8 +51,8 @@ PRECEDENCE = (ExitCode.USAGE, ExitCode.IO_ERROR, ExitCode.RESULTS_FAILED, ExitCo
 EXIT_CODES_HELP = (
     "Exit codes: 0 all computed; 1 a gate rule failed (generate: fewer questions than asked); "
     "2 usage or configuration error (also a rejected API key); 3 more results failed than "
-    "--max-failed-share allows; 4 a file or the run store could not be read or written; "
-    "130 interrupted."
+    "--max-failed-share allows, or --max-cost stopped the run; 4 a file or the run store "
+    "could not be read or written; 130 interrupted."
 )
 
 MaxFailedShareOption = Annotated[

@@ -271,7 +271,7 @@ def default_report_path(ref: str, result: "EvaluationResult", suffix: str) -> Pa
 @app.command("metrics")
 def metrics_command() -> None:
     """List every metric with the fields it needs and which direction is better."""
-    from ragmeter.metrics import SPECS, Direction
+    from ragmeter.metrics import Direction, MetricLoadError, metric_specs
 
     table = Table()
     table.add_column("metric", no_wrap=True)
@@ -279,8 +279,12 @@ def metrics_command() -> None:
     table.add_column("needs")
     table.add_column("better", justify="center")
     table.add_column("description")
-    for spec in SPECS:
-        metric = spec.example()
+    for spec in metric_specs():
+        try:
+            metric = spec.example()
+        except MetricLoadError as error:  # a registered or plugin metric that fails to load
+            table.add_row(escape(spec.name), spec.family, "", "", escape(str(error)))
+            continue
         name = spec.name + (
             "@K" if spec.cutoff == "required" else "[@K]" if spec.cutoff == "optional" else ""
         )

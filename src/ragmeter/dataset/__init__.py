@@ -17,19 +17,46 @@ if TYPE_CHECKING:
     )
     from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
     from ragmeter.dataset._sample import SAMPLE_FIELDS, Sample
+    from ragmeter.dataset._stream import (
+        STREAM_CHUNK_SIZE,
+        DatasetFingerprint,
+        is_streamed,
+        stream_jsonl,
+    )
+    from ragmeter.dataset._subset import head, sample
+    from ragmeter.dataset._types import (
+        DataFrameLike,
+        DatasetLike,
+        HFDatasetLike,
+        RecordLike,
+        RecordModel,
+        SampleSetLike,
+    )
 
 __all__ = [
     "SAMPLE_FIELDS",
+    "STREAM_CHUNK_SIZE",
+    "DataFrameLike",
     "Dataset",
     "DatasetError",
+    "DatasetFingerprint",
+    "DatasetLike",
+    "HFDatasetLike",
     "InvalidRow",
     "Problem",
+    "RecordLike",
+    "RecordModel",
     "Sample",
+    "SampleSetLike",
     "check_sample",
     "from_hf",
     "from_pandas",
+    "head",
+    "is_streamed",
     "load_dataset",
+    "sample",
     "save_dataset",
+    "stream_jsonl",
     "to_hf",
     "to_pandas",
     "to_records",
@@ -50,6 +77,21 @@ _EXPORTS = _lazy.exports(
         ),
         "ragmeter.dataset._problems": ("DatasetError", "InvalidRow", "Problem"),
         "ragmeter.dataset._sample": ("SAMPLE_FIELDS", "Sample"),
+        "ragmeter.dataset._stream": (
+            "STREAM_CHUNK_SIZE",
+            "DatasetFingerprint",
+            "is_streamed",
+            "stream_jsonl",
+        ),
+        "ragmeter.dataset._subset": ("head", "sample"),
+        "ragmeter.dataset._types": (
+            "DataFrameLike",
+            "DatasetLike",
+            "HFDatasetLike",
+            "RecordLike",
+            "RecordModel",
+            "SampleSetLike",
+        ),
     }
 )
 

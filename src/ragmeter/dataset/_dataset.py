@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import reprlib
 import shlex
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, NamedTuple, overload
 
 from pydantic import ValidationError
 
+from ragmeter.dataset._cells import decode_cell, looks_like_a_list
 from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
 from ragmeter.dataset._sample import (
+    ALIAS_SOURCES,
     LEGACY_NAMES,
     LIST_FIELDS,
     SAMPLE_FIELDS,
+    TEXT_KEYS,
     Sample,
     canonical_record,
 )
@@ -52,7 +54,40 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {text[:60] + '…' if len(text) > 60 else text}"
 
 
-def _validation_problems(error: ValidationError, row: int, raw: Mapping[str, Any]) -> list[Problem]:
+def _text_fix(field: str, got: Any, fix: str) -> str:
+    """The fix for an object or a list given where a text is expected."""
+    if isinstance(got, list) and any(isinstance(m, Mapping) and "content" in m for m in got):
+        return (
+            f"{fix}: ragmeter scores single-turn samples, a conversation of messages is not "
+            "supported (give its last question as the text)"
+        )
+    if isinstance(got, Mapping):
+        keys = ", ".join(repr(k) for k in list(got)[:6])
+        known = ", ".join(TEXT_KEYS)
+        return (
+            f"{fix}, not an object (keys {keys}); in Langfuse's input, output and "
+            f"expected_output an object with one text under one of the keys {known} is read "
+            "as that text"
+        )
+    return fix
+
+
+def _list_fix(field: str, got: str, notes: Mapping[str, str]) -> str:
+    """The fix for text given where a list is expected."""
+    example = FIX_HINTS[field].partition("e.g. ")[2] or '["chunk 1"]'
+    if field in notes:
+        return f"{notes[field]}; write the list as JSON, e.g. {example}"
+    if looks_like_a_list(got):
+        return f"give a list, not text that looks like one: e.g. {example}"
+    return f'wrap a single item in a list, e.g. ["{got[:20]}"]'
+
+
+def _validation_problems(
+    error: ValidationError,
+    row: int,
+    raw: Mapping[str, Any],
+    notes: Mapping[str, str] | None = None,
+) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[str] = set()
     for err in error.errors():
@@ -68,8 +103,12 @@ def _validation_problems(error: ValidationError, row: int, raw: Mapping[str, Any
         if field == "metadata" and err["type"] == "value_error":  # nested too deeply
             message = message.removeprefix("Value error, ")
             fix = "flatten the metadata: tags hold text, numbers or short lists"
-        if field in LIST_FIELDS and isinstance(got, str):
-            fix = f'wrap a single item in a list, e.g. ["{got[:20]}"]'
+        if field in LIST_FIELDS and isinstance(got, str) and len(err["loc"]) == 1:
+            fix = _list_fix(field, got, notes or {})
+        elif field is not None and notes and field in notes:  # relevance, metadata
+            fix = f"{notes[field]}; {fix}"
+        elif field in ("user_input", "response", "reference") and len(err["loc"]) == 1:
+            fix = _text_fix(field, got, fix)
         problems.append(Problem(row=row, field=field, message=message, fix=fix))
     return problems
 
@@ -105,19 +144,22 @@ def check_sample(sample: Sample) -> list[tuple[str, str, str]]:
 
 def _decode_json_cells(
     record: dict[str, Any], column_map: Mapping[str, str] | None
-) -> dict[str, Any]:
-    """Tabular formats store lists and objects as JSON text; decode the cells that should be."""
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Tabular formats store lists and objects as text (JSON, or Python reprs written by
+    pandas); decode the cells that should be. Returns the record and, per field, why a cell
+    that looks like a list or an object could not be read (it is left as text)."""
     out = dict(record)
+    notes: dict[str, str] = {}
     for key, value in record.items():
         name = (column_map or {}).get(key, key)
         name = LEGACY_NAMES.get(name, name)
         if isinstance(value, str) and (name in JSON_CELL_FIELDS or name == "ground_truths"):
-            stripped = value.strip()
-            if stripped[:1] in "[{":
-                # Undecodable text is left as is: validation then names the field and the fix.
-                with contextlib.suppress(ValueError, RecursionError):
-                    out[key] = json.loads(stripped)
-    return out
+            decoded, reason = decode_cell(value, name)
+            if reason is None and decoded is not None:
+                out[key] = decoded
+            elif reason is not None:
+                notes[name] = reason
+    return out, notes
 
 
 #: How similar (0-100, ``fuzz.ratio`` of normalised names) a column that names no field must
@@ -140,15 +182,38 @@ def _normal(name: str) -> str:
     return name.strip().lower().replace(" ", "_").replace("-", "_")
 
 
-def _unknown_columns(record: Mapping[Any, Any], column_map: Mapping[str, str] | None) -> list[Any]:
-    """The keys of ``record`` that name no field (they become tags in ``metadata``)."""
-    unknown = []
+def _note_columns(
+    record: Mapping[Any, Any],
+    column_map: Mapping[str, str] | None,
+    unknown: dict[str, str],
+    known: dict[str, str],
+) -> None:
+    """Add the string keys of ``record`` to ``unknown`` (column -> its tag in ``metadata``)
+    or ``known`` (column -> the field it names)."""
     for key in record:
+        if not isinstance(key, str):
+            continue
         name = (column_map or {}).get(key, key)
-        name = LEGACY_NAMES.get(name, name)
-        if name not in SAMPLE_FIELDS and name != "ground_truths":
-            unknown.append(key)
-    return unknown
+        field = "reference" if name == "ground_truths" else LEGACY_NAMES.get(name, name)
+        if field in SAMPLE_FIELDS:
+            known.setdefault(key, field)
+        else:
+            unknown.setdefault(key, name)
+
+
+#: Fields a column read under another tool's name may have been meant for instead:
+#: DeepEval's ``context`` is the ideal context, many hand-made datasets mean the retrieved one.
+SIBLINGS: dict[str, str] = {
+    "retrieved_contexts": "reference_contexts",
+    "reference_contexts": "retrieved_contexts",
+    "retrieved_context_ids": "reference_context_ids",
+    "reference_context_ids": "retrieved_context_ids",
+}
+AMBIGUOUS_ALIASES: frozenset[str] = frozenset({"context"})
+
+
+def _column_map_fix(column: str, field: str) -> str:
+    return f"--column-map {shlex.quote(f'{column}={field}')} (column_map={{{column!r}: {field!r}}})"
 
 
 class _Lookalike(NamedTuple):
@@ -189,11 +254,16 @@ class Dataset(Sequence[Sample]):
         invalid: Sequence[InvalidRow] = (),
         rows: Sequence[int] | None = None,
         unknown_columns: Mapping[str, str] | None = None,
+        field_columns: Mapping[str, str] | None = None,
     ) -> None:
         self.samples: list[Sample] = list(samples)
         #: Input columns that name no field (their tags in ``metadata``), each with its tag
         #: name (the column renamed by ``column_map``), for suggestions when a field is missing.
         self.unknown_columns: dict[str, str] = dict(unknown_columns or {})
+        #: Input columns that name a field, each with that field (after ``column_map`` and
+        #: the names of other tools), to say how a column was read.
+        self.field_columns: dict[str, str] = dict(field_columns or {})
+        self._warnings: list[str] | None = None
         self.source = source
         self.invalid: list[InvalidRow] = list(invalid)
         self.rows: list[int] = list(rows) if rows is not None else list(range(1, len(self) + 1))
@@ -234,21 +304,25 @@ class Dataset(Sequence[Sample]):
         decode_json_cells: bool = False,
         rows: Sequence[int] | None = None,
         pre_problems: Sequence[Problem] = (),
+        first_rows: MutableMapping[str, int] | None = None,
     ) -> Dataset:
         """Validate raw records (dicts) into a dataset, reporting every problem at once.
 
         Raises :class:`DatasetError` listing all problems unless ``skip_invalid`` is set, in
         which case the valid rows are kept and the others are listed in ``dataset.invalid``.
         ``rows`` gives each record's row number (default 1, 2, ...); ``pre_problems`` are
-        problems a reader already found (e.g. unparseable lines).
+        problems a reader already found (e.g. unparseable lines). ``first_rows`` (id -> the
+        row it was first seen in) is checked and filled: a reader that validates a file in
+        chunks passes the same mapping to each, so an id repeated across chunks is caught.
         """
         samples: list[Sample] = []
         sample_rows: list[int] = []
         problems_by_row: dict[int, list[Problem]] = {}
         for problem in pre_problems:
             problems_by_row.setdefault(problem.row, []).append(problem)
-        first_row_of_id: dict[str, int] = {}
+        first_row_of_id: MutableMapping[str, int] = {} if first_rows is None else first_rows
         unknown_columns: dict[str, str] = {}
+        field_columns: dict[str, str] = {}
         layouts: set[tuple[Any, ...]] = set()
         for offset, raw in enumerate(records):
             row = rows[offset] if rows is not None else offset + 1
@@ -269,16 +343,15 @@ class Dataset(Sequence[Sample]):
                 record = dict(raw)
                 if (layout := tuple(record)) not in layouts:  # rows mostly share their columns
                     layouts.add(layout)
-                    for key in _unknown_columns(record, column_map):
-                        if isinstance(key, str):
-                            unknown_columns.setdefault(key, (column_map or {}).get(key, key))
+                    _note_columns(record, column_map, unknown_columns, field_columns)
+                notes: dict[str, str] = {}
                 if decode_json_cells:
-                    record = _decode_json_cells(record, column_map)
+                    record, notes = _decode_json_cells(record, column_map)
                 try:
                     sample = Sample.model_validate(canonical_record(record, column_map))
                 except ValidationError as error:
                     sample = None
-                    found += _validation_problems(error, row, record)
+                    found += _validation_problems(error, row, record, notes)
                 except ValueError as error:  # conflicting column names
                     sample = None
                     found.append(Problem(row, None, str(error), "fix the column names"))
@@ -324,6 +397,7 @@ class Dataset(Sequence[Sample]):
             invalid=invalid,
             rows=sample_rows,
             unknown_columns=unknown_columns,
+            field_columns=field_columns,
         )
 
     # -- checking against what metrics need ------------------------------------------------
@@ -358,12 +432,76 @@ class Dataset(Sequence[Sample]):
                             row,
                             field,
                             f"missing, and metric {metric!r} needs it",
-                            f"add {field} to this row, or drop {metric!r} from the metrics",
+                            self._missing_fix(sample, alternatives, metric),
                             source=self.source,
                             sample_id=sample_id,
                         )
                     )
         return problems
+
+    def _missing_fix(self, sample: Sample, alternatives: Sequence[str], metric: str) -> str:
+        """How to give a missing field: from a column read as its sibling, from one of the
+        row's columns that name no field, or in the data."""
+        field = alternatives[0]
+        for column, read_as in self.field_columns.items():
+            if SIBLINGS.get(read_as) in alternatives and sample.has(read_as):
+                wanted = SIBLINGS[read_as]
+                how = ALIAS_SOURCES.get(column)
+                how = f" ({how})" if how and column in LEGACY_NAMES else ""
+                return (
+                    f"column {column!r} was read as {read_as!r}{how}; if it holds the "
+                    f"{wanted.replace('_', ' ')}, pass {_column_map_fix(column, wanted)}; "
+                    f"or drop {metric!r} from the metrics"
+                )
+        names = " or ".join(alternatives)
+        columns = [c for c, tag in self.unknown_columns.items() if tag in sample.metadata]
+        if not columns:
+            return f"add {names} to this row, or drop {metric!r} from the metrics"
+        if len(columns) == 1:
+            return (
+                f"add {names} to this row; or, if column {columns[0]!r} holds it, pass "
+                f"{_column_map_fix(columns[0], field)}; or drop {metric!r} from the metrics"
+            )
+        shown = ", ".join(repr(c) for c in columns[:8]) + (", ..." if len(columns) > 8 else "")
+        return (
+            f"add {names} to this row; or, if one of the columns that name no field "
+            f"({shown}) holds it, pass {_column_map_fix('COLUMN', field)} with its name; "
+            f"or drop {metric!r} from the metrics"
+        )
+
+    def column_warnings(self) -> list[str]:
+        """Notes on input columns that were probably meant for a field, each with the
+        ``--column-map`` that reads them so: a column that names no field but looks like
+        one (``retreived_contexts``), even when no metric needs it, and a column read under
+        an ambiguous name of another tool (DeepEval's ``context``) when its sibling field is
+        given by no column."""
+        if self._warnings is not None:
+            return list(self._warnings)
+        given = set(self.field_columns.values())
+        notes: list[str] = []
+        for column, read_as in self.field_columns.items():
+            sibling = SIBLINGS.get(read_as)
+            if column in AMBIGUOUS_ALIASES and sibling is not None and sibling not in given:
+                notes.append(
+                    f"column {column!r} is read as {read_as!r} "
+                    f"({ALIAS_SOURCES.get(column, 'another tool names it so')}); if it holds "
+                    f"the {sibling.replace('_', ' ')}, pass {_column_map_fix(column, sibling)}"
+                )
+        for column, tag in self.unknown_columns.items():
+            best: tuple[float, str, str] | None = None
+            for field in FIELD_NAMES:
+                found = _lookalike(tag, field)
+                if found is not None and (best is None or found[0] > best[0]):
+                    best = (found[0], field, found[1])
+            if best is not None and best[1] not in given:  # else a tag close to a given field
+                _, field, name = best
+                alias = f" ({name})" if name != field else ""
+                notes.append(
+                    f"column {column!r} names no field and is kept as a tag, but looks like "
+                    f"{field!r}{alias}; if it is, pass {_column_map_fix(column, field)}"
+                )
+        self._warnings = notes
+        return list(notes)
 
     def _lookalike(self, alternatives: Sequence[str]) -> _Lookalike | None:
         """The unknown column closest to one of ``alternatives`` or an alias of it."""
@@ -381,11 +519,39 @@ class Dataset(Sequence[Sample]):
             row,
             found.field,
             f"missing; column {found.column!r} looks like {found.field!r}{alias}",
-            f"rename it or pass --column-map {shlex.quote(f'{found.column}={found.field}')} "
-            f"(column_map={{{found.column!r}: {found.field!r}}})",
+            f"rename it or pass {_column_map_fix(found.column, found.field)}",
             source=self.source,
             sample_id=sample_id,
         )
+
+    @staticmethod
+    def tag_names(tags: str | Iterable[str]) -> list[str]:
+        """Tag names given as a list or as one comma-separated string, each once, in order.
+
+        >>> Dataset.tag_names("persona, question_type,persona")
+        ['persona', 'question_type']
+        """
+        names = tags.split(",") if isinstance(tags, str) else list(tags)
+        return list(dict.fromkeys(n.strip() for n in names if n.strip()))
+
+    def check_tags(self, tags: str | Iterable[str]) -> list[str]:
+        """:meth:`tag_names` of ``tags`` (``metadata`` fields to break results down by); a
+        ``ValueError`` naming the fields there are when no sample carries one of them."""
+        carried = {key for sample in self.samples for key in sample.metadata}
+        return self.check_tag_names(tags, carried)
+
+    @classmethod
+    def check_tag_names(cls, tags: str | Iterable[str], carried: Iterable[str]) -> list[str]:
+        """:meth:`check_tags` against the metadata fields ``carried`` (of a streamed file)."""
+        names = cls.tag_names(tags)
+        fields = set(carried)
+        unknown = [n for n in names if n not in fields]
+        if unknown:
+            raise ValueError(
+                f"no sample carries tag(s) {unknown}; the metadata fields of this dataset are "
+                f"{sorted(fields)}"
+            )
+        return names
 
     def without_rows(self, problems: Sequence[Problem]) -> Dataset:
         """This dataset less the rows named in ``problems``, which join ``invalid``."""
@@ -402,6 +568,7 @@ class Dataset(Sequence[Sample]):
             invalid=sorted([*self.invalid, *newly_invalid], key=lambda r: r.row),
             rows=[self.rows[i] for i in keep],
             unknown_columns=self.unknown_columns,
+            field_columns=self.field_columns,
         )
         return dataset
 

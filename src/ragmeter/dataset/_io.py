@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import json
 import math
+import os
 import re
 import stat
 import sys
@@ -33,7 +35,7 @@ from ragmeter.dataset._decode import (
     resave_fix,
 )
 from ragmeter.dataset._problems import DatasetError, Problem
-from ragmeter.dataset._sample import SAMPLE_FIELDS
+from ragmeter.dataset._sample import LIST_FIELDS, SAMPLE_FIELDS, Sample, field_name
 
 if TYPE_CHECKING:
     from _csv import Reader as _CsvReader
@@ -304,6 +306,8 @@ def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem
     with _no_csv_field_limit():
         reader = csv.reader(source)
         header = _header(reader, path, source, encoding)
+        # df.to_csv() writes the DataFrame's index first, under an empty name: not data.
+        index_first = header[:1] == [""]
         row = 0
         while True:
             first_line = reader.line_num + 1
@@ -340,8 +344,8 @@ def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem
                 problems += found
                 continue
             record: dict[str, Any] = {}
-            for key, cell in zip(header, cells):
-                if cell == "":
+            for position, (key, cell) in enumerate(zip(header, cells)):
+                if cell == "" or (position == 0 and index_first):
                     continue  # an empty cell is a missing value
                 record[key] = "" if cell == EMPTY_STRING_CELL else cell
             records.append(record)
@@ -381,6 +385,14 @@ def _tabular_records(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+ACCEPTED = (
+    "a path to a .jsonl, .json, .csv or .parquet file; a list of samples (dicts, pydantic "
+    "models, dataclasses or objects with to_dict()); a dict of columns (lists of the same "
+    "length); one sample; a pandas DataFrame; a Hugging Face Dataset (one split); a RAGAS "
+    "EvaluationDataset or Testset; a DeepEval or LlamaIndex dataset; or a ragmeter Dataset"
+)
+
+
 def load_dataset(
     source: str | Path | Any,
     *,
@@ -389,22 +401,56 @@ def load_dataset(
     format: str | None = None,
 ) -> Dataset:
     """Load samples from a file (JSONL, JSON, CSV, Parquet), a pandas DataFrame, a Hugging Face
-    ``datasets.Dataset``, a list of dicts, or a :class:`Dataset`.
+    ``datasets.Dataset``, a list of dicts or of sample objects (a RAGAS ``SingleTurnSample``,
+    a DeepEval ``LLMTestCase``, any pydantic model or dataclass), a dict of columns, a RAGAS
+    ``EvaluationDataset`` / ``Testset``, a DeepEval ``EvaluationDataset``, a LlamaIndex
+    ``LabelledRagDataset``, one sample, or a :class:`Dataset`. None of those libraries is
+    imported: their objects are read by their shape.
 
     Every problem in the input is reported at once in a :class:`DatasetError`; with
     ``skip_invalid`` the valid rows load and the others are listed in ``dataset.invalid``.
+    An input of another type is a ``TypeError`` that names the kinds accepted.
     """
     if isinstance(source, Dataset):
         return source
-    if isinstance(source, list | tuple):
-        return Dataset.from_records(source, column_map=column_map, skip_invalid=skip_invalid)
+    if isinstance(source, str | os.PathLike):
+        return _load_path(Path(source), column_map, skip_invalid, format)
+    options: dict[str, Any] = {"column_map": column_map, "skip_invalid": skip_invalid}
     module = type(source).__module__
-    if module.startswith("pandas"):
-        return from_pandas(source, column_map=column_map, skip_invalid=skip_invalid)
+    if module.startswith("pandas") and hasattr(source, "to_dict") and hasattr(source, "columns"):
+        return from_pandas(source, **options)
     if module.startswith("datasets"):
-        return from_hf(source, column_map=column_map, skip_invalid=skip_invalid)
+        if isinstance(source, Mapping):  # DatasetDict, IterableDatasetDict
+            splits = ", ".join(repr(str(k)) for k in source)
+            first = next(iter(source), "train")
+            raise ValueError(
+                f"a Hugging Face {type(source).__name__} holds several splits ({splits}); "
+                f"evaluate one of them, e.g. dataset[{str(first)!r}]"
+            )
+        if hasattr(source, "to_list"):
+            return from_hf(source, **options)
+        return Dataset.from_records(_tabular_records(source), **options, decode_json_cells=True)
+    if module.startswith(("polars", "pyarrow")):
+        rows = getattr(source, "to_dicts", None) or getattr(source, "to_pylist", None)
+        if callable(rows):
+            return Dataset.from_records(_tabular_records(rows()), **options, decode_json_cells=True)
+    records = _records_of(source, column_map)
+    if records is None:
+        raise TypeError(
+            f"cannot read samples from an object of type {_type_name(source)}; give {ACCEPTED}"
+        )
+    return Dataset.from_records(records, **options)
 
-    path = Path(source)
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    module = kind.__module__
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+
+
+def _load_path(
+    path: Path, column_map: Mapping[str, str] | None, skip_invalid: bool, format: str | None
+) -> Dataset:
     _check_is_file(path)
     kind = _format_of(path, format)
     try:
@@ -416,6 +462,163 @@ def load_dataset(
             f"cannot read dataset file {str(path)!r}: {_reason(error)}. Fix: check that the "
             "file is readable (permissions, disk, size)"
         ) from None
+
+
+# -- objects: other tools' samples and datasets, read by their shape -------------------------
+def _object_record(item: Any) -> Any:
+    """A sample object as a dict (None fields left out); ``item`` itself when it is a dict,
+    a :class:`Sample`, or cannot be read (the row then reports what it got)."""
+    if isinstance(item, Mapping | Sample):
+        return item
+    record: Any = None
+    dump = getattr(item, "model_dump", None)  # pydantic 2: RAGAS, DeepEval, LlamaIndex
+    if callable(dump) and not isinstance(item, type):
+        try:
+            record = dump(exclude_none=True)
+        except TypeError:
+            record = dump()
+    elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+        record = dataclasses.asdict(item)
+    else:
+        for name in ("to_dict", "dict"):  # pandas rows, pydantic 1, hand-written classes
+            method = getattr(item, name, None)
+            if callable(method) and not isinstance(item, type):
+                with contextlib.suppress(TypeError):
+                    record = method()
+                    break
+    if not isinstance(record, Mapping):
+        return item
+    record = {k: v for k, v in record.items() if v is not None}
+    nested = record.pop("eval_sample", None)  # a RAGAS TestsetSample wraps its sample
+    if isinstance(nested, Mapping):
+        record = {**{k: v for k, v in nested.items() if v is not None}, **record}
+    elif nested is not None:
+        record["eval_sample"] = nested
+    return record
+
+
+def _container_items(source: Any) -> list[Any] | None:
+    """The samples of another tool's dataset object, or None if ``source`` is none."""
+    if isinstance(getattr(source, "samples", None), list | tuple):  # RAGAS
+        to_list = getattr(source, "to_list", None)
+        if callable(to_list):
+            with contextlib.suppress(TypeError, ValueError, AttributeError, KeyError):
+                listed = to_list()
+                if isinstance(listed, list) and all(isinstance(r, Mapping) for r in listed):
+                    return listed
+        return list(source.samples)
+    for name in ("test_cases", "goldens"):  # DeepEval: test cases once run, else goldens
+        items = getattr(source, name, None)
+        if isinstance(items, list | tuple) and (items or name == "goldens"):
+            return list(items)
+    if isinstance(getattr(source, "examples", None), list | tuple):  # LlamaIndex
+        return list(source.examples)
+    return None
+
+
+def _records_of(source: Any, column_map: Mapping[str, str] | None) -> list[Any] | None:
+    """The records in an object that is no file, DataFrame or Hugging Face dataset."""
+    if isinstance(source, Mapping):
+        samples = source.get("samples")
+        if isinstance(samples, list):  # as in a JSON file: {"samples": [...]}
+            return [_object_record(item) for item in samples]
+        columns = columnar_records(source, column_map)
+        return columns if columns is not None else [dict(source)]
+    if isinstance(source, list | tuple):
+        return [_object_record(item) for item in source]
+    items = _container_items(source)
+    if items is not None:
+        return [_object_record(item) for item in items]
+    record = _object_record(source)
+    if isinstance(record, Mapping):
+        return [record]  # one sample object, e.g. a RAGAS SingleTurnSample
+    if isinstance(source, str | bytes | bytearray) or hasattr(source, "read"):
+        return None
+    if isinstance(source, Iterable):
+        return [_object_record(item) for item in source]
+    return None
+
+
+#: Fields that hold one text (or id) per sample: in a dict of columns, their columns hold
+#: lists; in a single sample, a text.
+_SCALAR_FIELDS = frozenset({"id", "user_input", "response", "reference"})
+
+
+def _column(value: Any) -> list[Any] | None:
+    """A column's values when ``value`` is a list, a tuple or a 1-d array / Series."""
+    if isinstance(value, list | tuple):
+        return list(value)
+    if hasattr(value, "tolist") and getattr(value, "ndim", None) == 1:
+        listed = _plain(value)
+        return listed if isinstance(listed, list) else None
+    return None
+
+
+def columnar_records(
+    data: Mapping[Any, Any], column_map: Mapping[str, str] | None = None
+) -> list[dict[str, Any]] | None:
+    """The samples of a dict of columns (``{"question": [...], "answer": [...]}``), or None
+    when ``data`` is one sample.
+
+    It is columns when every value is a list and a text field's column (question, answer,
+    reference, id) is among them, or, without one, when the list fields' values are lists
+    of lists. A dict of columns of different lengths, or one that is columns in part, is a
+    ``ValueError`` naming the columns.
+
+    >>> columnar_records({"question": ["q1", "q2"], "contexts": [["a"], ["b", "c"]]})
+    [{'question': 'q1', 'contexts': ['a']}, {'question': 'q2', 'contexts': ['b', 'c']}]
+    >>> columnar_records({"question": "q1", "contexts": ["a", "b"]}) is None
+    True
+    """
+    columns = {key: _column(value) for key, value in data.items()}
+    listed = [key for key, values in columns.items() if values is not None]
+    if not listed:
+        return None
+    names = {key: field_name(key, column_map) for key in data}
+    texts = [key for key in data if names[key] in _SCALAR_FIELDS]
+    singles = [key for key in data if columns[key] is None]
+    if singles:
+        listed_texts = [key for key in texts if columns[key] is not None]
+        if not listed_texts:
+            return None  # one sample: its text fields hold texts
+        raise ValueError(
+            f"this dict looks like columns of samples ({_named(listed_texts)} hold lists) but "
+            f"{_named(singles)} hold{'s' if len(singles) == 1 else ''} a single value. Fix: in a "
+            "dict of columns every value is a list with one item per sample; or pass a list of "
+            "samples"
+        )
+    if not texts:
+        lists = [k for k in data if names[k] in LIST_FIELDS or names[k] == "ground_truths"]
+        cells = [v for k in lists for v in columns[k] or ()]
+        if lists and all(isinstance(v, str | int) for v in cells):
+            return None  # one sample of list fields: {"retrieved_context_ids": ["d1", "d2"]}
+        if not lists or not all(isinstance(v, list | tuple) or v is None for v in cells):
+            raise ValueError(
+                f"cannot tell whether this dict ({_named(list(data))}) is one sample or "
+                'columns of samples. Fix: pass a list of samples, e.g. [{"user_input": ...}], '
+                "or a dict of columns with a user_input (question) column"
+            )
+    lengths = {key: len(values or ()) for key, values in columns.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{key!r} {n}" for key, n in lengths.items())
+        raise ValueError(
+            f"the columns of this dict have different lengths ({shown}). Fix: give every "
+            "column one value per sample, in the same order"
+        )
+    n = next(iter(lengths.values()))
+    return [
+        {
+            key: value
+            for key, value in ((key, _plain((columns[key] or [])[i])) for key in data)
+            if value is not None
+        }
+        for i in range(n)
+    ]
+
+
+def _named(keys: list[Any]) -> str:
+    shown = ", ".join(repr(k) for k in keys[:6]) + (", ..." if len(keys) > 6 else "")
+    return f"column{'s' if len(keys) > 1 else ''} {shown}"
 
 
 def _reason(error: BaseException) -> str:
@@ -498,7 +701,11 @@ def from_pandas(
     column_map: Mapping[str, str] | None = None,
     skip_invalid: bool = False,
 ) -> Dataset:
-    """A dataset from a pandas DataFrame (one row per sample)."""
+    """A dataset from a pandas DataFrame (one row per sample). A first column named
+    ``Unnamed: 0`` is the index that ``df.to_csv()`` wrote and ``pd.read_csv`` read back as
+    data: it is left out."""
+    if len(frame.columns) and frame.columns[0] == "Unnamed: 0":
+        frame = frame.drop(columns=[frame.columns[0]])
     return Dataset.from_records(
         _tabular_records(frame.to_dict(orient="records")),
         column_map=column_map,

@@ -23,15 +23,63 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "metadata",
 )
 
-#: Names used by RAGAS 0.1 and other tools, accepted transparently.
+#: Names other tools give the fields, accepted transparently (each from the tool's own
+#: documentation or source). RAGAS 0.2+ uses ragmeter's names; ``ground_truths`` (RAGAS 0.1,
+#: a list) is handled by :func:`canonical_record`. Left out as ambiguous: ``query_id``
+#: (TruLens; a query's id may be shared by several samples), ``text``, ``passage``, ``docs``.
 LEGACY_NAMES: dict[str, str] = {
+    # RAGAS 0.1
     "question": "user_input",
-    "query": "user_input",
     "answer": "response",
-    "contexts": "retrieved_contexts",
+    "contexts": "retrieved_contexts",  # also TruLens and LlamaIndex predictions
     "ground_truth": "reference",
+    # DeepEval LLMTestCase and Golden (expected_output and input also Langfuse)
+    "input": "user_input",
+    "actual_output": "response",
+    "expected_output": "reference",
+    "retrieval_context": "retrieved_contexts",
+    "context": "reference_contexts",  # DeepEval: the ideal context, not the retrieved one
+    "additional_metadata": "metadata",
+    # Langfuse dataset items (expectedOutput in its HTTP API) and traces
+    "output": "response",
+    "expectedOutput": "reference",
+    # TruLens ground truth datasets, LlamaIndex LabelledRagDataExample
+    "query": "user_input",
+    "expected_response": "reference",
+    "expected_chunks": "reference_contexts",
+    "reference_answer": "reference",
+    # seed data sets written by hand (seed 004)
+    "ground_truth_contexts": "reference_contexts",
+    "ground_truth_context_ids": "reference_context_ids",
     "sample_id": "id",
 }
+
+#: What an alias that other data means otherwise stands for, for the messages that say how
+#: such a column was read.
+ALIAS_SOURCES: dict[str, str] = {"context": "DeepEval's name for the ideal context"}
+
+#: Keys under which an object given for a text (Langfuse's ``input``, say, often
+#: ``{"question": ...}``) holds its text; an object with exactly one of them is read as it.
+TEXT_KEYS: tuple[str, ...] = (
+    "question",
+    "query",
+    "input",
+    "user_input",
+    "prompt",
+    "answer",
+    "output",
+    "response",
+    "reference",
+    "expected_output",
+    "ground_truth",
+    "text",
+    "content",
+)
+#: Langfuse's names for its fields of any JSON value; only these are unwrapped (ragmeter's
+#: own names, and those of tools that hold plain texts, stay strict).
+JSON_VALUE_COLUMNS: frozenset[str] = frozenset(
+    {"input", "output", "expected_output", "expectedOutput"}
+)
 
 LIST_FIELDS: frozenset[str] = frozenset(
     {"retrieved_contexts", "retrieved_context_ids", "reference_contexts", "reference_context_ids"}
@@ -75,22 +123,60 @@ Metadata = Annotated[
 ]
 
 
+def field_name(key: Any, column_map: Mapping[str, str] | None) -> Any:
+    """The field a column names: after ``column_map``, then the names of other tools."""
+    name = (column_map or {}).get(key, key)
+    return LEGACY_NAMES.get(name, name)
+
+
+def _unwrap_text(value: Mapping[Any, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The text of an object with exactly one :data:`TEXT_KEYS` key holding a string, and
+    its other entries; None for any other object."""
+    found = [k for k in TEXT_KEYS if isinstance(value.get(k), str)]
+    if len(found) != 1:
+        return None
+    return value[found[0]], {str(k): v for k, v in value.items() if k != found[0]}
+
+
+def _chunk_texts(value: Any) -> Any:
+    """TruLens' ``expected_chunks`` items are objects ``{"text": ..., "title": ...}``."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, Mapping) and isinstance(v.get("text"), str) for v in value)
+    ):
+        return [v["text"] for v in value]
+    return value
+
+
 def canonical_record(
     record: Mapping[str, Any], column_map: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """Rename a raw record's keys to ragmeter's field names.
 
-    ``column_map`` (user name -> ragmeter name) is applied first, then the legacy names.
-    ``ground_truths`` (a list) becomes ``reference`` from its first item, as RAGAS 0.1 did;
-    the full list is kept in ``metadata["ground_truths"]`` when it holds more than one.
-    Keys that name no field go to ``metadata`` so that tags like ``question_type`` survive.
+    ``column_map`` (user name -> ragmeter name) is applied first, then the names of other
+    tools (:data:`LEGACY_NAMES`). ``ground_truths`` (a list) becomes ``reference`` from its
+    first item, as RAGAS 0.1 did; the full list is kept in ``metadata["ground_truths"]`` when
+    it holds more than one. An object in Langfuse's ``input``, ``output`` or
+    ``expected_output`` with one obvious text key (``{"question": ...}``, see
+    :data:`TEXT_KEYS`) is read as that text, its other entries kept in ``metadata`` as
+    ``column.key``. Keys that name no field go to ``metadata`` so that tags
+    like ``question_type`` survive.
     """
     out: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
+    names = {key: field_name(key, column_map) for key in record}
+    column_of: dict[str, Any] = {}
     for key, value in record.items():
-        name = (column_map or {}).get(key, key)
-        name = LEGACY_NAMES.get(name, name)
-        if name == "ground_truths" and "reference" not in record:
+        name = names[key]
+        if (column_map or {}).get(key, key) in JSON_VALUE_COLUMNS and isinstance(value, Mapping):
+            unwrapped = _unwrap_text(value)
+            if unwrapped is not None:
+                value, rest = unwrapped
+                metadata.update({f"{key}.{k}": v for k, v in rest.items()})
+        elif name == "reference_contexts" and key == "expected_chunks":
+            value = _chunk_texts(value)
+        if name == "ground_truths" and "reference" not in names.values():
             if isinstance(value, list) and value:
                 out["reference"] = value[0]
                 if len(value) > 1:
@@ -107,10 +193,11 @@ def canonical_record(
         elif name in SAMPLE_FIELDS:
             if name in out and out[name] != value:
                 raise ValueError(
-                    f"column {key!r} and another column both map to {name!r}; "
-                    "drop one or rename it with column_map"
+                    f"columns {column_of[name]!r} and {key!r} both map to {name!r} and "
+                    "differ; drop one or rename it with column_map"
                 )
             out[name] = value
+            column_of[name] = key
         else:
             metadata[name] = value
     if metadata and "metadata" not in out:
@@ -122,8 +209,9 @@ class Sample(BaseModel):
     """One evaluation sample.
 
     Every field is optional; each metric declares the fields it needs and the dataset is
-    checked against them before anything runs. Legacy names (``question``, ``answer``,
-    ``contexts``, ``ground_truth``, ``ground_truths``) are accepted.
+    checked against them before anything runs. The names of RAGAS 0.1 (``question``,
+    ``answer``, ``contexts``, ``ground_truth``, ``ground_truths``), DeepEval, Langfuse,
+    TruLens and LlamaIndex are accepted (:data:`LEGACY_NAMES`).
 
     >>> s = Sample(question="什么是 RAG？", contexts=["RAG 即检索增强生成"], question_type="multi")
     >>> s.user_input, s.retrieved_contexts, s.metadata

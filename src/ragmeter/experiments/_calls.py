@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.dataset import Sample
+from ragmeter.experiments._adapters import aread_stream, read_stream, stream
 from ragmeter.experiments._outputs import Outputs, PipelineOutputError, read_outputs
 from ragmeter.metrics import is_async
 
@@ -155,7 +156,12 @@ class Caller:
         else:
             value = await _in_thread(self.fn, sample, **self.kwargs)
         # A sync wrapper around an async function hands back its coroutine.
-        return await value if inspect.isawaitable(value) else value
+        value = await value if inspect.isawaitable(value) else value
+        # A streamed answer (LlamaIndex) is read to its end here, within the timeout.
+        kind = stream(value)
+        if kind == "async":
+            return await aread_stream(value)
+        return await _in_thread(read_stream, value) if kind == "sync" else value
 
     async def call(self, sample: Sample, sample_id: str, limit: asyncio.Semaphore) -> PipelineCall:
         """One sample, with retries; never raises for the pipeline's own errors."""

@@ -21,6 +21,7 @@ from ragmeter._services import run_sync
 from ragmeter._version import __version__
 from ragmeter.dataset import Dataset, Sample, load_dataset
 from ragmeter.embed import Embeddings
+from ragmeter.experiments._adapters import as_pipeline
 from ragmeter.experiments._calls import Caller, CallPolicy, PipelineCall
 from ragmeter.experiments._outputs import OUTPUT_FIELDS, without_outputs
 from ragmeter.experiments._result import ExperimentResult
@@ -353,7 +354,9 @@ def experiment(
     The pipeline takes a :class:`~ragmeter.Sample` (and, as keyword arguments, those of the
     experiment's ``params`` its signature accepts), sync or async, and returns the response
     as a ``str`` or a dict / object with any of ``response``, ``retrieved_contexts`` and
-    ``retrieved_context_ids``. ``.run(**overrides)`` calls it on every sample, at most
+    ``retrieved_context_ids``, or what a LangChain or LlamaIndex pipeline returns (a
+    Runnable, query engine or retriever can be passed in place of the function: it is
+    called with ``sample.user_input``). ``.run(**overrides)`` calls it on every sample, at most
     ``concurrency`` at once, each attempt limited to ``timeout_s`` seconds and retried up to
     ``retries`` times (waiting ``backoff_s * 2**n``); evaluates what it returned; records
     the run (params, outputs, latency, errors) in ``store`` (a :class:`Store`, its URL, or
@@ -394,8 +397,13 @@ def experiment(
     )
 
     def declare(fn: Callable[P, R]) -> Experiment[P, R]:
-        if not callable(fn):
-            raise TypeError(f"@experiment wraps a function, got {type(fn).__name__}")
-        return Experiment(fn, settings)
+        # A LangChain Runnable or LlamaIndex query engine is called with each question.
+        pipeline: Callable[..., Any] = as_pipeline(fn) or fn
+        if not callable(pipeline):
+            raise TypeError(
+                f"@experiment wraps a function (or a LangChain Runnable, a LlamaIndex query "
+                f"engine or retriever), got {type(fn).__name__}"
+            )
+        return Experiment(pipeline, settings)
 
     return declare

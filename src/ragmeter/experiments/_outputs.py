@@ -1,9 +1,10 @@
 """What a pipeline returned, checked and turned into sample fields.
 
 A pipeline returns the response as a ``str``, or a mapping / object with any of
-``response``, ``retrieved_contexts`` and ``retrieved_context_ids``. Anything else is a bug
-in the pipeline, reported with the sample id and the field so the user can find it, and
-recorded as that sample's failure rather than raised (one bad sample must not lose the
+``response``, ``retrieved_contexts`` and ``retrieved_context_ids``, or what a LangChain or
+LlamaIndex pipeline returns (read by :mod:`ragmeter.experiments._adapters`). Anything else
+is a bug in the pipeline, reported with the sample id and the field so the user can find it,
+and recorded as that sample's failure rather than raised (one bad sample must not lose the
 pipeline calls already paid for).
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.dataset import Sample, check_sample
+from ragmeter.experiments._adapters import UnusableValue, adapt
 
 #: The sample fields a pipeline produces; every other field comes from the dataset.
 OUTPUT_FIELDS: tuple[str, ...] = ("response", "retrieved_contexts", "retrieved_context_ids")
@@ -62,11 +64,14 @@ def _text_list(value: Any, name: str, sample_id: str, *, ids: bool) -> list[Any]
 def read_outputs(value: Any, sample: Sample, sample_id: str) -> Outputs:
     """What the pipeline returned for ``sample``, type-checked and merged into it."""
     extra: dict[str, Any] = {}
-    if isinstance(value, str):
-        found: dict[str, Any] = {"response": value}
-    elif isinstance(value, Mapping):
-        found = {k: value[k] for k in OUTPUT_FIELDS if value.get(k) is not None}
-        extra = {str(k): v for k, v in value.items() if k not in OUTPUT_FIELDS}
+    try:
+        adapted = adapt(value)  # dicts, LangChain and LlamaIndex values
+    except UnusableValue as error:
+        raise PipelineOutputError(f"sample {sample_id!r}: {error}") from None
+    if adapted is not None:
+        found, extra = adapted.fields, adapted.extra
+    elif isinstance(value, str):
+        found = {"response": value}
     else:
         found = {k: getattr(value, k) for k in OUTPUT_FIELDS if getattr(value, k, None) is not None}
     if not found:
@@ -78,7 +83,7 @@ def read_outputs(value: Any, sample: Sample, sample_id: str) -> Outputs:
         raise PipelineOutputError(
             f"sample {sample_id!r}: the pipeline returned {got}, which holds none of "
             f"{', '.join(OUTPUT_FIELDS)}; return the response as a str, or a dict or object "
-            "with those fields"
+            "with those fields (or a LangChain / LlamaIndex result: see docs/experiments.md)"
         )
     if "response" in found and not isinstance(found["response"], str):
         raise PipelineOutputError(

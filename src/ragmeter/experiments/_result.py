@@ -3,6 +3,7 @@ records (outputs, latency, attempts, error), all in dataset order."""
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -77,3 +78,9 @@ class ExperimentResult:
         return (
             f"ExperimentResult({self.name!r}, {len(self)} samples, {len(self.failed)} failed{run})"
         )
+
+    def _repr_html_(self) -> str:
+        """The evaluation's notebook summary under the experiment's name, run and failures."""
+        run = f" · run {self.run.id[:12]}" if self.run is not None else ""
+        title = f"{self.name}{run} · {len(self.failed)} of {len(self)} pipeline calls failed"
+        return f"<div><strong>{html.escape(title)}</strong></div>{self.result._repr_html_()}"

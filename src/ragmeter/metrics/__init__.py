@@ -35,9 +35,13 @@ if TYPE_CHECKING:
         StatementFinding,
     )
     from ragmeter.metrics._registry import (
+        ENTRY_POINT_GROUP,
         METRIC_FILE_SUFFIXES,
         SPECS,
+        MetricSource,
         get_metric,
+        metric_specs,
+        register,
         resolve_metric,
         resolve_metrics,
     )
@@ -49,7 +53,7 @@ if TYPE_CHECKING:
         ServicesOf,
         score_sample,
     )
-    from ragmeter.metrics._spec import MetricSpec, UnknownMetricError
+    from ragmeter.metrics._spec import MetricLoadError, MetricSpec, UnknownMetricError
     from ragmeter.metrics._sync import is_async, run_sync
     from ragmeter.metrics.context import (
         IDContextPrecision,
@@ -72,6 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLEU",
+    "ENTRY_POINT_GROUP",
     "MAP",
     "METRIC_FILE_SUFFIXES",
     "MRR",
@@ -97,7 +102,9 @@ __all__ = [
     "IDContextPrecision",
     "IDContextRecall",
     "Metric",
+    "MetricLoadError",
     "MetricResult",
+    "MetricSource",
     "MetricSpec",
     "NoiseClaimVerdict",
     "PassageMatch",
@@ -118,8 +125,10 @@ __all__ = [
     "evaluate_run",
     "get_metric",
     "is_async",
+    "metric_specs",
     "missing_fields_result",
     "parse_direction",
+    "register",
     "resolve_metric",
     "resolve_metrics",
     "run_sync",
@@ -154,9 +163,13 @@ _EXPORTS = _lazy.exports(
             "StatementFinding",
         ),
         "ragmeter.metrics._registry": (
+            "ENTRY_POINT_GROUP",
             "METRIC_FILE_SUFFIXES",
             "SPECS",
+            "MetricSource",
             "get_metric",
+            "metric_specs",
+            "register",
             "resolve_metric",
             "resolve_metrics",
         ),
@@ -168,7 +181,7 @@ _EXPORTS = _lazy.exports(
             "ServicesOf",
             "score_sample",
         ),
-        "ragmeter.metrics._spec": ("MetricSpec", "UnknownMetricError"),
+        "ragmeter.metrics._spec": ("MetricLoadError", "MetricSpec", "UnknownMetricError"),
         "ragmeter.metrics._sync": ("is_async", "run_sync"),
         "ragmeter.metrics.context": (
             "IDContextPrecision",

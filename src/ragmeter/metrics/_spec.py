@@ -38,6 +38,45 @@ class UnknownMetricError(ValueError):
         self.short = short or message
 
 
+class MetricLoadError(UnknownMetricError):
+    """A metric name that points at code which could not be loaded or is no metric: an
+    entry point of group ``ragmeter.metrics``, or ``module:attribute``. An
+    :class:`UnknownMetricError`, so that it is reported with the other names of a list."""
+
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def normalize_name(name: str) -> str:
+    """A metric name as compared: CamelCase split into snake_case, lowercase, ``-`` as
+    ``_``, so that a class name matches the metric's name.
+
+    >>> [normalize_name(n) for n in ("NoiseSensitivity", "LLMContextRecall", "rougeL", "em")]
+    ['noise_sensitivity', 'llm_context_recall', 'rouge_l', 'em']
+    >>> normalize_name("IDBasedContextPrecision"), normalize_name("context-recall")
+    ('id_based_context_precision', 'context_recall')
+    """
+    return _CAMEL_BOUNDARY.sub("_", name.strip()).lower().replace("-", "_")
+
+
+def name_keys(name: str) -> frozenset[str]:
+    """The forms under which ``name`` matches: lowercased as is, and normalized (``mAP``
+    is ``map``; ``ContextRecall`` is ``context_recall``)."""
+    return frozenset({name.strip().lower(), normalize_name(name)})
+
+
+def spec_keys(spec: MetricSpec) -> frozenset[str]:
+    """Every form of a spec's name and aliases that selects it."""
+    return frozenset().union(*(name_keys(key) for key in (spec.name, *spec.aliases)))
+
+
+def find_spec(base: str, specs: Sequence[MetricSpec]) -> MetricSpec | None:
+    """The first spec whose name or alias is ``base`` (without ``@K``), in any case or as a
+    CamelCase class name; ``None`` when none is."""
+    wanted = name_keys(base)
+    return next((s for s in specs if wanted & spec_keys(s)), None)
+
+
 #: The command that lists every metric, named by errors about unknown names.
 LIST_HINT = "`ragmeter metrics` lists every metric"
 
@@ -60,9 +99,12 @@ def suggest_names(name: str, specs: Sequence[MetricSpec]) -> list[str]:
     from rapidfuzz import fuzz, process  # only for an unknown name (40 ms to import)
 
     base, _, raw_k = name.strip().partition("@")
-    keys = {key.lower(): (key, spec) for spec in specs for key in (spec.name, *spec.aliases)}
+    keys: dict[str, tuple[str, MetricSpec]] = {}
+    for spec in specs:
+        for key in (spec.name, *spec.aliases):
+            keys.setdefault(normalize_name(key), (key, spec))
     found = process.extract(
-        base.lower(),
+        normalize_name(base),
         list(keys),
         scorer=fuzz.ratio,
         score_cutoff=SUGGEST_CUTOFF,
@@ -110,15 +152,26 @@ def with_k(factory: Callable[[int], Metric]) -> Callable[[int | None], Metric]:
 _NAME = re.compile(r"^(?P<base>[A-Za-z0-9_+\-]+?)(?:@(?P<k>[^@]*))?$")
 
 
+def split_name(name: str) -> tuple[str, str | None] | None:
+    """``name`` as its base and the text after ``@`` (``None`` without one); ``None`` when
+    it is not a metric name at all (empty, or characters no name has)."""
+    match = _NAME.match(name.strip())
+    return (match.group("base"), match.group("k")) if match else None
+
+
 def build_metric(name: str, specs: Sequence[MetricSpec], *, kind: str = "metric") -> Metric:
     """The metric ``name`` (``@K`` for a cutoff) stands for among ``specs``; ``kind`` names
     what ``specs`` hold in the error for an unknown name."""
-    match = _NAME.match(name.strip())
-    base = match.group("base").lower() if match else ""
-    spec = next((s for s in specs if base in (key.lower() for key in (s.name, *s.aliases))), None)
-    if match is None or spec is None:
+    parts = split_name(name)
+    spec = find_spec(parts[0], specs) if parts else None
+    if parts is None or spec is None:
         raise unknown_name_error(name, specs, kind=kind)
-    raw_k = match.group("k")
+    return build_spec(spec, name, parts[1])
+
+
+def build_spec(spec: MetricSpec, name: str, raw_k: str | None) -> Metric:
+    """Build ``spec``'s metric with the cutoff ``raw_k`` (the text after ``@`` in ``name``,
+    ``None`` without one), checked against what the spec takes."""
     k: int | None = None
     if raw_k is not None:
         if spec.cutoff == "none":

@@ -198,7 +198,11 @@ def _breakdowns(result: EvaluationResult) -> Markup:
     groups = result.breakdowns()
     if not groups:
         return el(
-            "p", "No sample tag (metadata field) has 2 to 30 distinct values.", class_="muted"
+            "p",
+            "No tag to break results down by: name metadata fields with --tags "
+            "(evaluate(tags=...)); otherwise text fields with 2 to 30 values and at least 2 "
+            "samples per value are used (not scores, numbers, free text or ids).",
+            class_="muted",
         )
     parts = [
         el(

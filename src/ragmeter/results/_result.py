@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
+import re
 import statistics
 from array import array
 from collections import Counter
@@ -165,6 +167,38 @@ class Group:
 
 #: A tag with more distinct values than this is an identifier, not a grouping.
 MAX_GROUPS = 30
+#: An automatic tag has at least this many samples per value on average (free text has ~1).
+MIN_SAMPLES_PER_GROUP = 2.0
+_ID_NAME = re.compile(r"(?:^|[^A-Za-z])[Ii][Dd][Ss]?$|[a-z]Ids?$")
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def is_automatic_tag(name: str, counts: dict[str, int]) -> bool:
+    """Whether a metadata field is a grouping worth a breakdown without being named: 2 to
+    :data:`MAX_GROUPS` distinct values with on average at least
+    :data:`MIN_SAMPLES_PER_GROUP` samples each, values that are mostly not numbers (a score
+    column such as a RAGAS export's ``faithfulness`` is a measurement, even as CSV text), and
+    a name that does not end in ``id`` / ``ids`` (``source_document_ids``: identifiers).
+
+    >>> is_automatic_tag("question_type", {"single": 3, "multi": 2})
+    True
+    >>> is_automatic_tag("faithfulness", {"0.5": 2, "1.0": 3})
+    False
+    >>> is_automatic_tag("doc_ids", {"d1": 2, "d2": 2})
+    False
+    """
+    if not 2 <= len(counts) <= MAX_GROUPS or _ID_NAME.search(name):
+        return False
+    if sum(counts.values()) / len(counts) < MIN_SAMPLES_PER_GROUP:
+        return False
+    return sum(_numeric(value) for value in counts) * 2 <= len(counts)
 
 
 class EvaluationResult:
@@ -306,11 +340,17 @@ class EvaluationResult:
         """Every metric per value of each tag (sample ``metadata`` fields such as
         question_type, persona, synthesizer or source), groups sorted by value.
 
-        Without ``tags``, every metadata field with 2 to 30 distinct values is used.
+        Without ``tags``, the tags named when the run was made (``evaluate(tags=...)``,
+        ``--tags``, kept in ``config["tags"]``), else every metadata field that
+        :func:`is_automatic_tag` accepts: low-cardinality text or booleans, not scores,
+        numbers, free text or ids. Tags that are named are used whatever their values.
         """
         counts = self._tag_counts()
-        if tags is None:
-            chosen = sorted(t for t, groups in counts.items() if 2 <= len(groups) <= MAX_GROUPS)
+        named = self.config.get("tags")
+        if tags is None and isinstance(named, list):
+            chosen = sorted(t for t in named if t in counts)  # rows that carried it may be gone
+        elif tags is None:
+            chosen = sorted(t for t, groups in counts.items() if is_automatic_tag(t, groups))
         else:
             chosen = sorted(tags)
             unknown = [t for t in chosen if t not in counts]
@@ -344,6 +384,70 @@ class EvaluationResult:
     def usage(self) -> dict[str, Any]:
         """Judge usage and cost of the whole run (every session of a resumed run)."""
         return dict(self.config.get("usage") or {})
+
+    # -- display ---------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        means = [
+            f"{name}={'n/a' if a.mean is None else f'{a.mean:.4f}'}"
+            for name, a in self.aggregates.items()
+        ]
+        if len(means) > REPR_METRICS:
+            means = [*means[:REPR_METRICS], f"+{len(means) - REPR_METRICS} more"]
+        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
+        return f"EvaluationResult({len(self)} samples{skipped}: {', '.join(means)})"
+
+    def _repr_html_(self) -> str:
+        """A compact summary for notebooks: per metric its mean with a 95% bootstrap CI (as
+        ``ragmeter show`` computes it), coverage and direction; the samples, skipped rows,
+        judge and usage. Self-contained HTML, every text escaped."""
+        from ragmeter.stats import estimate_means  # numpy and the bootstrap: only when shown
+
+        estimates = estimate_means(self, n_resamples=REPR_CI_RESAMPLES)
+        e = html.escape
+        cell = 'style="padding:2px 8px;text-align:{}"'
+        head = "".join(
+            f"<th {cell.format(align)}>{e(title)}</th>"
+            for title, align in (
+                ("metric", "left"),
+                ("better", "center"),
+                ("mean", "right"),
+                ("95% CI", "right"),
+                ("ok / total", "right"),
+                ("failed", "right"),
+                ("n/a", "right"),
+            )
+        )
+        rows = []
+        for metric in self.metrics:
+            agg = self.aggregates[metric.name]
+            ci = estimates[metric.name].ci
+            values = (
+                (metric.name, "left"),
+                ("↑" if agg.direction is Direction.HIGHER_IS_BETTER else "↓", "center"),
+                ("—" if agg.mean is None else f"{agg.mean:.4f}", "right"),
+                ("—" if ci is None else f"{ci.low:.4f}–{ci.high:.4f}", "right"),
+                (f"{agg.n_ok:,} / {agg.n_total:,} ({agg.coverage:.0%})", "right"),
+                (f"{agg.n_failed:,}", "right"),
+                (f"{agg.n_not_applicable:,}", "right"),
+            )
+            rows.append(
+                "<tr>"
+                + "".join(f"<td {cell.format(align)}>{e(text)}</td>" for text, align in values)
+                + "</tr>"
+            )
+        lines = [
+            f"{len(self):,} samples"
+            + (f", {len(self.skipped):,} rows skipped as invalid" if self.skipped else "")
+        ]
+        lines += _service_lines(self.config, self.usage)
+        footer = "".join(f"<div>{e(line)}</div>" for line in lines)
+        return (
+            '<div class="ragmeter-result" style="font-size:0.9em">'
+            "<div><strong>EvaluationResult</strong></div>"
+            '<table style="border-collapse:collapse">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f'<div style="margin-top:4px;color:#555">{footer}</div></div>'
+        )
 
     # -- export ----------------------------------------------------------------------------
     def to_jsonl(self, path: str | Path) -> Path:
@@ -428,6 +532,47 @@ class EvaluationResult:
             summary.get("config", {}),
             [_invalid_row(r) for r in summary.get("skipped", [])],
         )
+
+
+#: Metrics shown in ``repr(result)``; bootstrap resamples of the notebook summary's CIs (as
+#: ``ragmeter show``, seed 0).
+REPR_METRICS = 6
+REPR_CI_RESAMPLES = 2_000
+
+
+def _service_lines(config: dict[str, Any], usage: dict[str, Any]) -> list[str]:
+    """The judges and embedding models of a run, and the judge's usage and cost, as text."""
+    lines = []
+    for key, label in (("judges", "judge"), ("embeddings", "embeddings")):
+        described = config.get(key) or {}
+        names = sorted(
+            {
+                " · ".join(
+                    dict.fromkeys(
+                        str(part)
+                        for part in (d.get("model") or d.get("name"), d.get("kind"))
+                        if part
+                    )
+                )
+                for d in described.values()
+                if isinstance(d, dict)
+            }
+        )
+        if names:
+            lines.append(f"{label}: {'; '.join(names)}")
+    if usage.get("calls") or usage.get("cached_calls"):
+        cost = (
+            f"cost {float(usage.get('cost') or 0.0):.4f} {usage['currency']}"
+            if usage.get("currency")
+            else "cost not counted (no price set)"
+        )
+        lines.append(
+            f"judge usage: {int(usage.get('calls') or 0):,} calls "
+            f"({int(usage.get('cached_calls') or 0):,} cached), "
+            f"{int(usage.get('prompt_tokens') or 0):,} prompt + "
+            f"{int(usage.get('completion_tokens') or 0):,} completion tokens, {cost}"
+        )
+    return lines
 
 
 def _skipped_dict(row: InvalidRow) -> dict[str, Any]:

@@ -446,6 +446,24 @@ class RunDatabase:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
 
+    def samples_at(self, indexes: Sequence[int]) -> list[tuple[int, str, dict[str, Any]]]:
+        """(index, id, sample record) of the samples at ``indexes``, in that order: how the
+        runner reads a dataset streamed into the store back, a batch at a time."""
+        found: dict[int, tuple[str, str]] = {}
+        for start in range(0, len(indexes), 500):  # under SQLite's limit on parameters
+            part = indexes[start : start + 500]
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT idx, sample_id, sample FROM samples "
+                    f"WHERE idx IN ({','.join('?' * len(part))})",
+                    tuple(part),
+                ).fetchall()
+            found.update((index, (sample_id, text)) for index, sample_id, text in rows)
+        missing = [index for index in indexes if index not in found]
+        if missing:
+            raise KeyError(f"{self.path} holds no sample at index {missing[0]}")
+        return [(i, found[i][0], json.loads(found[i][1])) for i in indexes]
+
     def todo(self, metrics: Sequence[str], start: int, stop: int) -> dict[int, list[str]]:
         """Samples with index in [start, stop) that lack an ok (or not applicable) result
         for some of ``metrics``: index -> those metrics, in the given order."""

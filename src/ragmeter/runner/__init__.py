@@ -6,6 +6,7 @@ from ragmeter import _lazy
 
 if TYPE_CHECKING:
     from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
+    from ragmeter.runner._estimate import RunEstimate, aestimate, estimate
     from ragmeter.runner._evaluate import aevaluate, check_inputs, evaluate
     from ragmeter.runner._progress import ProgressReporter, QuietProgress, make_progress
     from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
@@ -14,10 +15,13 @@ __all__ = [
     "DEFAULT_CONCURRENCY",
     "ProgressReporter",
     "QuietProgress",
+    "RunEstimate",
     "SampleTask",
     "TaskOutcome",
+    "aestimate",
     "aevaluate",
     "check_inputs",
+    "estimate",
     "evaluate",
     "make_progress",
     "run_task",
@@ -27,6 +31,7 @@ __all__ = [
 _EXPORTS = _lazy.exports(
     {
         "ragmeter.runner._defaults": ("DEFAULT_CONCURRENCY",),
+        "ragmeter.runner._estimate": ("RunEstimate", "aestimate", "estimate"),
         "ragmeter.runner._evaluate": ("aevaluate", "check_inputs", "evaluate"),
         "ragmeter.runner._progress": ("ProgressReporter", "QuietProgress", "make_progress"),
         "ragmeter.runner._task": ("SampleTask", "TaskOutcome", "run_task"),

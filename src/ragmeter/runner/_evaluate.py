@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from ragmeter._services import run_sync
 from ragmeter._version import __version__
-from ragmeter.dataset import Dataset, DatasetError, Problem, load_dataset
+from ragmeter.dataset import (
+    Dataset,
+    DatasetError,
+    DatasetFingerprint,
+    DatasetLike,
+    InvalidRow,
+    Problem,
+    Sample,
+    is_streamed,
+    load_dataset,
+    stream_jsonl,
+)
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeConfigError, Usage
 from ragmeter.metrics import (
@@ -24,12 +36,25 @@ from ragmeter.metrics import (
 )
 from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunDatabase
+from ragmeter.runner._budget import Budget, check_budget, take_subset
 from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
 from ragmeter.runner._judged import JudgedSetup, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
 DEFAULT_BATCH_SIZE = 4096
+CHECK_HINT = (
+    "Fix these rows (or choose other metrics), or pass skip_invalid=True (--skip-invalid) to "
+    "evaluate the valid rows only."
+)
+#: Problems listed at most for a streamed file (the error gives the count of all of them).
+MAX_LISTED_PROBLEMS = 1000
+
+
+def _needs(metrics: Sequence[Metric], given_later: Sequence[str] = ()) -> dict[str, list[Any]]:
+    """What each metric needs of a row, less what one of the ``given_later`` fields meets."""
+    later = set(given_later)
+    return {m.name: [alts for alts in m.requires if not set(alts) & later] for m in metrics}
 
 
 def check_inputs(
@@ -39,8 +64,7 @@ def check_inputs(
     skip_invalid: bool,
     load_problems: Sequence[Problem] = (),
     given_later: Sequence[str] = (),
-    hint: str = "Fix these rows (or choose other metrics), or pass skip_invalid=True "
-    "(--skip-invalid) to evaluate the valid rows only.",
+    hint: str = CHECK_HINT,
 ) -> Dataset:
     """The dataset less the rows that are invalid or lack a field some metric needs.
 
@@ -48,10 +72,7 @@ def check_inputs(
     is raised at once in one :class:`DatasetError` with ``hint``. A need that one of the
     ``given_later`` fields can meet (e.g. a pipeline's outputs) is not checked here.
     """
-    later = set(given_later)
-    problems = dataset.problems_for(
-        {m.name: [alts for alts in m.requires if not set(alts) & later] for m in metrics}
-    )
+    problems = dataset.problems_for(_needs(metrics, given_later))
     if (problems or load_problems) and not skip_invalid:
         raise DatasetError(sorted([*load_problems, *problems], key=lambda p: p.row), hint=hint)
     return dataset.without_rows(problems) if problems else dataset
@@ -66,7 +87,7 @@ def _score_batch(metric: Metric, batch: Sequence[Any], context: BatchContext) ->
 
 
 def evaluate(
-    dataset: Dataset | str | Any,
+    dataset: DatasetLike,
     metrics: Sequence[Metric | str] | str,
     *,
     column_map: Mapping[str, str] | None = None,
@@ -82,6 +103,12 @@ def evaluate(
     progress: bool | ProgressReporter | None = None,
     record: Mapping[str, Any] | None = None,
     repeats: int = 1,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    stratify: str | None = None,
+    max_cost: float | None = None,
+    tags: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """Score every sample of ``dataset`` with every metric.
 
@@ -90,6 +117,11 @@ def evaluate(
     as ``"precision@5"`` or ``"faithfulness"``, of any kind in one call. Every problem in the
     input is reported before anything is scored; with ``skip_invalid`` the valid rows are
     scored and the others listed in ``result.skipped``.
+
+    A JSONL file streams: it is read, checked and written to the run's store a chunk of lines
+    at a time and scored from there, so its length is bounded by disk, not memory (the
+    problems of a file with very many are counted, the first 1000 listed). JSON, CSV and
+    Parquet files, and a JSONL file with ``limit`` or ``sample``, are loaded whole.
 
     Judged metrics use their own judge / embeddings if they have one, else ``judge`` /
     ``embeddings``, else the configured endpoint or the embedded offline defaults; within a
@@ -111,6 +143,18 @@ def evaluate(
     ``record`` is what the caller needs to start the run again (JSON, never a secret; the CLI
     records its options): it is kept in ``run_dir`` (:meth:`RunDatabase.get_record` reads it
     back) and in ``result.config["invocation"]``; a resumed run without one keeps the old one.
+
+    A cheap first pass: ``limit`` N scores the first N valid samples, ``sample`` N a random N
+    of them, the same for the same ``seed`` (by the metadata tag ``stratify``, each value its
+    share); resume with the same options. ``max_cost`` stops starting samples once what the
+    run spent (in ``run_dir``, over every session) plus the estimated cost of the samples in
+    flight and of the next one would pass it: the samples in flight finish and are kept, the
+    rest stay missing (``result.config["budget"]`` says so) for a resumed run with a higher
+    ``max_cost``. Every judge asked needs a price (a ``ValueError`` says how to give one).
+
+    ``tags`` names the ``metadata`` fields that :meth:`EvaluationResult.breakdowns` (the CLI
+    summary and the report) group results by, kept in ``result.config["tags"]``; without
+    it, low-cardinality text fields are chosen (not scores, numbers, free text or ids).
 
     >>> result = evaluate(
     ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
@@ -136,12 +180,18 @@ def evaluate(
             progress=progress,
             record=record,
             repeats=repeats,
+            limit=limit,
+            sample=sample,
+            seed=seed,
+            stratify=stratify,
+            max_cost=max_cost,
+            tags=tags,
         )
     )
 
 
 async def aevaluate(
-    dataset: Dataset | str | Any,
+    dataset: DatasetLike,
     metrics: Sequence[Metric | str] | str,
     *,
     column_map: Mapping[str, str] | None = None,
@@ -157,6 +207,12 @@ async def aevaluate(
     progress: bool | ProgressReporter | None = None,
     record: Mapping[str, Any] | None = None,
     repeats: int = 1,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    stratify: str | None = None,
+    max_cost: float | None = None,
+    tags: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """:func:`evaluate` for async code (same arguments)."""
     if concurrency < 1:
@@ -164,25 +220,54 @@ async def aevaluate(
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
-    if isinstance(dataset, Dataset):
-        data, load_problems = dataset, []
+    if max_cost is not None:
+        check_budget(max_cost, resolved, judge)  # before anything runs or is written
+    # A subset is drawn from the whole (valid) dataset: it is read into memory.
+    streamed = is_streamed(dataset, format) and limit is None and sample is None
+    chunks: Iterable[Dataset]
+    if streamed:  # a JSONL file: read, checked and stored a chunk at a time
+        jsonl = cast("str | Path", dataset)  # is_streamed: a path
+        chunks = _checked_chunks(jsonl, resolved, column_map, skip_invalid)
     else:
-        data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
-        load_problems = [p for row in data.invalid for p in row.problems]
-    data = check_inputs(data, resolved, skip_invalid=skip_invalid, load_problems=load_problems)
+        if isinstance(dataset, Dataset):
+            data, load_problems = dataset, []
+        else:
+            data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
+            load_problems = [p for row in data.invalid for p in row.problems]
+        data = check_inputs(data, resolved, skip_invalid=skip_invalid, load_problems=load_problems)
+        data = take_subset(data, limit=limit, sample=sample, seed=seed, stratify=stratify)
+        chunks = [data]
+    named_tags = None  # the tags breakdowns use (result.config["tags"])
+    if tags is not None and streamed:  # checked once the whole file is read
+        named_tags = Dataset.tag_names(tags)
+        chunks = _carrying_tags(chunks, named_tags)
+    elif tags is not None:
+        named_tags = data.check_tags(tags)
+    column_notes: list[str] = []  # columns probably meant for a field: config["column_warnings"]
+    if streamed:
+        chunks = _noting_columns(chunks, column_notes)
+    else:
+        column_notes += data.column_warnings()
     infos = [
         MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
         for m in resolved
     ]
-    store = _open_store(run_dir, resume, data, infos, record, repeats)
+    store = _open_store(run_dir, resume, chunks, infos, record, repeats)
+    noted = {"column_warnings": column_notes} if column_notes else {}
+    if named_tags is not None:
+        noted["tags"] = named_tags
+    if noted:
+        store.set_meta("config", {**(store.get_meta("config") or {}), **noted})
+    samples = _StoredSamples(store) if streamed else _InMemory(data)
     reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
     judged = [m for m in resolved if isinstance(m, SampleMetric)]
     plain = [m for m in resolved if not isinstance(m, SampleMetric)]
     session = _Session(store, reporter, repeats)
+    session.max_cost = max_cost
     try:
-        _score_plain(data, plain, store, batch_size, reporter)
+        _score_plain(samples, plain, store, batch_size, reporter)
         if judged:
-            await session.score_judged(data, judged, judge, embeddings, language, concurrency)
+            await session.score_judged(samples, judged, judge, embeddings, language, concurrency)
     finally:
         reporter.stop()
         store.set_meta("config", _config(store, session))
@@ -192,63 +277,81 @@ async def aevaluate(
     return result
 
 
+def _checked_chunks(
+    path: str | Path,
+    metrics: Sequence[Metric],
+    column_map: Mapping[str, str] | None,
+    skip_invalid: bool,
+) -> Iterator[Dataset]:
+    """A JSONL file's samples a chunk at a time, checked as :func:`check_inputs` checks a
+    loaded dataset: the same problems, raised together at the end of the file unless
+    ``skip_invalid`` (the first :data:`MAX_LISTED_PROBLEMS` listed, with the count of all), or
+    else the rows left out listed in each chunk's ``invalid``. A missing file is refused here.
+    """
+    stream = stream_jsonl(path, column_map=column_map)
+    needs = _needs(metrics)
+
+    def checked() -> Iterator[Dataset]:
+        listed: list[Problem] = []
+        n_problems = n_rows = 0
+        for chunk in stream:
+            missing = chunk.problems_for(needs)
+            found = sorted(
+                [*(p for row in chunk.invalid for p in row.problems), *missing],
+                key=lambda p: p.row,
+            )
+            n_problems += len(found)
+            n_rows += len({p.row for p in found})
+            listed += found[: MAX_LISTED_PROBLEMS - len(listed)]
+            if skip_invalid:
+                yield chunk.without_rows(missing) if missing else chunk
+            elif not n_problems:
+                yield chunk  # after a problem nothing more is stored: the run will not start
+        if n_problems and not skip_invalid:
+            more = len(listed) < n_problems
+            shown = f"(The first {len(listed)} of {n_problems} problems in {n_rows} rows.) "
+            raise DatasetError(listed, hint=(shown if more else "") + CHECK_HINT)
+
+    return checked()
+
+
 def _open_store(
     run_dir: str | Path | None,
     resume: bool,
-    data: Dataset,
+    chunks: Iterable[Dataset],
     infos: list[MetricInfo],
     record: Mapping[str, Any] | None,
     repeats: int,
 ) -> RunDatabase:
-    """A new store for the run, or the existing one of a run being resumed."""
-    fingerprint = data.fingerprint()
-    if run_dir is not None and (Path(run_dir) / STORE_FILE).exists():
-        if not resume:
-            raise FileExistsError(
-                f"{str(run_dir)!r} already holds a run: resume it (resume=True, "
-                "--resume) or choose another directory"
-            )
-        store = RunDatabase.in_dir(run_dir)
-        recorded = store.get_meta("dataset") or {}
-        if recorded.get("fingerprint") != fingerprint:
-            store.close()
-            raise ValueError(
-                f"the dataset differs from the one {str(run_dir)!r} was started with "
-                f"(fingerprint {recorded.get('fingerprint')} there, {fingerprint} now): "
-                "resume with the same data and column mapping, or start a new run directory"
-            )
-        recorded_repeats = store.get_meta("repeats") or 1
-        if recorded_repeats != repeats:
-            store.close()
-            raise ValueError(
-                f"{str(run_dir)!r} was started with repeats={recorded_repeats}, now "
-                f"{repeats}: resume with the same repeats or start a new run directory"
-            )
-        before = {m["name"]: m for m in store.get_meta("metrics") or []}
-        for info in infos:
-            old = before.get(info.name)
-            if old is not None and old.get("params") != info.params:
-                store.close()
-                raise ValueError(
-                    f"metric {info.name!r} ran with settings {old.get('params')} in "
-                    f"{str(run_dir)!r}, now {info.params}: resume with the same settings "
-                    "or start a new run directory"
-                )
-    else:
-        if resume and run_dir is not None:
-            raise FileNotFoundError(
-                f"nothing to resume: {str(run_dir)!r} holds no run ({STORE_FILE} is missing)"
-            )
-        store = RunDatabase(None if run_dir is None else Path(run_dir) / STORE_FILE)
-        store.set_meta(
-            "dataset",
-            {
-                "source": data.source,
-                "fingerprint": fingerprint,
-                "n_samples": len(data),
-                "n_skipped": len(data.invalid),
-            },
+    """A new store for the run holding the samples of ``chunks`` (a checked dataset, or the
+    checked chunks of a streamed file), or the existing one of a run being resumed, whose
+    samples must be the same (same fingerprint). A new store that cannot be filled (bad input
+    found while streaming, an interrupt) is removed, so the run can start again in its place.
+    """
+    path = None if run_dir is None else Path(run_dir) / STORE_FILE
+    resuming = path is not None and path.exists()
+    if resuming and not resume:
+        raise FileExistsError(
+            f"{str(run_dir)!r} already holds a run: resume it (resume=True, "
+            "--resume) or choose another directory"
         )
+    if resume and run_dir is not None and not resuming:
+        raise FileNotFoundError(
+            f"nothing to resume: {str(run_dir)!r} holds no run ({STORE_FILE} is missing)"
+        )
+    made_dir = run_dir is not None and not Path(run_dir).exists()
+    store = RunDatabase(path)
+    try:
+        fingerprint, source, counts, skipped = _fill(None if resuming else store, chunks)
+        if resuming:
+            _check_resumable(store, str(run_dir), fingerprint, infos, repeats)
+    except BaseException:
+        store.close()
+        if not resuming and path is not None:
+            _remove_store(path, made_dir)
+        raise
+    if not resuming:
+        store.set_meta("dataset", {"source": source, "fingerprint": fingerprint, **counts})
         store.set_meta("created_at", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
         store.set_meta("repeats", repeats)
     if record is not None:
@@ -258,14 +361,119 @@ def _open_store(
         "skipped",
         [
             {"row": r.row, "id": r.sample_id, "problems": [str(p) for p in r.problems]}
-            for r in data.invalid
+            for r in skipped
         ],
     )
-    store.put_samples(
-        (index, row, sample_id, sample.to_record())
-        for index, (sample, row, sample_id) in enumerate(zip(data.samples, data.rows, data.ids))
-    )
     return store
+
+
+def _fill(
+    store: RunDatabase | None, chunks: Iterable[Dataset]
+) -> tuple[str, str | None, dict[str, int], list[InvalidRow]]:
+    """The fingerprint of the samples of ``chunks``, their source, their counts and
+    the rows left out; each chunk's samples go to ``store`` as they come (None: a resumed run,
+    which already holds them)."""
+    fingerprint = DatasetFingerprint()
+    skipped: list[InvalidRow] = []
+    source: str | None = None
+    n = 0
+    for chunk in chunks:
+        source = chunk.source
+        records = [sample.to_record() for sample in chunk.samples]
+        for one in records:
+            fingerprint.add_record(one)
+        if store is not None:
+            store.put_samples(
+                (n + offset, row, sample_id, one)
+                for offset, (one, row, sample_id) in enumerate(zip(records, chunk.rows, chunk.ids))
+            )
+        n += len(records)
+        skipped += chunk.invalid
+    counts = {"n_samples": n, "n_skipped": len(skipped)}
+    return fingerprint.hexdigest(), source, counts, skipped
+
+
+def _remove_store(path: Path, made_dir: bool) -> None:
+    """Delete a store that never held a started run (and its folder, if made for it)."""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        path.with_name(name).unlink(missing_ok=True)
+    if made_dir:
+        with contextlib.suppress(OSError):  # something else was put there meanwhile
+            path.parent.rmdir()
+
+
+def _check_resumable(
+    store: RunDatabase, run_dir: str, fingerprint: str, infos: list[MetricInfo], repeats: int
+) -> None:
+    """Refuse to resume a run with other data, repeats or metric settings than it started with."""
+    recorded = store.get_meta("dataset")
+    if recorded is None:
+        raise ValueError(
+            f"{run_dir!r} was stopped while its data was being stored, before anything was "
+            "scored: delete it, or choose another run directory"
+        )
+    if recorded.get("fingerprint") != fingerprint:
+        raise ValueError(
+            f"the dataset differs from the one {run_dir!r} was started with "
+            f"(fingerprint {recorded.get('fingerprint')} there, {fingerprint} now): "
+            "resume with the same data and column mapping, or start a new run directory"
+        )
+    recorded_repeats = store.get_meta("repeats") or 1
+    if recorded_repeats != repeats:
+        raise ValueError(
+            f"{run_dir!r} was started with repeats={recorded_repeats}, now "
+            f"{repeats}: resume with the same repeats or start a new run directory"
+        )
+    before = {m["name"]: m for m in store.get_meta("metrics") or []}
+    for info in infos:
+        old = before.get(info.name)
+        if old is not None and old.get("params") != info.params:
+            raise ValueError(
+                f"metric {info.name!r} ran with settings {old.get('params')} in "
+                f"{run_dir!r}, now {info.params}: resume with the same settings "
+                "or start a new run directory"
+            )
+
+
+class _SampleSource(Protocol):
+    """Where the runner reads samples by index: a dataset in memory, or the run's store."""
+
+    def __len__(self) -> int: ...
+
+    def samples_at(self, indexes: Sequence[int]) -> list[tuple[str, Sample]]:
+        """(id, sample) at each of ``indexes``, in that order."""
+        ...
+
+
+class _InMemory:
+    def __init__(self, data: Dataset) -> None:
+        self.data = data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def samples_at(self, indexes: Sequence[int]) -> list[tuple[str, Sample]]:
+        return [(self.data.ids[index], self.data.samples[index]) for index in indexes]
+
+
+class _StoredSamples:
+    """The samples of a streamed file, read back from the run's store a batch at a time."""
+
+    def __init__(self, store: RunDatabase) -> None:
+        self.store = store
+        self._n = store.n_samples()
+
+    def __len__(self) -> int:
+        return self._n
+
+    def samples_at(self, indexes: Sequence[int]) -> list[tuple[str, Sample]]:
+        # Not validated again (a quarter of the scoring time): each record is the to_record()
+        # of a sample validated by this version, a resumed run's too (their fingerprints
+        # agree), and a record of a valid sample is one, field for field.
+        return [
+            (sample_id, Sample.model_construct(**record))
+            for _, sample_id, record in self.store.samples_at(indexes)
+        ]
 
 
 #: Samples whose missing results are looked up at a time (bounds the runner's memory).
@@ -282,7 +490,7 @@ def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tup
 
 
 def _score_plain(
-    data: Dataset,
+    samples: _SampleSource,
     metrics: list[Metric],
     store: RunDatabase,
     batch_size: int,
@@ -292,9 +500,9 @@ def _score_plain(
     if not metrics or not (total := store.count_todo([m.name for m in metrics])):
         return
     reporter.start("retrieval & text metrics", total)
-    todo = _todo(store, metrics, len(data))
+    todo = _todo(store, metrics, len(samples))
     while chunk := list(itertools.islice(todo, batch_size)):
-        batch = [data.samples[index] for index, _ in chunk]
+        batch = [sample for _, sample in samples.samples_at([index for index, _ in chunk])]
         wanted = {index: set(names) for index, names in chunk}
         context = BatchContext()
         written: list[tuple[int, str, MetricResult]] = []
@@ -319,19 +527,24 @@ class _Session:
         self.configuration_error: str | None = None
         #: Tasks being judged: (index, sample id), whose usage so far is written as it grows.
         self._flying: dict[asyncio.Task[TaskOutcome], tuple[int, str]] = {}
+        #: ``max_cost``: the budget that decides whether the next sample may start.
+        self.max_cost: float | None = None
+        self.budget: Budget | None = None
 
     def _tasks(
-        self, data: Dataset, metrics: list[SampleMetric], language: Language | None
+        self, samples: _SampleSource, metrics: list[SampleMetric], language: Language | None
     ) -> Iterator[SampleTask]:
-        """Tasks made as they are needed, so only those in flight are in memory."""
-        for index, names in _todo(self.store, metrics, len(data)):
-            yield SampleTask(
-                index, data.ids[index], data.samples[index], tuple(names), language, self.repeats
-            )
+        """Tasks made as they are needed, their samples read a chunk at a time, so only a
+        chunk and the tasks in flight are in memory."""
+        todo = _todo(self.store, metrics, len(samples))
+        while chunk := list(itertools.islice(todo, TODO_CHUNK)):
+            read = samples.samples_at([index for index, _ in chunk])
+            for (index, names), (sample_id, sample) in zip(chunk, read):
+                yield SampleTask(index, sample_id, sample, tuple(names), language, self.repeats)
 
     async def score_judged(
         self,
-        data: Dataset,
+        samples: _SampleSource,
         metrics: list[SampleMetric],
         judge: Judge | None,
         embeddings: Embeddings | None,
@@ -343,10 +556,13 @@ class _Session:
             return
         self.services = services = setup(metrics, judge, embeddings)
         self.store.settle_in_flight_usage()
+        if self.max_cost is not None:
+            spent = (self.store.total_usage() or Usage()).cost
+            self.budget = Budget(self.max_cost, services, spent)
         self.reporter.start("judged metrics", total)
         flusher = asyncio.create_task(self._write_usage_as_it_grows(services))
         try:
-            await self._run(self._tasks(data, metrics, language), services, concurrency)
+            await self._run(self._tasks(samples, metrics, language), services, concurrency)
         finally:
             flusher.cancel()
             await asyncio.gather(flusher, return_exceptions=True)
@@ -386,6 +602,9 @@ class _Session:
                     pending = await self._collect(pending, services)
                 if self.configuration_error:
                     break
+                live = self._in_flight_usage(services) if self.budget else {}
+                if self.budget and not await self.budget.admits(task, live):
+                    break  # over budget: the samples in flight finish, the rest stay missing
                 started = asyncio.create_task(run_task(task, services))
                 self._flying[started] = (task.index, task.sample_id)
                 pending.add(started)
@@ -416,6 +635,8 @@ class _Session:
                 in_flight=self._in_flight_usage(services),
             )
             self.prompt_versions |= outcome.prompt_versions
+            if self.budget is not None:
+                self.budget.finished(outcome.index, outcome.usage)
             for judge in {id(j): j for j in services.judges.values() if j}.values():
                 judge.ledger.forget_sample(outcome.sample_id)
             failed = sum(r.status is Status.FAILED for r in outcome.results.values())
@@ -464,8 +685,30 @@ def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
     total = store.total_usage()
     if total is not None:
         config["usage"] = {**total.to_dict(), "currency": config.get("currency")}
+    if session.budget is not None and services is not None:
+        left = store.count_todo([m.name for m in services.metrics])
+        config["budget"] = session.budget.record(store.n_samples(), store.n_samples() - left)
+    else:
+        config.pop("budget", None)
     if session.configuration_error:
         config["judge_error"] = session.configuration_error
     else:
         config.pop("judge_error", None)
     return config
+
+
+def _carrying_tags(chunks: Iterable[Dataset], tags: list[str]) -> Iterator[Dataset]:
+    """``chunks``, then a ``ValueError`` if no sample carried one of ``tags`` (raised while
+    the store is filled, so a new run's store is removed)."""
+    carried: set[str] = set()
+    for chunk in chunks:
+        carried.update(key for sample in chunk for key in sample.metadata)
+        yield chunk
+    Dataset.check_tag_names(tags, carried)
+
+
+def _noting_columns(chunks: Iterable[Dataset], notes: list[str]) -> Iterator[Dataset]:
+    """``chunks``, adding to ``notes`` each chunk's new :meth:`Dataset.column_warnings`."""
+    for chunk in chunks:
+        notes += [note for note in chunk.column_warnings() if note not in notes]
+        yield chunk

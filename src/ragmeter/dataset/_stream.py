@@ -1,0 +1,206 @@
+"""A JSONL file read a chunk at a time, so a file of any length is checked in constant memory.
+
+:func:`stream_jsonl` yields the file's samples as :class:`Dataset` chunks, each validated as
+:func:`load_dataset` with ``skip_invalid=True`` validates the whole file: the same problems
+with the same messages, file line numbers as row numbers, and an id repeated anywhere in the
+file is a duplicate (ids seen so far are kept in a private temporary SQLite file, not in
+memory). :class:`DatasetFingerprint` computes ``Dataset.fingerprint()`` over the chunks.
+
+Only JSONL streams (:func:`is_streamed`): a JSON array, CSV (quoted cells span lines) and
+Parquet are loaded whole by :func:`load_dataset`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from ragmeter.dataset._dataset import Dataset
+from ragmeter.dataset._decode import read_lines
+from ragmeter.dataset._io import NUL_HINT, _check_is_file, _parse_json, _reason, _undecodable
+from ragmeter.dataset._problems import Problem
+from ragmeter.dataset._sample import Sample
+
+#: Lines read, validated and handed on at a time.
+STREAM_CHUNK_SIZE = 1024
+
+
+def is_streamed(source: Any, format: str | None = None) -> bool:
+    """Whether ``evaluate()`` reads ``source`` a chunk at a time: a path to a JSONL file
+    (``.jsonl`` / ``.ndjson``, or any path with ``format="jsonl"``).
+
+    >>> is_streamed("runs.jsonl"), is_streamed("runs.csv"), is_streamed("data.txt", "jsonl")
+    (True, False, True)
+    """
+    if not isinstance(source, str | os.PathLike):
+        return False
+    if format is not None:
+        return format == "jsonl"
+    return Path(source).suffix.lower() in (".jsonl", ".ndjson")
+
+
+def stream_jsonl(
+    path: str | os.PathLike[str],
+    *,
+    column_map: Mapping[str, str] | None = None,
+    chunk_size: int | None = None,
+) -> Iterator[Dataset]:
+    """The samples of a JSONL file as datasets of up to ``chunk_size`` lines each (default
+    :data:`STREAM_CHUNK_SIZE`), in order.
+
+    Each chunk is what ``load_dataset(path, skip_invalid=True)`` holds for its lines: its
+    valid samples with their line numbers as rows, and its bad lines in ``invalid`` (a
+    duplicate id names the line where the id was first seen, in whichever chunk).
+    ``unknown_columns`` holds the columns of the lines read so far. A file without samples is
+    one empty chunk. A missing file or a path that is no file is refused here, before reading.
+    """
+    size = STREAM_CHUNK_SIZE if chunk_size is None else chunk_size
+    if size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {size}")
+    file = Path(path)
+    _check_is_file(file)
+    return _stream(file, column_map, size)
+
+
+def _stream(path: Path, column_map: Mapping[str, str] | None, size: int) -> Iterator[Dataset]:
+    source = str(path)
+    unknown: dict[str, str] = {}
+    empty = True
+    with _SeenIds() as seen:
+        for records, rows, problems in _chunks(path, size):
+            chunk = Dataset.from_records(
+                records,
+                rows=rows,
+                pre_problems=problems,
+                column_map=column_map,
+                source=source,
+                skip_invalid=True,
+                first_rows=seen,
+            )
+            seen.flush()
+            for column, tag in chunk.unknown_columns.items():
+                unknown.setdefault(column, tag)  # first seen first, as in a whole-file load
+            chunk.unknown_columns = dict(unknown)
+            empty = False
+            yield chunk
+    if empty:
+        yield Dataset([], source=source)
+
+
+def _chunks(path: Path, size: int) -> Iterator[tuple[list[Any], list[int], list[Problem]]]:
+    """(records, their line numbers, problems of lines that do not read) for each ``size``
+    lines with content, read as ``load_dataset`` reads a JSONL file."""
+    records: list[Any] = []
+    rows: list[int] = []
+    problems: list[Problem] = []
+    try:
+        encoding, lines = read_lines(path)
+        for line in lines:
+            if line.text is None:
+                problems.append(Problem(line.number, None, *_undecodable(line, encoding, path)))
+            elif line.text.strip():
+                value, message, fix = _parse_json(line.text.rstrip("\r\n"))
+                if message is None:
+                    records.append(value)
+                    rows.append(line.number)
+                else:
+                    if "\x00" in line.text:
+                        message += NUL_HINT
+                    problems.append(Problem(line.number, None, message, fix or ""))
+            if len(records) + len(problems) >= size:
+                yield records, rows, problems
+                records, rows, problems = [], [], []
+    except (OSError, MemoryError) as error:
+        raise ValueError(
+            f"cannot read dataset file {str(path)!r}: {_reason(error)}. Fix: check that the "
+            "file is readable (permissions, disk, size)"
+        ) from None
+    if records or problems:
+        yield records, rows, problems
+
+
+class _SeenIds(MutableMapping[str, int]):
+    """Sample id -> the row it was first seen in, for the whole file: kept in a private
+    temporary SQLite file (SQLite deletes it on close), as a million ids held in a set
+    would grow with the file. Ids of the chunk being validated wait in memory for
+    :meth:`flush`."""
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect("")  # "": a private temporary file, not ":memory:"
+        self._db.execute("PRAGMA journal_mode=OFF")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, row INTEGER) WITHOUT ROWID")
+        self._new: dict[str, int] = {}
+
+    def __enter__(self) -> _SeenIds:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._db.close()
+
+    def __getitem__(self, key: str) -> int:
+        if key in self._new:
+            return self._new[key]
+        found = self._db.execute("SELECT row FROM seen WHERE id = ?", (key,)).fetchone()
+        if found is None:
+            raise KeyError(key)
+        return int(found[0])
+
+    def __setitem__(self, key: str, row: int) -> None:
+        self._new[key] = row
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._new.pop(key, None)
+        self._db.execute("DELETE FROM seen WHERE id = ?", (key,))
+
+    def __iter__(self) -> Iterator[str]:
+        for (key,) in self._db.execute("SELECT id FROM seen"):
+            if key not in self._new:
+                yield key
+        yield from list(self._new)
+
+    def __len__(self) -> int:
+        stored = int(self._db.execute("SELECT COUNT(*) FROM seen").fetchone()[0])
+        ask = "SELECT 1 FROM seen WHERE id = ?"
+        return stored + sum(self._db.execute(ask, (key,)).fetchone() is None for key in self._new)
+
+    def flush(self) -> None:
+        """Move the ids waiting in memory to the file."""
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO seen VALUES (?, ?)", self._new.items())
+        self._new.clear()
+
+
+class DatasetFingerprint:
+    """``Dataset.fingerprint()`` computed a part at a time: feed the samples in order.
+
+    >>> data = Dataset.from_records([{"question": "q1"}, {"question": "q2"}])
+    >>> fingerprint = DatasetFingerprint()
+    >>> fingerprint.update(data[:1])
+    >>> fingerprint.update(data[1:])
+    >>> fingerprint.hexdigest() == data.fingerprint()
+    True
+    """
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+
+    def update(self, samples: Iterable[Sample]) -> None:
+        for sample in samples:
+            self.add_record(sample.to_record())
+
+    def add_record(self, record: Mapping[str, Any]) -> None:
+        """One sample given as its ``to_record()`` (for a caller that needs that dict too)."""
+        # The bytes Dataset.fingerprint() hashes: the tests check that both agree.
+        self._digest.update(json.dumps(record, ensure_ascii=False, sort_keys=True).encode())
+        self._digest.update(b"\n")
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()[:16]
