@@ -6,7 +6,7 @@ code   name            when
 0      OK              every result was computed (n/a is a result), or the failures were
                        within ``--max-failed-share`` or accepted with ``--allow-failures``
 1      GATE_FAILED     a gate rule failed (``eval --gate``, ``gate``); ``generate`` kept
-                       fewer questions than asked
+                       fewer questions than asked; ``monitor`` raised an alert
 2      USAGE           the command, its options, its input or the judge's configuration
                        is wrong (a rejected key: HTTP 401/403/404); fix it and run again
 3      RESULTS_FAILED  more results failed than ``--max-failed-share`` allows (default 0:
@@ -49,7 +49,8 @@ class ExitCode(IntEnum):
 PRECEDENCE = (ExitCode.USAGE, ExitCode.IO_ERROR, ExitCode.RESULTS_FAILED, ExitCode.GATE_FAILED)
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 all computed; 1 a gate rule failed (generate: fewer questions than asked); "
+    "Exit codes: 0 all computed; 1 a gate rule failed (generate: fewer questions than asked; "
+    "monitor: an alert fired); "
     "2 usage or configuration error (also a rejected API key); 3 more results failed than "
     "--max-failed-share allows, or --max-cost stopped the run; 4 a file or the run store "
     "could not be read or written; 130 interrupted."

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ragmeter.stats._noise import JudgeNoise, judge_noise
     from ragmeter.stats._permutation import sign_flip_test
     from ragmeter.stats._power import min_detectable_effect, samples_needed
+    from ragmeter.stats._two_sample import TwoSampleTest, two_sample_test
 
 __all__ = [
     "Comparability",
@@ -33,6 +34,7 @@ __all__ = [
     "JudgeNoise",
     "MeanEstimate",
     "MetricCheck",
+    "TwoSampleTest",
     "bootstrap_ci",
     "comparability",
     "compare",
@@ -43,6 +45,7 @@ __all__ = [
     "min_detectable_effect",
     "samples_needed",
     "sign_flip_test",
+    "two_sample_test",
 ]
 
 # Each name is imported on first use (see ragmeter._lazy), not with the package.
@@ -61,6 +64,7 @@ _EXPORTS = _lazy.exports(
         "ragmeter.stats._noise": ("JudgeNoise", "judge_noise"),
         "ragmeter.stats._permutation": ("sign_flip_test",),
         "ragmeter.stats._power": ("min_detectable_effect", "samples_needed"),
+        "ragmeter.stats._two_sample": ("TwoSampleTest", "two_sample_test"),
     }
 )
 

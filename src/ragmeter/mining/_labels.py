@@ -1,0 +1,75 @@
+"""The labelling file: one row per mined question, with empty fields for people to fill.
+
+JSONL (or JSON) rows are written as they are; a CSV file has one column per field, lists and
+the metadata as JSON text, and an empty text written as ``""`` so that it reads back as an
+empty text (ragmeter's CSV reader takes an empty cell for a missing value).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+#: The columns of a labelling file, in order. ``label`` and ``reason`` are what
+#: ``ragmeter align`` reads (its default ``--label-field`` and ``--reason-field``).
+LABEL_COLUMNS: tuple[str, ...] = (
+    "id",
+    "user_input",
+    "response",
+    "retrieved_contexts",
+    "retrieved_context_ids",
+    "reference",
+    "reference_context_ids",
+    "label",
+    "reason",
+    "metadata",
+)
+#: The fields a labeller fills, and their empty values.
+TO_FILL: dict[str, Any] = {"reference": "", "reference_context_ids": [], "label": "", "reason": ""}
+#: How ragmeter's CSV files write an empty text (see ``ragmeter.dataset.save_dataset``).
+EMPTY_TEXT_CELL = '""'
+FORMATS = (".jsonl", ".json", ".csv")
+
+
+def check_label_path(path: str | Path) -> Path:
+    """``path`` if its extension names a format a labelling file can have."""
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(
+            f"cannot write a labelling file as {path.name!r}: give a name ending in .jsonl, "
+            ".json or .csv"
+        )
+    return path
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if value == "":
+        return EMPTY_TEXT_CELL
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
+    """Write labelling rows as JSONL, JSON or CSV, chosen by the extension."""
+    path = check_label_path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        with path.open("w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    elif suffix == ".json":
+        path.write_text(json.dumps(list(rows), ensure_ascii=False, indent=2) + "\n", "utf-8")
+    else:
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(LABEL_COLUMNS)
+            for row in rows:
+                writer.writerow([_cell(row.get(column)) for column in LABEL_COLUMNS])
+    return path

@@ -1,0 +1,91 @@
+"""Which reader each trace format uses, and the filter on the traces' start times.
+
+A format's reader (``read_X(paths) -> TraceImport``) lives in its own module, imported only
+when that format is asked for.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import cast
+
+from ragmeter.traces._build import as_utc
+from ragmeter.traces._span import TraceImport, Unmapped
+
+#: format -> (module, reader function)
+READERS: dict[str, tuple[str, str]] = {
+    "openinference": ("ragmeter.traces._openinference", "read_openinference"),
+    "otel": ("ragmeter.traces._otel", "read_otel"),
+    "langfuse": ("ragmeter.traces._langfuse", "read_langfuse"),
+    "langsmith": ("ragmeter.traces._langsmith", "read_langsmith"),
+}
+ALIASES: dict[str, str] = {"phoenix": "openinference", "opentelemetry": "otel", "otlp": "otel"}
+FORMATS: tuple[str, ...] = (*READERS, *ALIASES)
+
+BEFORE_SINCE = "trace started before --since"
+AFTER_UNTIL = "trace started at or after --until"
+NO_TIME = "trace without a start time, so outside any --since/--until"
+
+
+def reader(format: str) -> Callable[[Sequence[str | Path]], TraceImport]:
+    """The reader of ``format`` (or an alias); ``ValueError`` naming the formats known."""
+    name = ALIASES.get(format.lower(), format.lower())
+    if name not in READERS:
+        raise ValueError(f"unknown trace format {format!r}: give one of {', '.join(FORMATS)}")
+    module, function = READERS[name]
+    try:
+        found = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError):
+        raise ValueError(
+            f"the trace format {name!r} is not available in this installation"
+        ) from None
+    return cast(Callable[[Sequence[str | Path]], TraceImport], found)
+
+
+def parse_bound(value: str | dt.datetime, *, end: bool = False) -> dt.datetime:
+    """``--since``/``--until`` as a UTC time. A date alone is its midnight; as an ``end``
+    (``--until``) it is the midnight after, so ``--until 2026-01-31`` keeps that day."""
+    if isinstance(value, dt.datetime):
+        return as_utc(value)
+    text = value.strip()
+    try:
+        if len(text) == 10:  # YYYY-MM-DD
+            day = dt.date.fromisoformat(text)
+            moment = dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+            return moment + dt.timedelta(days=1) if end else moment
+        return as_utc(dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
+    except ValueError:
+        raise ValueError(
+            f"not an ISO 8601 date or time: {value!r}; give e.g. 2026-01-31 or "
+            "2026-01-31T14:00:00Z (a time without a zone is UTC)"
+        ) from None
+
+
+def keep_between(
+    result: TraceImport, since: dt.datetime | None, until: dt.datetime | None
+) -> TraceImport:
+    """The samples whose trace started in ``[since, until)``; the others become
+    :class:`Unmapped` entries, so the summary says how many the window left out."""
+    if since is None and until is None:
+        return result
+    kept = []
+    for sample in result.samples:
+        stamp = (sample.get("metadata") or {}).get("timestamp")
+        reason = None
+        if stamp is None:
+            reason = NO_TIME
+        else:
+            moment = as_utc(dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")))
+            if since is not None and moment < since:
+                reason = BEFORE_SINCE
+            elif until is not None and moment >= until:
+                reason = AFTER_UNTIL
+        if reason is None:
+            kept.append(sample)
+        else:
+            result.unmapped.append(Unmapped(reason, trace_id=str(sample.get("id"))))
+    result.samples = kept
+    return result
