@@ -23,6 +23,7 @@ from ragmeter.cli._judging import (
     NoCacheOption,
     whole_paragraphs,
 )
+from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
 
 if TYPE_CHECKING:
     from ragmeter.monitor import Monitor, PollReport, Window
@@ -211,7 +212,7 @@ def monitor_command(
     ] = None,
     concurrency: Annotated[
         int, typer.Option("--concurrency", help="Samples judged at once.", min=1)
-    ] = 16,
+    ] = DEFAULT_CONCURRENCY,
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:

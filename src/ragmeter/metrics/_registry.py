@@ -154,6 +154,36 @@ SPECS: tuple[MetricSpec, ...] = (
         "share of claims wrong and drawn from irrelevant contexts (lower is better)",
     ),
     MetricSpec(
+        "noise_sensitivity_all",
+        _no_k(_llm("NoiseSensitivity", "all")),
+        "none",
+        "llm",
+        "the seed's formula: share of claims wrong, wherever they came from (= relevant + "
+        "irrelevant + hallucination; lower is better)",
+    ),
+    MetricSpec(
+        "hallucination",
+        _no_k(_llm("Hallucination")),
+        "none",
+        "llm",
+        "share of claims wrong and supported by no context (RAGChecker; lower is better)",
+    ),
+    MetricSpec(
+        "self_knowledge",
+        _no_k(_llm("SelfKnowledge")),
+        "none",
+        "llm",
+        "share of claims correct but supported by no context (RAGChecker; lower is better)",
+    ),
+    MetricSpec(
+        "claim_context_utilization",
+        _no_k(_llm("ClaimContextUtilization")),
+        "none",
+        "llm",
+        "share of the reference statements found in the contexts that the response states "
+        "(RAGChecker's context utilization)",
+    ),
+    MetricSpec(
         "factual_correctness",
         _no_k(_llm("FactualCorrectness")),
         "none",

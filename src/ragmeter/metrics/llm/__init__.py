@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from ragmeter.metrics.llm._base import JudgedMetric
     from ragmeter.metrics.llm.answer_correctness import AnswerCorrectness
     from ragmeter.metrics.llm.answer_relevancy import AnswerRelevancy
+    from ragmeter.metrics.llm.claim_context_utilization import ClaimContextUtilization
     from ragmeter.metrics.llm.context_entity_recall import ContextEntityRecall
     from ragmeter.metrics.llm.context_precision import ContextPrecision
     from ragmeter.metrics.llm.context_recall import ContextRecall
@@ -16,12 +17,15 @@ if TYPE_CHECKING:
     from ragmeter.metrics.llm.context_utilization import ContextUtilization
     from ragmeter.metrics.llm.factual_correctness import FactualCorrectness
     from ragmeter.metrics.llm.faithfulness import Faithfulness
+    from ragmeter.metrics.llm.hallucination import Hallucination
     from ragmeter.metrics.llm.noise_sensitivity import NoiseSensitivity
+    from ragmeter.metrics.llm.self_knowledge import SelfKnowledge
     from ragmeter.metrics.llm.semantic_similarity import SemanticSimilarity
 
 __all__ = [
     "AnswerCorrectness",
     "AnswerRelevancy",
+    "ClaimContextUtilization",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",
@@ -29,8 +33,10 @@ __all__ = [
     "ContextUtilization",
     "FactualCorrectness",
     "Faithfulness",
+    "Hallucination",
     "JudgedMetric",
     "NoiseSensitivity",
+    "SelfKnowledge",
     "SemanticSimilarity",
     "run_sync",
 ]
@@ -42,6 +48,7 @@ _EXPORTS = _lazy.exports(
         "ragmeter.metrics.llm._base": ("JudgedMetric",),
         "ragmeter.metrics.llm.answer_correctness": ("AnswerCorrectness",),
         "ragmeter.metrics.llm.answer_relevancy": ("AnswerRelevancy",),
+        "ragmeter.metrics.llm.claim_context_utilization": ("ClaimContextUtilization",),
         "ragmeter.metrics.llm.context_entity_recall": ("ContextEntityRecall",),
         "ragmeter.metrics.llm.context_precision": ("ContextPrecision",),
         "ragmeter.metrics.llm.context_recall": ("ContextRecall",),
@@ -49,7 +56,9 @@ _EXPORTS = _lazy.exports(
         "ragmeter.metrics.llm.context_utilization": ("ContextUtilization",),
         "ragmeter.metrics.llm.factual_correctness": ("FactualCorrectness",),
         "ragmeter.metrics.llm.faithfulness": ("Faithfulness",),
+        "ragmeter.metrics.llm.hallucination": ("Hallucination",),
         "ragmeter.metrics.llm.noise_sensitivity": ("NoiseSensitivity",),
+        "ragmeter.metrics.llm.self_knowledge": ("SelfKnowledge",),
         "ragmeter.metrics.llm.semantic_similarity": ("SemanticSimilarity",),
     }
 )

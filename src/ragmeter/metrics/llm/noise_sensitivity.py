@@ -7,7 +7,7 @@ from ragmeter.metrics._details import ClaimCheck, Details, NoiseClaimVerdict
 from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need, context_columns
 
-Mode = Literal["relevant", "irrelevant"]
+Mode = Literal["relevant", "irrelevant", "all"]
 SUPPORT = Need("support", claims_of="response", against=("reference", "contexts"), per_passage=True)
 ATTRIBUTED = Need("statements", against=("contexts",))
 
@@ -17,6 +17,14 @@ class NoiseSensitivity(SampleMetric):
     that came from retrieved contexts: in mode ``relevant`` from a relevant context (one
     that supports some reference statement), in mode ``irrelevant`` only from irrelevant
     ones. Lower is better. A constant number of judge calls, whatever the contexts.
+
+    Both modes follow RAGAS's and RAGChecker's code: a wrong claim that no context supports
+    counts 0 in both (it is a ``hallucination``, RAGChecker's third share). The seed's
+    formula (course 001, 4.2.4) is incorrect claims / all claims, wherever they came from:
+    mode ``all`` (``noise_sensitivity_all``) gives it, and it equals relevant + irrelevant +
+    hallucination, since the three split the wrong claims. Example (the AirPods sample of
+    tests/metrics/llm/scripts.py): the AppleCare+ claim is wrong and in no context, the
+    other two are right: 0 in both modes, hallucination 1 / 3, mode ``all`` 1 / 3.
     """
 
     requires: Requirements = (("response",), ("reference",), ("retrieved_contexts",))
@@ -24,8 +32,8 @@ class NoiseSensitivity(SampleMetric):
 
     def __init__(self, mode: Mode = "relevant", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if mode not in ("relevant", "irrelevant"):
-            raise ValueError(f"mode must be 'relevant' or 'irrelevant', got {mode!r}")
+        if mode not in ("relevant", "irrelevant", "all"):
+            raise ValueError(f"mode must be 'relevant', 'irrelevant' or 'all', got {mode!r}")
         self.mode: Mode = mode
 
     @property
@@ -57,6 +65,8 @@ class NoiseSensitivity(SampleMetric):
             from_irrelevant = support.supported(i, irrelevant_cols)
             if self.mode == "relevant":
                 noisy = not correct and from_relevant
+            elif self.mode == "all":
+                noisy = not correct
             else:
                 noisy = not correct and from_irrelevant and not from_relevant
             flagged += noisy
@@ -72,8 +82,8 @@ class NoiseSensitivity(SampleMetric):
             )
         return MetricResult.ok(
             flagged / len(claims),
-            reason=f"{flagged} of {len(claims)} claims are incorrect and come from "
-            f"{self.mode} contexts",
+            reason=f"{flagged} of {len(claims)} claims are incorrect"
+            + ("" if self.mode == "all" else f" and come from {self.mode} contexts"),
             details=Details(
                 claims=tuple(details),
                 extra={"relevant_contexts": sorted(i + 1 for i in relevant)},
