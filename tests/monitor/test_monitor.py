@@ -86,7 +86,8 @@ def test_bad_rows_are_skipped_counted_and_said_and_a_partial_line_waits(tmp_path
     report = monitoring.poll()
     assert report.lines == 5 and report.samples == 3
     not_json, *missing = report.bad
-    assert not_json.row == 4 and "not JSON" in not_json.message and not_json.source == str(source)
+    assert not_json.row == 4 and "invalid JSON" in not_json.message
+    assert not_json.source == str(source)
     assert {p.field for p in missing} == {"response", "retrieved_contexts"}
     assert all(p.row == 5 and "add" in p.fix for p in missing)
     assert monitoring.state["counts"]["bad"] == 2  # rows: 4 and 5
@@ -395,3 +396,14 @@ def test_p_values_are_holm_corrected_across_metrics(tmp_path):
     assert not utilization.drop and utilization.mean == 1.0
     assert faithfulness.p_value == pytest.approx(2 / 12870)
     assert faithfulness.p_adjusted == pytest.approx(4 / 12870) and faithfulness.drop
+
+
+def test_a_line_nested_too_deeply_is_a_bad_row_not_a_crash(tmp_path):
+    source = tmp_path / "traffic.jsonl"
+    write(source, [*GOOD[:2]], mode="w")
+    with source.open("a", encoding="utf-8") as handle:
+        handle.write("[" * 100_000 + "]" * 100_000 + "\n")  # json.loads: RecursionError
+    report = make(tmp_path, judge()).poll()
+    assert report.lines == 3 and report.samples == 2
+    assert [p.row for p in report.bad] == [3]
+    assert "nested too deeply" in report.bad[0].message

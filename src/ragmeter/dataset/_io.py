@@ -111,7 +111,11 @@ def _parse_json(text: str) -> tuple[Any, str | None, str | None]:
         return None, _value_error(error), LONG_NUMBER_FIX
 
 
-def _read_jsonl(path: Path) -> tuple[list[Any], list[int], list[Problem]]:
+def read_jsonl_chunks(
+    path: Path, size: int | None = None
+) -> Iterator[tuple[list[Any], list[int], list[Problem]]]:
+    """(records, their line numbers, problems of lines that do not read) for each ``size``
+    lines with content (all of them at once when ``size`` is None)."""
     records: list[Any] = []
     rows: list[int] = []
     problems: list[Problem] = []
@@ -119,18 +123,30 @@ def _read_jsonl(path: Path) -> tuple[list[Any], list[int], list[Problem]]:
     for line in lines:
         if line.text is None:
             problems.append(Problem(line.number, None, *_undecodable(line, encoding, path)))
-            continue
-        if not line.text.strip():
-            continue
-        value, message, fix = _parse_json(line.text.rstrip("\r\n"))
-        if message is None:
-            records.append(value)
-            rows.append(line.number)
-            continue
-        if "\x00" in line.text:
-            message += NUL_HINT
-        problems.append(Problem(line.number, None, message, fix or ""))
-    return records, rows, problems
+        elif line.text.strip():
+            value, message, fix = _parse_json(line.text.rstrip("\r\n"))
+            if message is None:
+                records.append(value)
+                rows.append(line.number)
+            else:
+                if "\x00" in line.text:
+                    message += NUL_HINT
+                problems.append(Problem(line.number, None, message, fix or ""))
+        if size is not None and len(records) + len(problems) >= size:
+            yield records, rows, problems
+            records, rows, problems = [], [], []
+    if records or problems or size is None:
+        yield records, rows, problems
+
+
+def _read_jsonl(path: Path) -> tuple[list[Any], list[int], list[Problem]]:
+    return next(read_jsonl_chunks(path))
+
+
+def parse_json_line(text: str) -> tuple[Any, str | None, str | None]:
+    """One JSONL line: ``(value, None, None)``, or ``(None, what is wrong, the fix)`` (invalid
+    JSON, nesting too deep, a number too long), never an exception."""
+    return _parse_json(text)
 
 
 def _deep_nesting_line(text: str, limit: int = 500) -> int:

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.dataset._dataset import Dataset
-from ragmeter.dataset._decode import read_lines
-from ragmeter.dataset._io import NUL_HINT, _check_is_file, _parse_json, _reason, _undecodable
+from ragmeter.dataset._io import _check_is_file, _reason, read_jsonl_chunks
 from ragmeter.dataset._problems import Problem
 from ragmeter.dataset._sample import Sample
 
@@ -95,33 +94,13 @@ def _stream(path: Path, column_map: Mapping[str, str] | None, size: int) -> Iter
 def _chunks(path: Path, size: int) -> Iterator[tuple[list[Any], list[int], list[Problem]]]:
     """(records, their line numbers, problems of lines that do not read) for each ``size``
     lines with content, read as ``load_dataset`` reads a JSONL file."""
-    records: list[Any] = []
-    rows: list[int] = []
-    problems: list[Problem] = []
     try:
-        encoding, lines = read_lines(path)
-        for line in lines:
-            if line.text is None:
-                problems.append(Problem(line.number, None, *_undecodable(line, encoding, path)))
-            elif line.text.strip():
-                value, message, fix = _parse_json(line.text.rstrip("\r\n"))
-                if message is None:
-                    records.append(value)
-                    rows.append(line.number)
-                else:
-                    if "\x00" in line.text:
-                        message += NUL_HINT
-                    problems.append(Problem(line.number, None, message, fix or ""))
-            if len(records) + len(problems) >= size:
-                yield records, rows, problems
-                records, rows, problems = [], [], []
+        yield from read_jsonl_chunks(path, size)
     except (OSError, MemoryError) as error:
         raise ValueError(
             f"cannot read dataset file {str(path)!r}: {_reason(error)}. Fix: check that the "
             "file is readable (permissions, disk, size)"
         ) from None
-    if records or problems:
-        yield records, rows, problems
 
 
 class _SeenIds(MutableMapping[str, int]):

@@ -9,14 +9,13 @@ read again from its start, and a note says so.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragmeter.dataset import Problem
+from ragmeter.dataset import Problem, parse_json_line
 
 #: The most bytes read from one file in one poll: a huge backlog is read over several polls.
 MAX_READ_BYTES = 32 * 1024 * 1024
@@ -128,21 +127,9 @@ def _parse(source: str, number: int, raw: bytes, at_start: bool) -> Line | None:
         )
     if not text.strip():
         return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        return Line(
-            source,
-            number,
-            None,
-            Problem(
-                number,
-                None,
-                f"not JSON ({error.msg} at column {error.colno})",
-                "write one JSON object per line",
-                source,
-            ),
-        )
+    value, message, fix = parse_json_line(text.rstrip("\r\n"))
+    if message is not None:
+        return Line(source, number, None, Problem(number, None, message, fix or "", source))
     if not isinstance(value, dict):
         return Line(
             source,
