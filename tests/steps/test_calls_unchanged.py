@@ -10,6 +10,35 @@ import pytest
 from tests.steps.calls import SCENARIOS, record
 
 EXPECTED = json.loads((Path(__file__).parent / "calls_ae19e48.json").read_text("utf-8"))
+#: Templates bumped since the fixture for a task no scenario asks (response_analysis@2: the
+#: ``abstains`` and ``standalone`` tasks) or for a sample with a conversation, which no
+#: scenario has (their ``conversation`` fragment); the calls are otherwise the same, the
+#: prompt version (cache key) new.
+BUMPED = {
+    "response_analysis@1/": "response_analysis@2/",
+    "reference_review@1/": "reference_review@2/",
+    "context_relevance@1/": "context_relevance@2/",
+    "context_utilization@1/": "context_utilization@2/",
+}
+
+
+def _version(version: str) -> str:
+    for old, new in BUMPED.items():
+        if version.startswith(old):
+            return new + version[len(old) :]
+    return version
+
+
+def _bumped(call: dict) -> dict:
+    if "prompt_version" not in call:
+        return call
+    return {**call, "prompt_version": _version(call["prompt_version"])}
+
+
+def _facts(facts: dict) -> dict:
+    if "prompt_versions" not in facts:
+        return facts
+    return {**facts, "prompt_versions": sorted(map(_version, facts["prompt_versions"]))}
 
 
 def test_the_fixture_covers_every_scenario():
@@ -22,5 +51,5 @@ def test_calls_and_facts_are_unchanged(name):
     expected = EXPECTED[name]
     assert len(got["calls"]) == len(expected["calls"])
     for new, old in zip(got["calls"], expected["calls"]):
-        assert new == old
-    assert got["facts"] == expected["facts"]
+        assert new == _bumped(old)
+    assert got["facts"] == _facts(expected["facts"])

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-SESSION = {"session_id": "s-1", "user_id": "u-7", "tags": ["web", "beta"]}
+SESSION = {"session_id": "s-1", "user_id": "u-7", "tags": ["web", "beta"], "conversation_id": "s-1"}
+#: The session's earlier turns (a failed turn, without an answer, gives its question only).
+TURN_1 = [
+    {"role": "user", "content": "What is RAG?"},
+    {"role": "assistant", "content": "RAG is retrieval-augmented generation."},
+]
+TURN_2 = [
+    {"role": "user", "content": "How does reranking help?"},
+    {"role": "assistant", "content": "It puts the most relevant passages first."},
+]
 
 #: The OpenInference app: otel_openinference.jsonl, phoenix_spans.json / .parquet.
 OPENINFERENCE: list[dict[str, Any]] = [
@@ -19,6 +28,7 @@ OPENINFERENCE: list[dict[str, Any]] = [
             "RAG retrieves passages and gives them to the model.",
         ],
         "retrieved_context_ids": ["d3", "d1"],
+        "history": [],
         "metadata": {
             "n_retrievals": 2,
             "pre_rerank_context_ids": ["d1", "d2", "d3"],
@@ -40,6 +50,7 @@ OPENINFERENCE: list[dict[str, Any]] = [
         "response": "It puts the most relevant passages first.",
         "retrieved_contexts": ["A reranker reorders retrieved passages by relevance."],
         "retrieved_context_ids": ["d4"],
+        "history": TURN_1,
         "metadata": {
             "n_retrievals": 1,
             "retrieved_context_scores": [0.88],
@@ -56,6 +67,7 @@ OPENINFERENCE: list[dict[str, Any]] = [
     {
         "id": "000000000000000000000000000000a3",
         "user_input": "Does it work for Chinese documents?",
+        "history": [*TURN_1, *TURN_2],
         "metadata": {
             "error": "RateLimitError: 429",
             "model": "gpt-4o-mini",
@@ -98,6 +110,7 @@ GENAI: list[dict[str, Any]] = [
             "Returns are accepted for 30 days.",
         ],
         "retrieved_context_ids": ["w1", "w2"],
+        "history": [],
         "metadata": {
             "n_retrievals": 1,
             "retrieved_context_scores": [0.82, 0.61],
@@ -108,6 +121,7 @@ GENAI: list[dict[str, Any]] = [
             "timestamp": "2026-03-04T09:00:00+00:00",
             "latency_s": 3.0,
             "session_id": "conv-42",
+            "conversation_id": "conv-42",
             "turn": 1,
         },
     },

@@ -223,6 +223,7 @@ def test_sessions_number_their_turns_by_start_time_and_keep_tags() -> None:
         "timestamp": "2026-01-05T08:00:10+00:00",
         "latency_s": 1.0,
         "session_id": "s",
+        "conversation_id": "s",
         "user_id": "u1",
         "tags": ["beta"],
         "channel": "app",

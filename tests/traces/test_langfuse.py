@@ -69,7 +69,12 @@ TRACE_TAGS = {
     "version": "rag-v2",
     "environment": "production",
 }
-SESSION = {"session_id": "sess-42", "user_id": "u-17", "tags": ["production", "rag-v2"]}
+SESSION = {
+    "session_id": "sess-42",
+    "user_id": "u-17",
+    "tags": ["production", "rag-v2"],
+    "conversation_id": "sess-42",
+}
 
 EXPECTED = [
     {  # turn 1: one retrieval of three documents, reranked to two (new order, new scores)
@@ -78,6 +83,7 @@ EXPECTED = [
         "response": A1,
         "retrieved_contexts": [REFUND3, REFUND1],
         "retrieved_context_ids": ["kb-refund-3", "kb-refund-1"],
+        "history": [],
         "metadata": {
             "n_retrievals": 1,
             "pre_rerank_context_ids": ["kb-refund-1", "kb-billing-2", "kb-refund-3"],
@@ -99,6 +105,7 @@ EXPECTED = [
         "response": A2,
         "retrieved_contexts": [REFUND3, CANCEL4, BILLING9],
         "retrieved_context_ids": ["kb-refund-3", "kb-cancel-4", "kb-billing-9"],
+        "history": [{"role": "user", "content": Q1}, {"role": "assistant", "content": A1}],
         "metadata": {
             "n_retrievals": 2,
             "retrieved_context_scores": [0.82, 0.77, 0.61],
@@ -118,6 +125,12 @@ EXPECTED = [
         "user_input": Q3,
         "retrieved_contexts": [CREDIT5, BILLING9],
         "retrieved_context_ids": ["kb-credit-5", "kb-billing-9"],
+        "history": [
+            {"role": "user", "content": Q1},
+            {"role": "assistant", "content": A1},
+            {"role": "user", "content": Q2},
+            {"role": "assistant", "content": A2},
+        ],
         "metadata": {
             "error": RATE,
             "n_retrievals": 1,
@@ -266,6 +279,7 @@ def test_jsonl_of_sdk_objects_dumped_with_snake_case_names(tmp_path: Path) -> No
         "response": "EU and US.",
         "retrieved_contexts": ["Data is hosted in the EU and the US."],
         "retrieved_context_ids": ["7"],
+        "history": [],
         "metadata": {
             "n_retrievals": 1,
             "model": "claude-haiku",
@@ -274,6 +288,7 @@ def test_jsonl_of_sdk_objects_dumped_with_snake_case_names(tmp_path: Path) -> No
             "llm_latency_s": 1.0,
             "timestamp": "2026-11-22T08:00:00+00:00",
             "session_id": "s-1",
+            "conversation_id": "s-1",
             "user_id": "u-1",
             "turn": 1,
         },

@@ -40,8 +40,11 @@ D_FAQ = "FAQ: You can run one export per hour; further requests are queued."
 D_POLICY = "Fair-use policy: bulk exports above 10 GB may be throttled."
 D_SCHED = "Scheduled exports (daily or weekly) are available on the Business plan."
 D_API = "The export API endpoint POST /v1/exports starts an export programmatically."
+#: The thread's first answer, in the later turns' history.
+A_EXPORT = "Go to Settings > Data and click Export; you get a ZIP of CSV files by email."
 THREAD = {
     "session_id": "th-9",
+    "conversation_id": "th-9",
     "user_id": "u-3",
     "tags": ["prod"],  # the root's tags: not the children's seq:step:N
     "revision_id": "v1.4.0-3-gabc1234",
@@ -55,6 +58,7 @@ EXPECTED = [
         "response": "Go to Settings > Data and click Export; you get a ZIP of CSV files by email.",
         "retrieved_contexts": [D_EXPORT, D_LIMITS, D_DELETE],
         "retrieved_context_ids": ["kb-41", "kb-42", "kb-77"],
+        "history": [],
         "metadata": {
             "n_retrievals": 1,
             "model": "gpt-4o-mini",  # extra.metadata.ls_model_name
@@ -74,6 +78,13 @@ EXPECTED = [
         "response": "Yes: one export per hour per workspace.",
         "retrieved_contexts": [D_FAQ, D_LIMITS, D_POLICY],
         "retrieved_context_ids": ["faq-3", "kb-42", "pol-8"],
+        "history": [
+            {"role": "user", "content": "How do I export my data?"},
+            {
+                "role": "assistant",
+                "content": A_EXPORT,
+            },
+        ],
         "metadata": {
             "n_retrievals": 2,
             "retrieved_context_scores": [0.91, 0.87, 0.66],
@@ -92,6 +103,15 @@ EXPECTED = [
         "user_input": "Can I schedule exports automatically?",
         "retrieved_contexts": [D_SCHED, D_API],
         "retrieved_context_ids": ["kb-90", "kb-91"],
+        "history": [
+            {"role": "user", "content": "How do I export my data?"},
+            {
+                "role": "assistant",
+                "content": A_EXPORT,
+            },
+            {"role": "user", "content": "Is there a limit on how often I can export?"},
+            {"role": "assistant", "content": "Yes: one export per hour per workspace."},
+        ],
         "metadata": {
             "error": "APITimeoutError('Request timed out.')",
             "n_retrievals": 1,
@@ -196,6 +216,7 @@ def test_nested_child_runs_and_a_runs_object(tmp_path: Path) -> None:
             "user_input": "Which plans include SSO?",
             "response": "Business and Enterprise.",
             "retrieved_contexts": ["SSO: Business, Enterprise."],
+            "history": [],
             "metadata": {
                 "n_retrievals": 1,
                 "model": "gpt-4.1-nano",
@@ -205,6 +226,7 @@ def test_nested_child_runs_and_a_runs_object(tmp_path: Path) -> None:
                 "timestamp": "2026-11-22T08:00:00+00:00",
                 "latency_s": 4.0,
                 "session_id": "c-1",
+                "conversation_id": "c-1",
                 "reference_example_id": "ex-5",
                 "turn": 1,
             },

@@ -244,8 +244,10 @@ def generate_command(
         typer.Option(
             "--mix",
             show_default=False,
-            help="Synthesizer weights: single, multi (bridge entity), compare "
-            "(default: single=0.5, multi=0.3, compare=0.2).",
+            help="Synthesizer weights: single, multi (bridge entity), compare, and the "
+            "adversarial unanswerable (out_of_scope), false_premise (negation), calculation "
+            "(aggregation), temporal (conditional), as NAME=WEIGHT separated by commas, e.g. "
+            "single=0.4, unanswerable=0.2 (default: single=0.5, multi=0.3, compare=0.2).",
         ),
     ] = "single=0.5,multi=0.3,compare=0.2",
     personas: Annotated[

@@ -16,7 +16,14 @@ from typing import Any, Literal
 
 from ragmeter.gate import GateRules
 from ragmeter.metrics import Status
-from ragmeter.results import EvaluationResult, SampleResult, tags_of
+from ragmeter.results import (
+    ConversationAggregate,
+    ConversationResult,
+    EvaluationResult,
+    SampleResult,
+    tags_of,
+    worst_conversations,
+)
 from ragmeter.stats import MeanEstimate, compare, estimate_means
 from ragmeter.store import RunInfo
 
@@ -284,6 +291,94 @@ def samples_json(info: RunInfo, result: EvaluationResult, query: SampleQuery) ->
         "per_page": query.per_page,
         "query": query.params(),
         "samples": [sample_json(s, metrics) for s in page_of(chosen, query)],
+    }
+
+
+# -- conversations -------------------------------------------------------------------------
+def ranked_conversations(result: EvaluationResult) -> list[ConversationResult]:
+    """The run's conversations, worst first (:func:`ragmeter.results.worst_conversations`);
+    a turn without a number is a :class:`QueryError` that says which row and how to fix it."""
+    try:
+        found = result.conversations()
+    except ValueError as error:
+        raise QueryError(str(error)) from None
+    return worst_conversations(found, result.metrics)
+
+
+def find_conversation(result: EvaluationResult, conversation_id: str) -> ConversationResult | None:
+    return next(
+        (c for c in ranked_conversations(result) if c.conversation_id == conversation_id), None
+    )
+
+
+def conversation_levels(
+    result: EvaluationResult, found: list[ConversationResult]
+) -> dict[str, ConversationAggregate]:
+    """Per metric the conversation-level mean (of each conversation's mean) with its
+    interval over conversations, and the turn-level mean beside it."""
+    return result.conversation_aggregates(n_resamples=RESAMPLES) if found else {}
+
+
+def _level_json(agg: ConversationAggregate) -> dict[str, Any]:
+    ci = agg.ci
+    return {
+        "direction": agg.direction.value,
+        "mean": _number(agg.mean),
+        "ci_low": None if ci is None else _number(ci.low),
+        "ci_high": None if ci is None else _number(ci.high),
+        "level": None if ci is None else ci.level,
+        "n_conversations": agg.n_conversations,
+        "n_scored": agg.n_scored,
+        "turn_mean": _number(agg.turn_mean),
+        "n_turns": agg.n_turns,
+        "n_turns_ok": agg.n_turns_ok,
+    }
+
+
+def conversation_summary_json(conversation: ConversationResult) -> dict[str, Any]:
+    """A conversation's id, its number of turns and per metric its mean over the ok turns,
+    its worst turn and its coverage."""
+    return {
+        "id": conversation.conversation_id,
+        "n_turns": conversation.n_turns,
+        "metrics": {
+            name: {
+                "mean": _number(m.mean),
+                "worst_turn": m.worst_turn,
+                "worst_score": _number(m.worst_score),
+                "n_ok": m.n_ok,
+                "n_failed": m.n_failed,
+                "n_not_applicable": m.n_not_applicable,
+            }
+            for name, m in conversation.metrics.items()
+        },
+    }
+
+
+def conversations_json(info: RunInfo, result: EvaluationResult) -> dict[str, Any]:
+    """A run's conversations, worst first, with the conversation-level means (an empty list
+    for a single-turn run)."""
+    found = ranked_conversations(result)
+    return {
+        "run": info.id,
+        "total": len(found),
+        "levels": {m: _level_json(a) for m, a in conversation_levels(result, found).items()},
+        "conversations": [conversation_summary_json(c) for c in found],
+    }
+
+
+def conversation_json(
+    info: RunInfo, result: EvaluationResult, conversation: ConversationResult
+) -> dict[str, Any]:
+    """One conversation with each of its turns in order: its sample and scores."""
+    metrics = [m.name for m in result.metrics]
+    return {
+        "run": info.id,
+        **conversation_summary_json(conversation),
+        "turns": [
+            {"turn": number, **sample_json(sample, metrics)}
+            for number, sample in zip(conversation.turn_numbers(), conversation.turns, strict=True)
+        ],
     }
 
 

@@ -92,6 +92,31 @@ EN: Final[dict[str, str]] = {
     "previous": "← previous",
     "next": "next →",
     "sample_of": "{name}: sample {id}",
+    # conversations
+    "conversations": "Conversations",
+    "conversation": "conversation",
+    "conversations_of": "{name}: {n} conversations",
+    "conversation_of": "{name}: conversation {id}",
+    "no_conversation": "This run has no conversation (no sample has a conversation_id).",
+    "turn": "turn",
+    "turns": "turns",
+    "response": "response",
+    "worst": "worst",
+    "worst_turn": "worst: turn {turn}",
+    "per_conversation": "per conversation",
+    "per_turn": "per turn",
+    "conversations_scored": "conversations scored",
+    "turns_scored": "turns scored",
+    "turns_scored_of": "{n} of {total} turns scored",
+    "conversation_levels": "Conversation-level and turn-level means",
+    "levels_note": (
+        "Per conversation: each conversation's mean over its scored turns, averaged over the "
+        "conversations, so that a long conversation counts once (95% bootstrap interval over "
+        "conversations). Per turn: every scored turn counts once."
+    ),
+    "worst_conversations": "Conversations, worst first",
+    "no_such_conversation": "No such conversation",
+    "conversation_missing": "run {name} has no conversation {id}",
     # compare
     "compare_title": "{candidate} vs {baseline}",
     "paired_title": "Paired changes",
@@ -186,6 +211,29 @@ ZH: Final[dict[str, str]] = {
     "previous": "← 上一个",
     "next": "下一个 →",
     "sample_of": "{name}：样本 {id}",
+    "conversations": "对话",
+    "conversation": "对话",
+    "conversations_of": "{name}：{n} 个对话",
+    "conversation_of": "{name}：对话 {id}",
+    "no_conversation": "此运行没有对话（没有样本带 conversation_id）。",
+    "turn": "轮次",
+    "turns": "轮数",
+    "response": "回答",
+    "worst": "最差",
+    "worst_turn": "最差：第 {turn} 轮",
+    "per_conversation": "按对话",
+    "per_turn": "按轮次",
+    "conversations_scored": "有分数的对话",
+    "turns_scored": "有分数的轮次",
+    "turns_scored_of": "{total} 轮中 {n} 轮有分数",
+    "conversation_levels": "对话级与轮次级均值",
+    "levels_note": (
+        "按对话：先求每个对话在有分数轮次上的均值，再对各对话取平均，长对话只算一次"
+        "（对话上的 95% 自助法置信区间）。按轮次：每个有分数的轮次各算一次。"
+    ),
+    "worst_conversations": "对话（最差的在前）",
+    "no_such_conversation": "没有这个对话",
+    "conversation_missing": "运行 {name} 中没有对话 {id}",
     "compare_title": "{candidate} 对比 {baseline}",
     "paired_title": "配对变化",
     "paired_intro": (

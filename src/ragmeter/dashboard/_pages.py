@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from ragmeter._version import __version__
 from ragmeter.dashboard._charts import CHART_CSS
@@ -16,7 +16,12 @@ from ragmeter.dashboard._data import SampleQuery, ok_score, page_of
 from ragmeter.dashboard._i18n import ENDONYMS, LANGUAGES, Translator
 from ragmeter.report import CSS, Markup, el, esc, join, sample_card
 from ragmeter.report import format_score as score
-from ragmeter.results import EvaluationResult, SampleResult
+from ragmeter.results import (
+    ConversationAggregate,
+    ConversationResult,
+    EvaluationResult,
+    SampleResult,
+)
 from ragmeter.store import RunInfo, parameter_changes
 
 EXTRA_CSS = """
@@ -372,6 +377,203 @@ def sample_page(ui: Ui, info: RunInfo, result: EvaluationResult, index: int) -> 
         el("p", around, class_="pager"),
         sample_card(sample, result.metrics),
         crumbs=[(info.name, f"/runs/{info.id}"), (t("samples"), base)],
+    )
+
+
+def conversation_href(info: RunInfo, conversation_id: str) -> str:
+    """The address of a conversation's page (its id quoted: ids hold "#", "/" or spaces)."""
+    return f"/runs/{info.id}/conversations/{quote(conversation_id, safe='')}"
+
+
+def _levels_table(
+    ui: Ui, result: EvaluationResult, levels: dict[str, ConversationAggregate]
+) -> Markup:
+    t = ui.t
+    head = el(
+        "tr",
+        el("th", t("metric")),
+        el("th", t("per_conversation"), class_="num"),
+        el("th", t("ci"), class_="num"),
+        el("th", t("conversations_scored"), class_="num"),
+        el("th", t("per_turn"), class_="num"),
+        el("th", t("turns_scored"), class_="num"),
+    )
+    rows = []
+    for metric in result.metrics:
+        agg = levels[metric.name]
+        ci = agg.ci
+        rows.append(
+            el(
+                "tr",
+                el("td", metric.name),
+                el("td", score(agg.mean), class_="num conversation-mean"),
+                el(
+                    "td",
+                    "—" if ci is None else f"{score(ci.low)}–{score(ci.high)}",
+                    class_="num",
+                ),
+                el("td", f"{agg.n_scored}/{agg.n_conversations}", class_="num"),
+                el("td", score(agg.turn_mean), class_="num turn-mean"),
+                el("td", f"{agg.n_turns_ok}/{agg.n_turns}", class_="num"),
+                data_metric=metric.name,
+            )
+        )
+    return el("table", el("thead", head), el("tbody", rows), class_="fit", id="levels")
+
+
+def conversations_page(
+    ui: Ui,
+    info: RunInfo,
+    result: EvaluationResult,
+    ranked: Sequence[ConversationResult],
+    levels: dict[str, ConversationAggregate],
+) -> str:
+    """A multi-turn run's conversations, worst first: each with its number of turns and per
+    metric its mean over the scored turns and its worst turn, linking to its own page; the
+    conversation-level means next to the turn-level ones above."""
+    t = ui.t
+    metrics = [m.name for m in result.metrics]
+    title = t("conversations_of", name=info.name, n=len(ranked))
+    crumbs = [(info.name, f"/runs/{info.id}"), (t("samples"), f"/runs/{info.id}/samples")]
+    if not ranked:
+        return page(ui, title, el("h1", title), el("p", t("no_conversation")), crumbs=crumbs)
+    head = el(
+        "tr",
+        el("th", t("conversation")),
+        el("th", t("turns"), class_="num"),
+        [el("th", breakable(m), class_="num", title=m) for m in metrics],
+    )
+    rows = []
+    for conversation in ranked:
+        cells = []
+        for m in metrics:
+            found = conversation.metrics[m]
+            worst = (
+                el("div", t("worst_turn", turn=found.worst_turn), class_="muted")
+                if found.n_ok > 1
+                else None
+            )
+            cells.append(
+                el(
+                    "td",
+                    score(found.mean, 3),
+                    worst,
+                    class_="num",
+                    title=t("turns_scored_of", n=found.n_ok, total=found.n_turns),
+                )
+            )
+        rows.append(
+            el(
+                "tr",
+                el(
+                    "td",
+                    el(
+                        "a",
+                        conversation.conversation_id,
+                        href=conversation_href(info, conversation.conversation_id),
+                        class_="conversation-link",
+                    ),
+                ),
+                el("td", conversation.n_turns, class_="num"),
+                cells,
+                class_="conversation-row",
+            )
+        )
+    return page(
+        ui,
+        title,
+        el("h1", title),
+        run_record(ui, info),
+        el("h2", t("conversation_levels")),
+        _levels_table(ui, result, levels),
+        el("p", t("levels_note"), class_="muted"),
+        el("h2", t("worst_conversations")),
+        el(
+            "div",
+            el("table", el("thead", head), el("tbody", rows), class_="samples"),
+            class_="scroll",
+        ),
+        crumbs=crumbs,
+    )
+
+
+def conversation_page(
+    ui: Ui, info: RunInfo, result: EvaluationResult, conversation: ConversationResult
+) -> str:
+    """One conversation's turns in order: the user message, the response and every
+    metric's result, each turn linking to its sample's page."""
+    t = ui.t
+    metrics = [m.name for m in result.metrics]
+    base = f"/runs/{info.id}/samples"
+    head = el(
+        "tr",
+        el("th", t("turn"), class_="num"),
+        el("th", t("sample")),
+        el("th", t("question")),
+        el("th", t("response")),
+        [el("th", breakable(m), class_="num", title=m) for m in metrics],
+    )
+    rows = [
+        el(
+            "tr",
+            el("td", number, class_="num"),
+            el("td", el("a", s.sample_id, href=f"{base}/{s.index}", class_="sample-page-link")),
+            el("td", s.sample.user_input or "", class_="text"),
+            el("td", s.sample.response or "", class_="text"),
+            [score_cell(ui, s, m) for m in metrics],
+            class_="turn-row",
+            data_turn=number,
+        )
+        for number, s in zip(conversation.turn_numbers(), conversation.turns, strict=True)
+    ]
+    means = el(
+        "table",
+        el(
+            "thead",
+            el(
+                "tr",
+                el("th", t("metric")),
+                el("th", t("mean"), class_="num"),
+                el("th", t("worst"), class_="num"),
+                el("th", t("turns_scored"), class_="num"),
+            ),
+        ),
+        el(
+            "tbody",
+            [
+                el(
+                    "tr",
+                    el("td", name),
+                    el("td", score(m.mean), class_="num"),
+                    el(
+                        "td",
+                        "—" if m.worst_turn is None else t("worst_turn", turn=m.worst_turn),
+                        class_="num",
+                    ),
+                    el("td", f"{m.n_ok}/{m.n_turns}", class_="num"),
+                    data_metric=name,
+                )
+                for name, m in conversation.metrics.items()
+            ],
+        ),
+        class_="fit",
+        id="conversation-means",
+    )
+    title = t("conversation_of", name=info.name, id=conversation.conversation_id)
+    return page(
+        ui,
+        title,
+        el("h1", title),
+        means,
+        el(
+            "div",
+            el("table", el("thead", head), el("tbody", rows), class_="samples", id="turns"),
+            class_="scroll",
+        ),
+        crumbs=[
+            (info.name, f"/runs/{info.id}"),
+            (t("conversations"), f"/runs/{info.id}/conversations"),
+        ],
     )
 
 

@@ -18,6 +18,7 @@ from ragmeter.dashboard._views import compare_page, trends_page
 from ragmeter.diagnosis import diagnose
 from ragmeter.gate import GateRules
 from ragmeter.report import render_html
+from ragmeter.results import ConversationResult, EvaluationResult
 from ragmeter.store import RunInfo, RunNotFoundError, Store
 
 #: The most runs the runs list shows and a trend chart draws (the newest ones).
@@ -180,6 +181,8 @@ def add_routes(
             (ui.t("all_samples"), f"/runs/{info.id}/samples"),
             (ui.t("trends_of", name=info.name), f"/trends?{urlencode({'name': info.name})}"),
         ]
+        if has_conversations(result):
+            crumbs.insert(1, (ui.t("conversations"), f"/runs/{info.id}/conversations"))
         earlier = [
             i for i in store.list(name=info.name, limit=None) if i.created_at < info.created_at
         ]
@@ -221,6 +224,47 @@ def add_routes(
         out = one.to_dict()
         out["scores"] = data.sample_json(one, [m.name for m in load(info).metrics])["scores"]
         return {"run": info.id, **out}
+
+    # -- conversations ---------------------------------------------------------------------
+    def has_conversations(result: EvaluationResult) -> bool:
+        try:
+            return bool(result.conversations())
+        except ValueError:  # a turn without a number: the report's section says which
+            return False
+
+    def get_conversation(info: RunInfo, conversation_id: str) -> ConversationResult:
+        found = data.find_conversation(load(info), conversation_id)
+        if found is None:
+            values = {"name": info.name, "id": conversation_id}
+            message = i18n.EN["conversation_missing"].format(**values)
+            raise _NotFound("no_such_conversation", message, "conversation_missing", **values)
+        return found
+
+    @app.get("/runs/{ref}/conversations", response_class=HTMLResponse)
+    def conversations(request: Request, ref: str) -> HTMLResponse:
+        info = get_run(ref)
+        result = load(info)
+        ranked = data.ranked_conversations(result)
+        levels = data.conversation_levels(result, ranked)
+        return html(
+            request, pages.conversations_page(ui_for(request), info, result, ranked, levels)
+        )
+
+    @app.get("/api/runs/{ref}/conversations")
+    def api_conversations(ref: str) -> dict[str, Any]:
+        info = get_run(ref)
+        return data.conversations_json(info, load(info))
+
+    @app.get("/runs/{ref}/conversations/{conversation:path}", response_class=HTMLResponse)
+    def conversation(request: Request, ref: str, conversation: str) -> HTMLResponse:
+        info = get_run(ref)
+        found = get_conversation(info, conversation)
+        return html(request, pages.conversation_page(ui_for(request), info, load(info), found))
+
+    @app.get("/api/runs/{ref}/conversations/{conversation:path}")
+    def api_conversation(ref: str, conversation: str) -> dict[str, Any]:
+        info = get_run(ref)
+        return data.conversation_json(info, load(info), get_conversation(info, conversation))
 
     # -- trends ----------------------------------------------------------------------------
     def trend_data(metric: str | None, runs: RunFilter) -> tuple[dict[str, Any], list[str]]:

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
+    from ragmeter.dataset._conversation import expand_conversation
     from ragmeter.dataset._dataset import Dataset, check_sample
     from ragmeter.dataset._io import (
         from_hf,
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
         to_records,
     )
     from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
-    from ragmeter.dataset._sample import SAMPLE_FIELDS, Sample
+    from ragmeter.dataset._sample import SAMPLE_FIELDS, ChatMessage, Sample, format_conversation
     from ragmeter.dataset._stream import (
         STREAM_CHUNK_SIZE,
         DatasetFingerprint,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SAMPLE_FIELDS",
     "STREAM_CHUNK_SIZE",
+    "ChatMessage",
     "DataFrameLike",
     "Dataset",
     "DatasetError",
@@ -50,6 +52,8 @@ __all__ = [
     "Sample",
     "SampleSetLike",
     "check_sample",
+    "expand_conversation",
+    "format_conversation",
     "from_hf",
     "from_pandas",
     "head",
@@ -67,6 +71,7 @@ __all__ = [
 # Each name is imported on first use (see ragmeter._lazy), not with the package.
 _EXPORTS = _lazy.exports(
     {
+        "ragmeter.dataset._conversation": ("expand_conversation",),
         "ragmeter.dataset._dataset": ("Dataset", "check_sample"),
         "ragmeter.dataset._io": (
             "from_hf",
@@ -79,7 +84,12 @@ _EXPORTS = _lazy.exports(
             "to_records",
         ),
         "ragmeter.dataset._problems": ("DatasetError", "InvalidRow", "Problem"),
-        "ragmeter.dataset._sample": ("SAMPLE_FIELDS", "Sample"),
+        "ragmeter.dataset._sample": (
+            "SAMPLE_FIELDS",
+            "ChatMessage",
+            "Sample",
+            "format_conversation",
+        ),
         "ragmeter.dataset._stream": (
             "STREAM_CHUNK_SIZE",
             "DatasetFingerprint",

@@ -8,11 +8,13 @@ import math
 import reprlib
 import shlex
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple, overload
 
 from pydantic import ValidationError
 
 from ragmeter.dataset._cells import decode_cell, looks_like_a_list
+from ragmeter.dataset._conversation import expand_conversation, message_key
 from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
 from ragmeter.dataset._sample import (
     ALIAS_SOURCES,
@@ -35,9 +37,13 @@ FIX_HINTS: dict[str, str] = {
     "reference_context_ids": 'give a list of ids, e.g. ["doc-3"]',
     "relevance": 'give an object from context id to a graded relevance >= 0, e.g. {"doc-3": 2}',
     "metadata": 'give an object of tags, e.g. {"question_type": "multi_hop"}',
+    "history": 'give the earlier messages, oldest first, each {"role": "user" or "assistant", '
+    '"content": "text"}; or give the whole conversation as "messages"',
 }
 
-JSON_CELL_FIELDS: frozenset[str] = LIST_FIELDS | {"relevance", "metadata"}
+JSON_CELL_FIELDS: frozenset[str] = LIST_FIELDS | {"relevance", "metadata", "history"}
+#: Columns of tabular formats that may hold a conversation's messages as JSON text.
+MESSAGE_COLUMNS: frozenset[str] = frozenset({"messages", "turns", "user_input"})
 
 
 _SHORT = reprlib.Repr()
@@ -58,8 +64,8 @@ def _text_fix(field: str, got: Any, fix: str) -> str:
     """The fix for an object or a list given where a text is expected."""
     if isinstance(got, list) and any(isinstance(m, Mapping) and "content" in m for m in got):
         return (
-            f"{fix}: ragmeter scores single-turn samples, a conversation of messages is not "
-            "supported (give its last question as the text)"
+            f'{fix}; a conversation goes in "messages" as a list of '
+            '{"role": "user" or "assistant", "content": "text"} objects (one sample per reply)'
         )
     if isinstance(got, Mapping):
         keys = ", ".join(repr(k) for k in list(got)[:6])
@@ -100,6 +106,8 @@ def _validation_problems(
         if field and err["type"] != "missing":
             message = f"{message}, got {_describe(got)}"
         fix = FIX_HINTS.get(field or "", "correct the value")
+        if field == "history" and len(err["loc"]) > 1 and isinstance(err["loc"][1], int):
+            message = f"message {err['loc'][1] + 1}: {message}"
         if field == "metadata" and err["type"] == "value_error":  # nested too deeply
             message = message.removeprefix("Value error, ")
             fix = "flatten the metadata: tags hold text, numbers or short lists"
@@ -159,6 +167,13 @@ def _decode_json_cells(
                 out[key] = decoded
             elif reason is not None:
                 notes[name] = reason
+        elif isinstance(value, str) and name in MESSAGE_COLUMNS and value.lstrip()[:1] == "[":
+            try:  # a conversation's messages, as JSON text
+                messages = json.loads(value)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(messages, list) and all(isinstance(m, dict) for m in messages):
+                out[key] = messages
     return out, notes
 
 
@@ -255,8 +270,11 @@ class Dataset(Sequence[Sample]):
         rows: Sequence[int] | None = None,
         unknown_columns: Mapping[str, str] | None = None,
         field_columns: Mapping[str, str] | None = None,
+        unanswered_rows: Sequence[int] = (),
     ) -> None:
         self.samples: list[Sample] = list(samples)
+        #: Rows of conversations that end with a user message without a reply (not evaluated).
+        self.unanswered_rows: list[int] = list(unanswered_rows)
         #: Input columns that name no field (their tags in ``metadata``), each with its tag
         #: name (the column renamed by ``column_map``), for suggestions when a field is missing.
         self.unknown_columns: dict[str, str] = dict(unknown_columns or {})
@@ -324,13 +342,14 @@ class Dataset(Sequence[Sample]):
         unknown_columns: dict[str, str] = {}
         field_columns: dict[str, str] = {}
         layouts: set[tuple[Any, ...]] = set()
+        unanswered: list[int] = []
         for offset, raw in enumerate(records):
             row = rows[offset] if rows is not None else offset + 1
             found: list[Problem] = []
+            built: list[tuple[Sample, int | None]] = []  # each sample with its turn
             if isinstance(raw, Sample):
-                sample: Sample | None = raw
+                built.append((raw, None))
             elif not isinstance(raw, Mapping):
-                sample = None
                 found.append(
                     Problem(
                         row,
@@ -341,22 +360,40 @@ class Dataset(Sequence[Sample]):
                 )
             else:
                 record = dict(raw)
-                if (layout := tuple(record)) not in layouts:  # rows mostly share their columns
-                    layouts.add(layout)
-                    _note_columns(record, column_map, unknown_columns, field_columns)
                 notes: dict[str, str] = {}
                 if decode_json_cells:
                     record, notes = _decode_json_cells(record, column_map)
-                try:
-                    sample = Sample.model_validate(canonical_record(record, column_map))
-                except ValidationError as error:
-                    sample = None
-                    found += _validation_problems(error, row, record, notes)
-                except ValueError as error:  # conflicting column names
-                    sample = None
-                    found.append(Problem(row, None, str(error), "fix the column names"))
-            if sample is not None:
-                found += [Problem(row, f, m, x) for f, m, x in check_sample(sample)]
+                conversation = expand_conversation(record, row, column_map)
+                turns: list[tuple[dict[str, Any], int | None]]
+                if conversation is not None:
+                    found += conversation.problems
+                    if conversation.unanswered:
+                        unanswered.append(row)
+                    key = message_key(record, column_map)
+                    record = {k: v for k, v in record.items() if k != key}
+                    turns = list(zip(conversation.records, conversation.turns))
+                else:
+                    turns = [(record, None)]  # one sample
+                if (layout := tuple(record)) not in layouts:  # rows mostly share their columns
+                    layouts.add(layout)
+                    _note_columns(record, column_map, unknown_columns, field_columns)
+                for turn_record, turn in turns:
+                    try:
+                        mapped = (
+                            turn_record
+                            if turn is not None
+                            else canonical_record(turn_record, column_map)
+                        )
+                        built.append((Sample.model_validate(mapped), turn))
+                    except ValidationError as error:
+                        found += [
+                            replace(p, turn=turn)
+                            for p in _validation_problems(error, row, turn_record, notes)
+                        ]
+                    except ValueError as error:  # conflicting column names
+                        found.append(Problem(row, None, str(error), "fix the column names"))
+            for sample, turn in built:
+                found += [Problem(row, f, m, x, turn=turn) for f, m, x in check_sample(sample)]
                 sample_id = sample.id if sample.id is not None else f"row-{row}"
                 if sample_id in first_row_of_id:
                     found.append(
@@ -366,18 +403,19 @@ class Dataset(Sequence[Sample]):
                             f"duplicate sample id {sample_id!r} (first seen in row "
                             f"{first_row_of_id[sample_id]})",
                             "give every sample a unique id",
+                            turn=turn,
                         )
                     )
                 else:
                     first_row_of_id[sample_id] = row
             if found:
                 problems_by_row.setdefault(row, []).extend(found)
-            elif sample is not None and row not in problems_by_row:
-                samples.append(sample)
-                sample_rows.append(row)
+            elif built and row not in problems_by_row:
+                samples += [sample for sample, _ in built]
+                sample_rows += [row] * len(built)
 
         all_problems = [
-            Problem(p.row, p.field, p.message, p.fix, source=source, sample_id=p.sample_id)
+            replace(p, source=source)
             for row in sorted(problems_by_row)
             for p in problems_by_row[row]
         ]
@@ -398,6 +436,7 @@ class Dataset(Sequence[Sample]):
             rows=sample_rows,
             unknown_columns=unknown_columns,
             field_columns=field_columns,
+            unanswered_rows=unanswered,
         )
 
     # -- checking against what metrics need ------------------------------------------------
@@ -474,11 +513,18 @@ class Dataset(Sequence[Sample]):
         ``--column-map`` that reads them so: a column that names no field but looks like
         one (``retreived_contexts``), even when no metric needs it, and a column read under
         an ambiguous name of another tool (DeepEval's ``context``) when its sibling field is
-        given by no column."""
+        given by no column; and conversations whose last user message has no reply."""
         if self._warnings is not None:
             return list(self._warnings)
         given = set(self.field_columns.values())
         notes: list[str] = []
+        if self.unanswered_rows:
+            shown = ", ".join(str(r) for r in self.unanswered_rows[:8])
+            more = ", ..." if len(self.unanswered_rows) > 8 else ""
+            notes.append(
+                f"{len(self.unanswered_rows)} conversation(s) end with a user message that has "
+                f"no assistant reply (row(s) {shown}{more}); that message is not evaluated"
+            )
         for column, read_as in self.field_columns.items():
             sibling = SIBLINGS.get(read_as)
             if column in AMBIGUOUS_ALIASES and sibling is not None and sibling not in given:
@@ -569,6 +615,7 @@ class Dataset(Sequence[Sample]):
             rows=[self.rows[i] for i in keep],
             unknown_columns=self.unknown_columns,
             field_columns=self.field_columns,
+            unanswered_rows=self.unanswered_rows,
         )
         return dataset
 

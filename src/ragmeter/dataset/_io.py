@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.dataset._conversation import message_key
 from ragmeter.dataset._dataset import JSON_CELL_FIELDS, Dataset
 from ragmeter.dataset._decode import (
     Line,
@@ -538,6 +539,8 @@ def _records_of(source: Any, column_map: Mapping[str, str] | None) -> list[Any] 
         samples = source.get("samples")
         if isinstance(samples, list):  # as in a JSON file: {"samples": [...]}
             return [_object_record(item) for item in samples]
+        if message_key(source, column_map) is not None:  # one conversation
+            return [dict(source)]
         columns = columnar_records(source, column_map)
         return columns if columns is not None else [dict(source)]
     if isinstance(source, list | tuple):
@@ -753,10 +756,18 @@ def _columns(dataset: Dataset) -> list[str]:
     return [field for field in SAMPLE_FIELDS if field in present]
 
 
+def _cell(sample: Any, field: str) -> Any:
+    """A sample's field as plain data (the history's messages as dicts)."""
+    value = getattr(sample, field)
+    if field == "history" and value is not None:
+        return [m if isinstance(m, dict) else m.model_dump() for m in value]
+    return value
+
+
 def _tabular_row(sample: Any, columns: list[str]) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for field in columns:
-        value = getattr(sample, field)
+        value = _cell(sample, field)
         if field in JSON_CELL_FIELDS and value is not None:
             value = json.dumps(value, ensure_ascii=False)
         row[field] = value
@@ -812,16 +823,14 @@ def save_dataset(dataset: Dataset, path: str | Path, *, format: str | None = Non
             [
                 (
                     c,
-                    pa.list_(pa.string())
-                    if c in JSON_CELL_FIELDS - {"relevance", "metadata"}
-                    else pa.string(),
+                    pa.list_(pa.string()) if c in LIST_FIELDS else pa.string(),
                 )
                 for c in columns
             ]
         )
         for row in rows:  # list columns are stored natively, not as JSON text
             for c in columns:
-                if c in JSON_CELL_FIELDS - {"relevance", "metadata"} and row[c] is not None:
+                if c in LIST_FIELDS and row[c] is not None:
                     row[c] = json.loads(row[c])
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
     return path
@@ -834,7 +843,7 @@ def to_pandas(dataset: Dataset) -> pd.DataFrame:
     except ImportError:
         raise _missing_extra("pandas", "pandas") from None
     columns = _columns(dataset)
-    return pd.DataFrame([{c: getattr(s, c) for c in columns} for s in dataset], columns=columns)
+    return pd.DataFrame([{c: _cell(s, c) for c in columns} for s in dataset], columns=columns)
 
 
 def to_hf(dataset: Dataset) -> Any:
@@ -846,8 +855,8 @@ def to_hf(dataset: Dataset) -> Any:
     columns = _columns(dataset)
     rows = []
     for sample in dataset:
-        row = {c: getattr(sample, c) for c in columns}
-        for c in ("relevance", "metadata"):
+        row = {c: _cell(sample, c) for c in columns}
+        for c in ("relevance", "metadata", "history"):
             if c in row and row[c] is not None:
                 row[c] = json.dumps(row[c], ensure_ascii=False)
         rows.append(row)

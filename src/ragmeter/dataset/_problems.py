@@ -11,7 +11,11 @@ class Problem:
     """One thing wrong with one row of the input.
 
     ``row`` is 1-based: the line number in a JSONL file, the data row in a CSV file (header
-    excluded), the position in a JSON array, a DataFrame or a list.
+    excluded), the position in a JSON array, a DataFrame or a list. ``turn`` (1-based) names
+    the turn of a conversation row the problem is in.
+
+    >>> str(Problem(3, "retrieved_contexts", "expected a list", "give a list", turn=2))
+    "row 3, turn 2, field 'retrieved_contexts': expected a list. Fix: give a list"
     """
 
     row: int
@@ -20,10 +24,13 @@ class Problem:
     fix: str
     source: str | None = None
     sample_id: str | None = None
+    turn: int | None = None
 
     def __str__(self) -> str:
         where = [self.source] if self.source else []
         where.append(f"row {self.row}")
+        if self.turn is not None:
+            where.append(f"turn {self.turn}")
         if self.sample_id is not None:
             where.append(f"id {self.sample_id!r}")
         if self.field:

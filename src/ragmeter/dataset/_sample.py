@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictStr,
+    field_serializer,
+    model_validator,
+)
 
 from ragmeter.dataset._values import json_safe_metadata
 
@@ -20,6 +29,7 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "reference_contexts",
     "reference_context_ids",
     "relevance",
+    "history",
     "metadata",
 )
 
@@ -121,6 +131,39 @@ def _keys_to_str(value: Any) -> Any:
 Metadata = Annotated[
     dict[str, Any], BeforeValidator(_keys_to_str), AfterValidator(json_safe_metadata)
 ]
+
+
+class ChatMessage(BaseModel):
+    """One message of a conversation before the turn a sample evaluates.
+
+    >>> ChatMessage(role="user", content="AirPods Pro 2 多少钱？").content
+    'AirPods Pro 2 多少钱？'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Literal["user", "assistant"]
+    content: StrictStr
+
+
+def format_conversation(history: Any) -> str:
+    """The earlier turns as the judge reads them: one ``role: content`` line per message
+    (``ChatMessage`` objects, or the plain dicts of a sample built without validation).
+
+    >>> print(format_conversation([{"role": "user", "content": "How much are AirPods Pro 2?"},
+    ...                            ChatMessage(role="assistant", content="$249.")]))
+    user: How much are AirPods Pro 2?
+    assistant: $249.
+    """
+    lines = []
+    for message in history or ():
+        role, content = (
+            (message["role"], message["content"])
+            if isinstance(message, Mapping)
+            else (message.role, message.content)
+        )
+        lines.append(f"{role}: {content}")
+    return "\n".join(lines)
 
 
 def field_name(key: Any, column_map: Mapping[str, str] | None) -> Any:
@@ -231,11 +274,24 @@ class Sample(BaseModel):
     relevance: Relevance | None = Field(
         default=None, description="Graded relevance per context id (0 = not relevant), for NDCG."
     )
+    history: list[ChatMessage] | None = Field(
+        default=None,
+        description="For a turn of a conversation: the messages before this turn's user "
+        "message, oldest first (see ragmeter.dataset.expand_conversation).",
+    )
     metadata: Metadata = Field(
         default_factory=dict,
         description="Tags, e.g. question_type; values of any type are kept as strict JSON "
         "(dates as ISO 8601 text, NaN and NA as null, numpy values as numbers).",
     )
+
+    @field_serializer("history")
+    def _plain_history(self, history: list[ChatMessage] | None) -> list[dict[str, str]] | None:
+        # A sample read back from a run's store without validation (``model_construct``)
+        # holds its messages as dicts already.
+        if history is None:
+            return None
+        return [dict(m) if isinstance(m, Mapping) else m.model_dump() for m in history]
 
     @model_validator(mode="before")
     @classmethod
@@ -247,6 +303,18 @@ class Sample(BaseModel):
     def has(self, field: str) -> bool:
         """Whether ``field`` holds a value (an empty list counts as a value)."""
         return getattr(self, field) is not None
+
+    @property
+    def conversation(self) -> str | None:
+        """The earlier turns as text for the judge (:func:`format_conversation`); ``None``
+        for a single-turn sample (no history, or an empty one).
+
+        >>> Sample(user_input="and its price?",
+        ...        history=[{"role": "user", "content": "What is the S3?"},
+        ...                 {"role": "assistant", "content": "A pair of earbuds."}]).conversation
+        'user: What is the S3?\\nassistant: A pair of earbuds.'
+        """
+        return format_conversation(self.history) if self.history else None
 
     def qrels(self) -> dict[str, float]:
         """Relevance judgments for the retrieval metrics: graded if given, else binary.

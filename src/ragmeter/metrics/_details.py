@@ -236,10 +236,81 @@ class HopUse:
         return HopUse(int(data["hop"]), tuple(int(c) for c in data.get("claims") or ()))
 
 
+class AbstentionOutcome(str, Enum):
+    """How a response met the question's need to abstain (the value is its stored form)."""
+
+    #: Should answer, did.
+    ANSWERED = "answered"
+    #: Should abstain, did.
+    ABSTAINED = "abstained"
+    #: Should answer, refused.
+    WRONGLY_REFUSED = "wrongly_refused"
+    #: Should abstain, answered.
+    HALLUCINATED_INSTEAD_OF_REFUSING = "hallucinated_instead_of_refusing"
+
+    @staticmethod
+    def of(should_abstain: bool, abstained: bool) -> AbstentionOutcome:
+        """
+        >>> AbstentionOutcome.of(should_abstain=True, abstained=False).value
+        'hallucinated_instead_of_refusing'
+        """
+        if should_abstain:
+            return (
+                AbstentionOutcome.ABSTAINED
+                if abstained
+                else AbstentionOutcome.HALLUCINATED_INSTEAD_OF_REFUSING
+            )
+        return AbstentionOutcome.WRONGLY_REFUSED if abstained else AbstentionOutcome.ANSWERED
+
+    @property
+    def right(self) -> bool:
+        """Whether the system behaved right (abstention scores 1)."""
+        return self in (AbstentionOutcome.ANSWERED, AbstentionOutcome.ABSTAINED)
+
+
+@dataclass(frozen=True)
+class AbstentionFinding:
+    """What the abstention metric found: the outcome, whether the response should and did
+    abstain, on what ``basis`` that was decided (``metadata``, ``reference``, ``contexts``
+    or ``no_contexts``) and why, the reason for the abstention verdict and who gave it
+    (``judge`` or the refusal ``phrases``)."""
+
+    outcome: AbstentionOutcome
+    should_abstain: bool
+    abstained: bool
+    basis: str
+    why: str
+    reason: str = ""
+    decided_by: str = "judge"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value,
+            "should_abstain": self.should_abstain,
+            "abstained": self.abstained,
+            "basis": self.basis,
+            "why": self.why,
+            "reason": self.reason,
+            "decided_by": self.decided_by,
+        }
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> AbstentionFinding:
+        return AbstentionFinding(
+            AbstentionOutcome(data["outcome"]),
+            bool(data["should_abstain"]),
+            bool(data["abstained"]),
+            _str(data["basis"]),
+            _str(data["why"]),
+            _str(data.get("reason") or ""),
+            _str(data.get("decided_by") or "judge"),
+        )
+
+
 #: The stored keys the typed fields take; every other key is ``extra``.
 _TYPED_KEYS = frozenset(
     {"claims", "statements", "contexts", "entities", "questions", "similarities"}
-    | {"noncommittal", "verdicts", "hops"}
+    | {"noncommittal", "verdicts", "hops", "abstention", "standalone_question"}
 )
 
 
@@ -266,6 +337,11 @@ class Details(Mapping[str, Any]):
     noncommittal: bool | None = None
     matches: tuple[PassageMatch, ...] = ()
     hops: tuple[HopUse, ...] = ()
+    #: Abstention: whether the response abstained, should have, and the outcome.
+    abstention: AbstentionFinding | None = None
+    #: Answer relevancy on a turn of a conversation: the question the generated questions
+    #: were compared with, the turn's question rewritten to stand alone.
+    standalone_question: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -287,6 +363,10 @@ class Details(Mapping[str, Any]):
                 out["similarities"] = [q.similarity for q in self.questions]
         if self.noncommittal is not None:
             out["noncommittal"] = self.noncommittal
+        if self.standalone_question is not None:
+            out["standalone_question"] = self.standalone_question
+        if self.abstention is not None:
+            out["abstention"] = self.abstention.to_dict()
         if self.matches:
             out["verdicts"] = [int(m.matched) for m in self.matches]
             if any(m.similarity is not None for m in self.matches):
@@ -343,6 +423,17 @@ class Details(Mapping[str, Any]):
                 found["noncommittal"] = data["noncommittal"]
             else:
                 extra["noncommittal"] = data["noncommittal"]
+        if "standalone_question" in data:
+            if isinstance(data["standalone_question"], str):
+                found["standalone_question"] = data["standalone_question"]
+            else:
+                extra["standalone_question"] = data["standalone_question"]
+        if "abstention" in data:
+            abstention = _abstention(data["abstention"])
+            if abstention is None:
+                extra["abstention"] = data["abstention"]
+            else:
+                found["abstention"] = abstention
         return Details(**found, extra=extra)
 
     def with_extra(self, **values: Any) -> Details:
@@ -404,6 +495,18 @@ def _legacy_claim(item: Mapping[str, Any]) -> bool:
     """A claim as multi-hop completeness wrote it before details were typed:
     ``{"claim": 1, "text": ...}`` (read with the text as the claim)."""
     return set(item) == {"claim", "text"} and isinstance(item["claim"], int)
+
+
+def _abstention(value: Any) -> AbstentionFinding | None:
+    if isinstance(value, AbstentionFinding):
+        return value
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        parsed = AbstentionFinding.from_dict(value)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return parsed if parsed.to_dict() == dict(value) else None
 
 
 def _matches(verdicts: Any, similarities: Any) -> tuple[PassageMatch, ...] | None:

@@ -184,6 +184,15 @@ SPECS: tuple[MetricSpec, ...] = (
         "(RAGChecker's context utilization)",
     ),
     MetricSpec(
+        "abstention",
+        _no_k(_llm("Abstention")),
+        "none",
+        "llm",
+        "1 when the response abstained where it should (unanswerable, or no context supports "
+        "an answer) and answered where it could; details separate wrongly refused from "
+        "hallucinated instead of refusing",
+    ),
+    MetricSpec(
         "factual_correctness",
         _no_k(_llm("FactualCorrectness")),
         "none",

@@ -65,6 +65,7 @@ BLOCK_NAMES: frozenset[str] = frozenset(
         "answer",
         "claims",
         "contexts",
+        "conversation",
         "focus",
         "passage",
         "passages",
@@ -85,6 +86,10 @@ BLOCK_NAMES: frozenset[str] = frozenset(
         ITEM,
     }
 )
+
+#: The data block of a conversation's earlier turns: when the inputs hold it, the template's
+#: fragment of the same name (what the conversation is to the task) ends the system prompt.
+CONVERSATION = "conversation"
 
 #: Invisible characters a reader skips: soft hyphen, zero-width spaces and joiners, BOM.
 _INVISIBLE = r"[\u00ad\u200b-\u200d\u2060\ufeff]*"
@@ -179,7 +184,8 @@ class PromptTemplate:
 
         ``params`` fill ``{placeholders}`` in the instructions (e.g. the number of questions).
         ``output_keys`` name each task's keys in the examples' outputs (default: the task's
-        own name); examples show only the requested tasks' keys.
+        own name); examples show only the requested tasks' keys. With a ``conversation``
+        block in ``inputs`` the template's ``conversation`` fragment ends the system prompt.
         """
 
         def keys_of(task: str) -> Sequence[str]:
@@ -190,7 +196,10 @@ class PromptTemplate:
             raise KeyError(f"template {self.key} has no task(s) {unknown}")
         instructions = "\n\n".join(self.tasks[t].format(**(params or {})).strip() for t in tasks)
         keys = {key for t in tasks for key in keys_of(t)}
-        messages = [Message("system", f"{self.system.strip()}\n\n{instructions}")]
+        system = self.system.strip()
+        if CONVERSATION in inputs and CONVERSATION in self.fragments:
+            system = f"{system} {self.fragments[CONVERSATION].strip()}"
+        messages = [Message("system", f"{system}\n\n{instructions}")]
         for example in self.examples:
             if example.tasks and not set(tasks) <= set(example.tasks):
                 continue

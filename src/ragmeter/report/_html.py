@@ -21,7 +21,9 @@ from ragmeter.report._analysis import (
     metric_tests,
     run_label,
 )
+from ragmeter.report._html_abstention import abstention_sections
 from ragmeter.report._html_compare import compare_section
+from ragmeter.report._html_conversations import conversations_of, conversations_section
 from ragmeter.report._html_findings import findings_section
 from ragmeter.report._html_samples import (
     Links,
@@ -342,7 +344,9 @@ def render_html(
     thresholds: Mapping[str, float] | None = None,
 ) -> str:
     """One self-contained HTML page on ``result``: summary, score distributions, diagnosis
-    ``findings``, tag breakdowns, up to ``worst`` samples per metric that score worse than
+    ``findings``, tag breakdowns, in a multi-turn run its conversations (conversation-level
+    next to turn-level means, the conversations worst first with their turns), up to
+    ``worst`` samples per metric that score worse than
     its threshold in ``thresholds`` (per metric, e.g. a gate's minimum) or else its median,
     failures, usage, and with ``compare`` (the baseline run) the change from it, samples
     matched by id. A banner lists how the runs were measured differently; a metric whose
@@ -375,7 +379,19 @@ def render_html(
     sections += [
         ("distributions", "Score distributions", _distributions(result)),
         ("diagnosis", "Diagnosis", findings_section(findings, compare_findings, links)),
+        *abstention_sections(result, links),
         ("breakdowns", "By tag", _breakdowns(result)),
+    ]
+    conversations = conversations_of(result)
+    if conversations is not None:
+        sections.append(
+            (
+                "conversations",
+                "Conversations",
+                conversations_section(result, conversations, links),
+            )
+        )
+    sections += [
         (
             "worst",
             "Worst samples",

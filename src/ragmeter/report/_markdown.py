@@ -17,6 +17,9 @@ from ragmeter.report._analysis import (
     run_label,
     significance,
 )
+from ragmeter.report._html_abstention import WRONG as ABSTENTION_WRONG
+from ragmeter.report._html_abstention import abstention_counts, claim_diagnostics
+from ragmeter.report._html_conversations import conversations_of
 from ragmeter.results import EvaluationResult
 
 if TYPE_CHECKING:
@@ -137,6 +140,132 @@ def _compare_table(
     )
 
 
+#: Conversations the markdown summary lists, worst first.
+MD_CONVERSATIONS = 5
+
+
+def _conversations(result: EvaluationResult) -> str | None:
+    """The conversation-level means next to the turn-level ones and the worst
+    conversations; None for a single-turn run."""
+    found = conversations_of(result)
+    if found is None:
+        return None
+    if found.error is not None:
+        return f"> Conversations could not be grouped: {md(found.error)}"
+    rows = []
+    for metric in result.metrics:
+        agg = found.aggregates[metric.name]
+        ci = agg.ci
+        rows.append(
+            [
+                md_code(metric.name),
+                fmt.arrow(metric.direction),
+                fmt.score(agg.mean),
+                fmt.mean_ci(agg.n_scored, ci.low if ci else None, ci.high if ci else None),
+                f"{agg.n_scored}/{agg.n_conversations}",
+                fmt.score(agg.turn_mean),
+            ]
+        )
+    levels = _table(
+        ["metric", "better", "per conversation", "95% CI", "conversations scored", "per turn"],
+        ["---", ":-:", "--:", "--:", "--:", "--:"],
+        rows,
+    )
+    shown = found.ranked[:MD_CONVERSATIONS]
+    worst = _table(
+        ["conversation", "turns", *(md_code(m.name) for m in result.metrics)],
+        ["---", "--:", *("--:" for _ in result.metrics)],
+        [
+            [
+                md_code(c.conversation_id),
+                str(c.n_turns),
+                *(
+                    fmt.score(c.metrics[m.name].mean)
+                    + (
+                        f" (worst: turn {c.metrics[m.name].worst_turn})"
+                        if c.metrics[m.name].n_ok > 1
+                        else ""
+                    )
+                    for m in result.metrics
+                ),
+            ]
+            for c in shown
+        ],
+    )
+    more = len(found.ranked) - len(shown)
+    return (
+        f"{fmt.plural(len(found.ranked), 'conversation')}. Per conversation: the mean of each "
+        "conversation's mean (a long conversation counts once; 95% CI over conversations); "
+        "per turn: every scored turn counts once.\n\n"
+        + levels
+        + "\n\nWorst conversations first (mean over their scored turns):\n\n"
+        + worst
+        + (f"\n\nand {more} more." if more > 0 else "")
+    )
+
+
+#: Samples of a wrong abstention outcome the markdown summary names.
+MD_ABSTENTION_SAMPLES = 5
+
+
+def _abstention(result: EvaluationResult) -> str | None:
+    """The abstention outcomes with counts and shares, and the samples of the wrong ones;
+    None for a run without the abstention metric."""
+    counts = abstention_counts(result)
+    if counts is None:
+        return None
+    table = _table(
+        ["outcome", "meaning", "samples", "share"],
+        ["---", "---", "--:", "--:"],
+        [
+            [md(name), md(meaning), str(len(samples)), counts.share(samples)]
+            for name, meaning, samples in counts.rows()
+        ],
+    )
+    lines = []
+    for name in ABSTENTION_WRONG:
+        wrong = counts.outcomes[name]
+        if wrong:
+            shown = ", ".join(code(s.sample_id) for s in wrong[:MD_ABSTENTION_SAMPLES])
+            more = len(wrong) - MD_ABSTENTION_SAMPLES
+            tail = f" and {more} more" if more > 0 else ""
+            lines.append(f"- {md(name.replace('_', ' '))}: {shown}{tail}")
+    return "\n\n".join(
+        [
+            "Shares are of all samples with an abstention result, failed and not applicable "
+            "included.",
+            table,
+            *(["\n".join(lines)] if lines else []),
+        ]
+    )
+
+
+def _claim_diagnostics(result: EvaluationResult) -> str | None:
+    """The claim-level metrics' means, retriever then generator, with a reading each."""
+    rows = claim_diagnostics(result)
+    if not rows:
+        return None
+    body = []
+    for side, name, reading in rows:
+        agg = result.aggregates[name]
+        body.append(
+            [
+                side,
+                md_code(name),
+                fmt.arrow(agg.direction),
+                fmt.score(agg.mean),
+                f"{agg.n_ok}/{agg.n_total}",
+                str(agg.n_failed),
+                md(reading),
+            ]
+        )
+    return _table(
+        ["side", "metric", "better", "mean", "coverage", "failed", "reading"],
+        ["---", "---", ":-:", "--:", "--:", "--:", "---"],
+        body,
+    )
+
+
 def _finding_line(finding: Finding) -> str:
     figures = ", ".join(f"{md(name)} {fmt.score(v)}" for name, v in finding.figures.items())
     line = (
@@ -185,8 +314,17 @@ def render_markdown(
             "### Change from baseline",
             _compare_table(result, compare, allow_judge_change),
         ]
+    conversations = _conversations(result)
+    if conversations is not None:
+        parts += ["### Conversations", conversations]
     if findings:
         parts += ["### Findings", "\n".join(_finding_line(f) for f in findings)]
+    abstention = _abstention(result)
+    if abstention is not None:
+        parts += ["### Abstention", abstention]
+    claims = _claim_diagnostics(result)
+    if claims is not None:
+        parts += ["### Claim-level diagnostics", claims]
     usage = result.config.get("usage")
     if usage:
         parts.append(f"Usage: {fmt.usage_line(usage)}.")

@@ -5,6 +5,13 @@ from typing import TYPE_CHECKING, Any
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
+    from ragmeter.results._conversations import (
+        ConversationAggregate,
+        ConversationMetric,
+        ConversationResult,
+        conversation_scales,
+        worst_conversations,
+    )
     from ragmeter.results._result import (
         Aggregate,
         EvaluationResult,
@@ -25,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = [
     "STORE_FILE",
     "Aggregate",
+    "ConversationAggregate",
+    "ConversationMetric",
+    "ConversationResult",
     "EvaluationResult",
     "Group",
     "MetricInfo",
@@ -32,14 +42,23 @@ __all__ = [
     "RunStorageError",
     "SampleResult",
     "aggregate",
+    "conversation_scales",
     "sqlite_code",
     "storage_error",
     "tags_of",
+    "worst_conversations",
 ]
 
 # Each name is imported on first use (see ragmeter._lazy), not with the package.
 _EXPORTS = _lazy.exports(
     {
+        "ragmeter.results._conversations": (
+            "ConversationAggregate",
+            "ConversationMetric",
+            "ConversationResult",
+            "conversation_scales",
+            "worst_conversations",
+        ),
         "ragmeter.results._result": (
             "Aggregate",
             "EvaluationResult",

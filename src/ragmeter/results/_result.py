@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.dataset import InvalidRow, Problem, Sample
 from ragmeter.metrics import Direction, MetricResult, Status
+from ragmeter.results._conversations import (
+    TURN_FIELD,
+    ConversationAggregate,
+    ConversationResult,
+    conversation_aggregate,
+    group_conversations,
+)
 from ragmeter.results._store import STORE_FILE, RunDatabase, tags_of
 
 if TYPE_CHECKING:
@@ -185,7 +192,9 @@ def is_automatic_tag(name: str, counts: dict[str, int]) -> bool:
     :data:`MAX_GROUPS` distinct values with on average at least
     :data:`MIN_SAMPLES_PER_GROUP` samples each, values that are mostly not numbers (a score
     column such as a RAGAS export's ``faithfulness`` is a measurement, even as CSV text), and
-    a name that does not end in ``id`` / ``ids`` (``source_document_ids``: identifiers).
+    a name that does not end in ``id`` / ``ids`` (``source_document_ids``: identifiers, such
+    as a multi-turn run's ``conversation_id``). A multi-turn run's ``turn`` is numbered yet a
+    grouping (does quality drop over the turns?).
 
     >>> is_automatic_tag("question_type", {"single": 3, "multi": 2})
     True
@@ -193,12 +202,24 @@ def is_automatic_tag(name: str, counts: dict[str, int]) -> bool:
     False
     >>> is_automatic_tag("doc_ids", {"d1": 2, "d2": 2})
     False
+    >>> is_automatic_tag("turn", {"1": 3, "2": 3, "3": 1})
+    True
     """
     if not 2 <= len(counts) <= MAX_GROUPS or _ID_NAME.search(name):
         return False
     if sum(counts.values()) / len(counts) < MIN_SAMPLES_PER_GROUP:
         return False
+    if name == TURN_FIELD:
+        return True
     return sum(_numeric(value) for value in counts) * 2 <= len(counts)
+
+
+def _value_order(values: Iterable[str]) -> list[str]:
+    """Tag values sorted, numerically when all are whole numbers (turn 2 before turn 10)."""
+    values = list(values)
+    if all(v.isdigit() for v in values):
+        return sorted(values, key=lambda v: (int(v), v))
+    return sorted(values)
 
 
 class EvaluationResult:
@@ -369,15 +390,54 @@ class EvaluationResult:
                 Group(
                     tag,
                     value,
-                    n,
+                    counts[tag][value],
                     {
                         m.name: tallies.get((tag, value), {}).get(m.name, Tally()).aggregate(m)
                         for m in self.metrics
                     },
                 )
-                for value, n in sorted(counts[tag].items())
+                for value in _value_order(counts[tag])
             ]
             for tag in chosen
+        }
+
+    def conversations(self) -> list[ConversationResult]:
+        """The run's conversations (samples with ``metadata["conversation_id"]``, one per
+        assistant turn, numbered by ``metadata["turn"]``), in the order of their first turn,
+        each with its turns in order and per metric the mean over its ok turns, its worst
+        turn and its coverage. Empty for a single-turn run.
+
+        >>> from ragmeter import evaluate
+        >>> rows = [
+        ...     {"id": f"{c}#{t}", "retrieved_context_ids": ret, "reference_context_ids": ["a"],
+        ...      "metadata": {"conversation_id": c, "turn": t}}
+        ...     for c, t, ret in [("A", 1, ["a"]), ("A", 2, ["b", "a"]), ("B", 1, ["b"])]
+        ... ]
+        >>> [(c.conversation_id, c.n_turns, c.metrics["mrr"].mean)
+        ...  for c in evaluate(rows, ["mrr"]).conversations()]
+        [('A', 2, 0.75), ('B', 1, 0.0)]
+        """
+        return group_conversations(self, self.metrics)
+
+    def conversation_aggregates(
+        self, *, level: float = 0.95, n_resamples: int = 10_000, seed: int = 0
+    ) -> dict[str, ConversationAggregate]:
+        """Per metric, the mean over conversations of each conversation's mean (so that long
+        conversations do not dominate), with a bootstrap CI over conversations and how many
+        conversations got no ok turn; empty for a single-turn run.
+
+        With the rows of :meth:`conversations`: A's MRR is (1 + 1/2) / 2 = 0.75 and B's 0,
+        so the conversation-level mean is (0.75 + 0) / 2 = 0.375, where the turn-level mean
+        is (1 + 0.5 + 0) / 3 = 0.5.
+        """
+        found = self.conversations()
+        if not found:
+            return {}
+        return {
+            m.name: conversation_aggregate(
+                m, found, level=level, n_resamples=n_resamples, seed=seed
+            )
+            for m in self.metrics
         }
 
     @property

@@ -25,6 +25,8 @@ Fact = Literal[
     "entities",
     "support",
     "custom",
+    "abstains",
+    "standalone_question",
 ]
 ClaimSource = Literal["response", "reference"]
 #: ``reference_contexts``: the passages the reference answer was written from (e.g. the hops
@@ -106,6 +108,17 @@ class Support:
 
 
 @dataclass(frozen=True)
+class AbstentionCheck:
+    """Whether an answer abstains (a refusal, "I don't know", "the documents do not say", a
+    deflection; not a partial answer with a caveat), the reason given, and who decided:
+    the judge, or the refusal phrases (judges whose flag is unreliable, see ``abstains``)."""
+
+    abstains: bool
+    reason: str = ""
+    by: Literal["judge", "phrases"] = "judge"
+
+
+@dataclass(frozen=True)
 class CustomAnswer:
     """A custom prompt's validated answer; ``distribution`` is P(label) over the allowed
     labels or scores when the judge returned token probabilities (G-Eval style)."""
@@ -178,6 +191,15 @@ class Facts:
         self.found["questions"] = value
 
     @property
+    def standalone_question(self) -> str | None:
+        """A conversation turn's question rewritten to stand alone (answer relevancy)."""
+        return cast("str | None", self.found.get("standalone_question"))
+
+    @standalone_question.setter
+    def standalone_question(self, value: str | None) -> None:
+        self.found["standalone_question"] = value
+
+    @property
     def noncommittal(self) -> bool | None:
         return cast("bool | None", self.found.get("noncommittal"))
 
@@ -224,3 +246,11 @@ class Facts:
     @entities.setter
     def entities(self, value: list[Entity] | None) -> None:
         self.found["entities"] = value
+
+    @property
+    def abstains(self) -> AbstentionCheck | None:
+        return cast("AbstentionCheck | None", self.found.get("abstains"))
+
+    @abstains.setter
+    def abstains(self, value: AbstentionCheck | None) -> None:
+        self.found["abstains"] = value

@@ -10,17 +10,37 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from ragmeter.dataset import Sample
 from ragmeter.judge import Judge, JudgeError
 from ragmeter.prompts import Language, load_prompt
 from ragmeter.steps._facts import Facts, Need, Statement
+from ragmeter.steps._judgments import stated_verbatim
 from ragmeter.steps._runner import StepRunner
-from ragmeter.steps._schemas import ChunkAnalysisOutput, PersonasOutput, QuestionOutput
+from ragmeter.steps._schemas import (
+    CalculationOutput,
+    ChunkAnalysisOutput,
+    FalsePremiseOutput,
+    PersonasOutput,
+    QuestionOutput,
+)
 
-QuestionKind = Literal["single_hop", "multi_hop", "comparison"]
+QuestionKind = Literal[
+    "single_hop",
+    "multi_hop",
+    "comparison",
+    "unanswerable",
+    "false_premise",
+    "calculation",
+    "temporal",
+]
+#: What the judge writes for each kind beyond a question and its answer.
+_OUTPUT: dict[str, type[QuestionOutput | FalsePremiseOutput | CalculationOutput]] = {
+    "false_premise": FalsePremiseOutput,
+    "calculation": CalculationOutput,
+}
 Style = Literal["plain", "colloquial", "typos", "web"]
 Length = Literal["short", "medium", "long"]
 STYLES: tuple[Style, ...] = ("plain", "colloquial", "typos", "web")
@@ -50,8 +70,21 @@ class Persona:
 
 @dataclass(frozen=True)
 class WrittenQuestion:
+    """A question and its reference answer; a false-premise question also has the false
+    ``premise`` it assumes, a calculation question its ``values`` (each as written, with the
+    1-based passage it comes from) and its arithmetic ``expression``."""
+
     question: str
     answer: str
+    premise: str = ""
+    values: tuple[tuple[str, int], ...] = ()
+    expression: str = ""
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> WrittenQuestion:
+        """From :func:`dataclasses.asdict` output read back from JSON (lists for tuples)."""
+        values = tuple((str(v[0]), int(v[1])) for v in record.get("values", ()))
+        return cls(**{**record, "values": values})
 
 
 @dataclass(frozen=True)
@@ -138,9 +171,15 @@ class GenerationSteps(StepRunner):
         }
         inputs = {"persona": str(persona), "focus": focus, "contexts": list(contexts)}
 
-        def check(output: QuestionOutput) -> str | None:
+        schema = _OUTPUT.get(kind, QuestionOutput)
+
+        def check(output: Any) -> str | None:
             if not output.question.strip() or not output.answer.strip():
                 return "the judge wrote an empty question or answer"
+            if kind == "false_premise" and not output.premise.strip():
+                return "the judge wrote no false premise"
+            if kind == "calculation" and not (output.values and output.expression.strip()):
+                return "the judge wrote no values or no expression"
             return None
 
         judgment = await self._ask(
@@ -149,12 +188,18 @@ class GenerationSteps(StepRunner):
             inputs,
             facts,
             params=params,
-            schema=QuestionOutput,
+            schema=schema,
             check=check,
-            output_keys={kind: tuple(QuestionOutput.model_fields)},
+            output_keys={kind: tuple(schema.model_fields)},
         )
         output = judgment.output
-        return WrittenQuestion(output.question.strip(), output.answer.strip()), facts
+        written = WrittenQuestion(output.question.strip(), output.answer.strip())
+        if isinstance(output, FalsePremiseOutput):
+            written = replace(written, premise=output.premise.strip())
+        if isinstance(output, CalculationOutput):
+            values = tuple((_number_text(v.value), v.passage) for v in output.values)
+            written = replace(written, values=values, expression=output.expression.strip())
+        return written, facts
 
     async def check_answerable(
         self, question: str, answer: str, contexts: Sequence[str]
@@ -185,6 +230,68 @@ class GenerationSteps(StepRunner):
             reason = "the answer does not hold what the question asks"
             verdict = Answerability(False, statements, reason)
         return verdict, facts
+
+    async def passages_answering(
+        self, question: str, passages: Sequence[str]
+    ) -> tuple[list[bool], Facts]:
+        """Which of ``passages`` hold what ``question`` asks (the step context relevance
+        uses; one call): an unanswerable question is kept only when none does."""
+        facts = await self.gather(
+            Sample(user_input=question, retrieved_contexts=list(passages)), [ANSWERS_THE_QUESTION]
+        )
+        error = facts.error_for([ANSWERS_THE_QUESTION])
+        if error is not None:
+            raise JudgeError(error)
+        return [verdict.useful for verdict in facts.usefulness_question or []], facts
+
+    async def premise_support(
+        self, premise: str, passages: Sequence[str]
+    ) -> tuple[list[int], Facts]:
+        """The (1-based) passages that support ``premise`` (the ``verify`` template's
+        ``support`` task; no call when a passage states it word for word)."""
+        facts = self._facts()
+        verbatim = [i for i, text in enumerate(passages, start=1) if stated_verbatim(premise, text)]
+        if verbatim:
+            return verbatim, facts
+
+        def check(output: Any) -> str | None:
+            return None if any(item.claim == 1 for item in output.support) else "no verdict"
+
+        judgment = await self._ask(
+            load_prompt("verify", self._language),
+            ["support"],
+            {"claims": [premise], "passages": list(passages)},
+            facts,
+            check=check,
+        )
+        found = {
+            j
+            for item in judgment.output.support
+            if item.claim == 1
+            for j in item.passages
+            if 1 <= j <= len(passages)
+        }
+        return sorted(found), facts
+
+    async def check_false_premise(
+        self, question: str, answer: str, premise: str, contexts: Sequence[str]
+    ) -> tuple[Answerability, list[int], Facts]:
+        """:meth:`check_answerable` for the correcting answer and :meth:`premise_support`
+        for the false premise, at once: kept when the answer is answerable and no passage
+        supports the premise."""
+        (verdict, facts), (supporting, premise_facts) = await asyncio.gather(
+            self.check_answerable(question, answer, contexts),
+            self.premise_support(premise, contexts),
+        )
+        facts.usage = facts.usage + premise_facts.usage
+        facts.prompt_versions |= premise_facts.prompt_versions
+        return verdict, supporting, facts
+
+
+def _number_text(value: str | float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
 
 
 def _answerability(statements: tuple[Statement, ...], n_contexts: int) -> Answerability:

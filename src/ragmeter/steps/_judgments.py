@@ -26,6 +26,7 @@ from ragmeter._text import normalize
 from ragmeter.dataset import Sample
 from ragmeter.judge import JudgeError, Judgment
 from ragmeter.steps._facts import (
+    AbstentionCheck,
     ClaimSource,
     ContextVerdict,
     CustomAnswer,
@@ -82,8 +83,19 @@ class SupportItem(BaseModel):
 
 
 # -- 1. the response -----------------------------------------------------------------------------
+def _with_conversation(request: Request, inputs: dict[str, DataValue]) -> dict[str, DataValue]:
+    """``inputs`` after a ``conversation`` block of the earlier turns when the sample is a
+    turn of a conversation (its ``question`` is then the user's latest message); unchanged
+    for a single-turn sample."""
+    conversation = request.sample.conversation
+    return inputs if conversation is None else {"conversation": conversation, **inputs}
+
+
 def _response_inputs(request: Request) -> dict[str, DataValue]:
-    return {"question": request.sample.user_input or "", "answer": request.sample.response or ""}
+    return _with_conversation(
+        request,
+        {"question": request.sample.user_input or "", "answer": request.sample.response or ""},
+    )
 
 
 def _n_questions(request: Request) -> int:
@@ -129,6 +141,31 @@ QUESTIONS = register(
 )
 
 
+def _read_standalone(judgment: Judgment[Any], request: Request) -> str:
+    standalone = str(judgment.output.standalone).strip()
+    if not standalone:
+        raise StepError("the judge did not rewrite the question as a standalone question")
+    return standalone
+
+
+#: A turn's question rewritten to stand alone ("and its price?" -> "What is the price of the
+#: S3 earbuds?"), for answer relevancy: asked with the questions, in the same call, and only
+#: for a sample with a history.
+STANDALONE_QUESTION = register(
+    JudgmentKind[str](
+        name="standalone_question",
+        template="response_analysis",
+        task="standalone",
+        fields={"standalone": (str, "")},
+        inputs=_response_inputs,
+        read=_read_standalone,
+        without_call=lambda request: (
+            None if request.sample.conversation else (request.sample.user_input or "")
+        ),
+    )
+)
+
+
 # -- 2. the reference and the contexts ----------------------------------------------------------
 def _reference_inputs(request: Request, with_contexts: bool) -> dict[str, DataValue]:
     inputs: dict[str, DataValue] = {
@@ -137,7 +174,7 @@ def _reference_inputs(request: Request, with_contexts: bool) -> dict[str, DataVa
     }
     if with_contexts and request.contexts:
         inputs["contexts"] = request.contexts
-    return inputs
+    return _with_conversation(request, inputs)
 
 
 def _attribution(request: Request) -> bool:
@@ -289,11 +326,20 @@ STATEMENT_CONTEXTS = register(
 
 
 def _utilization_inputs(request: Request) -> dict[str, DataValue]:
-    return {
-        "question": request.sample.user_input or "",
-        "answer": request.sample.response or "",
-        "contexts": request.contexts,
-    }
+    return _with_conversation(
+        request,
+        {
+            "question": request.sample.user_input or "",
+            "answer": request.sample.response or "",
+            "contexts": request.contexts,
+        },
+    )
+
+
+def _relevance_inputs(request: Request) -> dict[str, DataValue]:
+    return _with_conversation(
+        request, {"question": request.sample.user_input or "", "contexts": request.contexts}
+    )
 
 
 USEFULNESS_RESPONSE = register(
@@ -316,7 +362,7 @@ USEFULNESS_QUESTION = register(
         template="context_relevance",
         task="usefulness",
         fields=USEFULNESS,
-        inputs=lambda r: {"question": r.sample.user_input or "", "contexts": r.contexts},
+        inputs=_relevance_inputs,
         check=_rates_every_context,
         read=_read_usefulness,
         without_call=_no_contexts,
@@ -348,6 +394,36 @@ CUSTOM = register(
         request_name=lambda need: str(need.prompt.key),
         call=_ask_custom,
         store=_store_custom,
+    )
+)
+
+
+# -- abstention ------------------------------------------------------------------------------
+def _read_abstains(judgment: Judgment[Any], request: Request) -> AbstentionCheck:
+    return AbstentionCheck(bool(judgment.output.abstains), judgment.output.abstains_reason.strip())
+
+
+def _abstains_by_phrases(request: Request) -> AbstentionCheck | None:
+    """For a judge whose verdicts are likelihoods (the embedded one) the refusal phrases
+    decide, without a call: its flag is unreliable (it marked 37 of 38 WikiEval answers
+    noncommittal, see ``_read_questions``). Other judges are asked."""
+    if not request.facts.calibrated_verdicts:
+        return None
+    phrase = refusal_phrase(request.sample.response or "")
+    reason = f"refusal phrase {phrase!r}" if phrase else "no refusal phrase"
+    return AbstentionCheck(phrase is not None, reason, "phrases")
+
+
+#: Whether the response abstains, asked in the same call as the response's claims.
+ABSTAINS = register(
+    JudgmentKind[AbstentionCheck](
+        name="abstains",
+        template="response_analysis",
+        task="abstains",
+        fields={"abstains": (Literal[0, 1], ...), "abstains_reason": (str, "")},
+        inputs=_response_inputs,
+        read=_read_abstains,
+        without_call=_abstains_by_phrases,
     )
 )
 
@@ -544,3 +620,75 @@ def _mentioned(entity: str, contexts: Sequence[str], threshold: float = 90.0) ->
         if target
         else False
     )
+
+
+#: Phrases that refuse to answer (English and Chinese), matched on normalised text.
+_REFUSALS = re.compile(
+    "|".join(
+        [
+            r"\bi (?:do not|don't|really don't) know\b",
+            r"\bi(?:'m| am) not (?:sure|certain|able)\b",
+            r"\bno (?:relevant |specific |such )?(?:information|mention|details|data|answer)\b",
+            r"\b(?:not|never) (?:mentioned|provided|specified|stated|given|covered|included"
+            r"|available|found|addressed|discussed)\b",
+            r"\b(?:does|do|did)(?: not|n't) (?:mention|say|state|specify|contain|include"
+            r"|provide|cover|address|discuss)\b",
+            r"\b(?:cannot|can't|can not|could not|couldn't|unable to|not able to)"
+            r" (?:answer|find|determine|tell|provide|say|locate|confirm)\b",
+            r"\b(?:insufficient|not enough) (?:information|context|data)\b",
+            r"\bthere is no (?:information|mention|record)\b",
+            r"不知道|不清楚|不确定|没有找到|未找到|找不到|查不到|未查到|无法回答|无法确定|无法得知",
+            r"无法提供|无从得知|未提及|没有提及|未提到|没有提到|未说明|没有说明|并未说明",
+            r"没有(?:相关|具体|这方面的|关于.{0,20}的)?(?:信息|资料|内容|说明|记载)",
+            r"(?:文档|资料|上下文|材料)中?(?:并)?(?:没有|未|不)(?:包含|涉及|提供)",
+            r"暂无(?:相关)?(?:信息|资料)",
+        ]
+    )
+)
+#: Clauses that neither answer nor refuse: apologies, courtesy, "contact support", "based on
+#: the documents".
+_FILLER = re.compile(
+    "|".join(
+        [
+            r"^(?:i'm |i am |we're |we are )?(?:sorry|afraid|apologi[sz]e)\b",
+            r"^(?:unfortunately|sadly|regrettably)\b",
+            r"^(?:please|you (?:may|might|can|could) (?:want to )?|i (?:recommend|suggest))"
+            r" ?(?:contact|check|refer|consult|reach|ask|visit|try)\b",
+            r"^(?:based on|according to|from|in) (?:the )?"
+            r"(?:provided |given |retrieved |available )?"
+            r"(?:documents?|context|information|sources?|passages?)\b",
+            r"^(?:抱歉|对不起|很抱歉|非常抱歉|不好意思|很遗憾|遗憾的是)",
+            r"^(?:请|建议您?|您可以|可以)(?:直接)?(?:联系|咨询|查阅|查看|致电|访问)",
+            r"^(?:根据|依据|基于)(?:所?提供的|现有的?|检索到的|给定的)?(?:文档|资料|信息|上下文|材料)",
+        ]
+    )
+)
+_CLAUSES = re.compile(r"[.!?;,:\n。！？；，：、]+|\s(?=but\b|however\b)|(?=但是|但|不过|然而)")
+
+
+def refusal_phrase(text: str) -> str | None:
+    """The refusal phrase that makes ``text`` an abstention, or ``None`` when it answers.
+
+    Every clause must refuse ("I don't know", "没有找到相关信息") or be filler (an apology,
+    "please contact support", "according to the documents"), at least one refusing: a
+    partial answer with a caveat answers.
+
+    >>> refusal_phrase("I'm sorry, I could not find information about that.")
+    'could not find'
+    >>> refusal_phrase("抱歉，文档中未提及退货运费，建议联系客服。")
+    '未提及'
+    >>> refusal_phrase("The warranty is 2 years, but water damage is not mentioned.") is None
+    True
+    """
+    text = normalize(text).replace("’", "'")
+    found: str | None = None
+    for clause in _CLAUSES.split(text):
+        clause = clause.strip(" \"'“”()（）")
+        if not clause:
+            continue
+        match = _REFUSALS.search(clause)
+        if match is not None:
+            found = found or match.group(0)
+        elif not _FILLER.search(clause):
+            return None
+    return found

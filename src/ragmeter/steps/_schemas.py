@@ -49,3 +49,21 @@ class PersonasOutput(BaseModel):
 class QuestionOutput(BaseModel):
     question: str
     answer: str
+
+
+class FalsePremiseOutput(BaseModel):
+    question: str
+    premise: str
+    answer: str
+
+
+class ValueItem(BaseModel):
+    value: str | float
+    passage: int
+
+
+class CalculationOutput(BaseModel):
+    question: str
+    values: list[ValueItem] = Field(default_factory=list)
+    expression: str
+    answer: str

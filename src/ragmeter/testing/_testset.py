@@ -14,6 +14,21 @@ every generation step deterministically, like a careful (if unimaginative) model
 ``unanswerable`` (a predicate on the question) makes the answer invent a fact instead,
 ``off_topic`` makes the answer not answer its question, and ``question_text`` overrides the
 question, to test the filters.
+
+The adversarial tasks, each with a switch (a predicate on the question) that forces the
+failure its check must catch:
+
+* ``unanswerable``: asks which colours the focus comes in, and abstains; no passage answers
+  it (``answer_in_corpus``: every passage does);
+* ``false_premise``: asks why the focus was discontinued (premise "... was discontinued")
+  and answers with the passage's first sentence (``supported_premise``: the premise is the
+  passage's first sentence, so the passage supports it);
+* ``calculation``: adds the first number of each passage (the first two of a single
+  passage) and shows ``a + b = result`` (``misquoted_value``: the first value is not in its
+  passage; ``wrong_arithmetic``: the result is off by one);
+* ``temporal``: asks what happened at the focus (a date, version or condition phrase)
+  (``no_temporal``, a predicate on the focus: the question names none);
+* claims against passages (``verify``): supported by the passages that contain the claim.
 """
 
 from __future__ import annotations
@@ -33,7 +48,13 @@ from ragmeter.testset import split_sentences
 _BLOCK = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.DOTALL)
 _ITEM = re.compile(r'<item index="\d+">(.*?)</item>', re.DOTALL)
 _ENTITY = re.compile(r"\[\[(.+?)\]\]|\b([A-Z][A-Za-z0-9]+(?:[ -][A-Z0-9][A-Za-z0-9]*)*)")
+_TASK = re.compile(r'(?:Task|任务) "(\w+)"')
+_WRITTEN_NUMBER = re.compile(r"(?<![A-Za-z\d.])\d+(?:[.,]\d+)*")
 _STOP = {"The", "A", "An", "It", "In", "On", "Of", "And", "For", "This", "That", "What", "How"}
+
+
+_UNANSWERABLE = re.compile(r"^Which colours does .* come in\?$|有哪些颜色可选？$")
+_ADVERSARIAL = ("unanswerable", "false_premise", "calculation", "temporal")
 
 
 def data_blocks(messages: Sequence[Message]) -> dict[str, Any]:
@@ -70,8 +91,63 @@ def generation_responder(
     unanswerable: Callable[[str], bool] | None = None,
     question_text: Callable[[str, str, list[str]], str] | None = None,
     off_topic: Callable[[str], bool] | None = None,
+    answer_in_corpus: Callable[[str], bool] | None = None,
+    supported_premise: Callable[[str], bool] | None = None,
+    misquoted_value: Callable[[str], bool] | None = None,
+    wrong_arithmetic: Callable[[str], bool] | None = None,
+    no_temporal: Callable[[str], bool] | None = None,
 ) -> Callable[[Sequence[Message], type[BaseModel]], dict[str, Any]]:
     """The responder of :func:`scripted_testset_judge` (see the module docstring)."""
+
+    def adversarial(task: str, focus: str, contexts: list[str], zh: bool) -> dict[str, Any]:
+        first = _first_sentence(contexts[0])
+        if task == "unanswerable":
+            question = f"{focus}有哪些颜色可选？" if zh else f"Which colours does {focus} come in?"
+            answer = (
+                f"文档没有说明{focus}有哪些颜色可选。"
+                if zh
+                else f"The documents do not say which colours {focus} comes in."
+            )
+            return {"question": question, "answer": answer}
+        if task == "false_premise":
+            question = f"{focus}为什么停产了？" if zh else f"Why was {focus} discontinued?"
+            premise = f"{focus}已经停产。" if zh else f"{focus} was discontinued."
+            if supported_premise is not None and supported_premise(question):
+                premise = first
+            return {"question": question, "premise": premise, "answer": first}
+        if task == "calculation":
+            question = (
+                f"{focus}相关的两个数字加起来是多少？"
+                if zh
+                else f"What do the two numbers about {focus} add up to?"
+            )
+            found = [
+                (number, i)
+                for i, context in enumerate(contexts, start=1)
+                for number in _WRITTEN_NUMBER.findall(context)[: 1 if len(contexts) > 1 else 2]
+            ][:2]
+            values = [{"value": number, "passage": i} for number, i in found]
+            numbers = [float(number.replace(",", "")) for number, _ in found]
+            result = sum(numbers)
+            if misquoted_value is not None and misquoted_value(question):
+                values[0]["value"] = "987654"
+            if wrong_arithmetic is not None and wrong_arithmetic(question):
+                result += 1
+            expression = " + ".join(str(v["value"]) for v in values)
+            answer = f"{expression} = {result:g}。" if zh else f"{expression} = {result:g}."
+            return {
+                "question": question,
+                "values": values,
+                "expression": expression,
+                "answer": answer,
+            }
+        # temporal
+        if no_temporal is not None and no_temporal(f"{focus}"):
+            names = entities_in(contexts[0]) or [focus]
+            question = f"{names[0]}有什么新情况？" if zh else f"What is new about {names[0]}?"
+        else:
+            question = f"{focus}有什么变化？" if zh else f"What happened {focus}?"
+        return {"question": question, "answer": " ".join(_first_sentence(c) for c in contexts)}
 
     def respond(messages: Sequence[Message], schema: type[BaseModel]) -> dict[str, Any]:
         blocks = data_blocks(messages)
@@ -96,6 +172,9 @@ def generation_responder(
             focus = blocks["focus"]
             contexts = blocks["contexts"]
             zh = detect_language(*contexts) == "zh"
+            task = _TASK.search(messages[0].content)
+            if task is not None and task.group(1) in _ADVERSARIAL:
+                return adversarial(task.group(1), focus, contexts, zh)
             if question_text is not None:
                 question = question_text(focus, messages[0].content, contexts)
             elif len(contexts) == 1:
@@ -116,10 +195,34 @@ def generation_responder(
             if unanswerable is not None and unanswerable(question):
                 answer = "这是编造的事实。" if zh else "This fact is made up."
             return {"question": question, "answer": answer}
-        if fields == {"usefulness"}:  # does the text (the answer) answer the question?
+        if fields == {"usefulness"}:  # does each text (the answer, or chunks) answer it?
             question = blocks["question"]
-            useful = 0 if off_topic is not None and off_topic(question) else 1
-            return {"usefulness": [{"index": 1, "useful": useful, "reason": ""}]}
+            if _UNANSWERABLE.search(question):  # written by the unanswerable task
+                useful = int(answer_in_corpus is not None and answer_in_corpus(question))
+            else:
+                useful = 0 if off_topic is not None and off_topic(question) else 1
+            return {
+                "usefulness": [
+                    {"index": i, "useful": useful, "reason": ""}
+                    for i in range(1, len(blocks["contexts"]) + 1)
+                ]
+            }
+        if fields == {"support"}:  # which passages state each claim
+            passages = blocks["passages"]
+            return {
+                "support": [
+                    {
+                        "claim": i,
+                        "passages": [
+                            j
+                            for j, passage in enumerate(passages, start=1)
+                            if normalize(claim) in normalize(passage)
+                        ],
+                        "reason": "",
+                    }
+                    for i, claim in enumerate(blocks["claims"], start=1)
+                ]
+            }
         if "statements" in fields:
             contexts = blocks.get("contexts", [])
             reference = blocks["reference"]

@@ -310,9 +310,14 @@ def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTest
     ``reference_context_ids`` match your retriever's ids). ``n`` questions are split over the
     synthesizers by ``mix`` (``"single=0.5,multi=0.3,compare=0.2"``): single-hop (one chunk,
     one fact), multi-hop (chunks bridged by a shared entity) and comparison (facts of similar
-    chunks combined). ``personas`` is a number to write from the corpus, or your own list.
-    Each question gets a persona, a style (plain, colloquial, typos, web) and a length
-    (short, medium, long) in a seeded rotation.
+    chunks combined), and on request the adversarial ``unanswerable`` (no chunk answers it;
+    the reference abstains), ``false_premise`` (the passage contradicts its assumption),
+    ``calculation`` (arithmetic over the chunks' numbers, checked in Python) and
+    ``temporal`` (dates, versions, conditions), each kept only when its own check passes.
+    Every sample gets a ``difficulty`` tag (easy, medium, hard; see
+    :mod:`ragmeter.testset._difficulty`). ``personas`` is a number to write from the corpus,
+    or your own list. Each question gets a persona, a style (plain, colloquial, typos, web)
+    and a length (short, medium, long) in a seeded rotation.
 
     A question is kept when the judge finds its reference answer supported by its reference
     contexts (each needed), it is in the documents' language and it is not a near-duplicate

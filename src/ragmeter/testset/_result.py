@@ -34,19 +34,45 @@ class GeneratedSample:
     focus: str
     source_document_ids: tuple[str, ...]
     language: str
+    #: ``easy``, ``medium`` or ``hard`` (see :mod:`ragmeter.testset._difficulty`).
+    difficulty: str = ""
+    #: False for an unanswerable question: its reference is an abstention, it has no
+    #: reference contexts, and ``checked_context_ids`` are the chunks found not to answer it
+    #: (its source chunk first, then the most similar others).
+    answerable: bool = True
+    checked_context_ids: tuple[str, ...] = ()
+    #: A false-premise question's false assumption, which no source chunk supports.
+    premise: str = ""
+    #: A calculation question's arithmetic over the values of its chunks, e.g. ``120 - 85``.
+    expression: str = ""
 
     def to_record(self) -> dict[str, Any]:
+        """The sample as a JSON-ready record; the fields of other kinds of question
+        (``checked_context_ids``, ``premise``, ``expression``) only when set."""
         record = asdict(self)
-        for key in ("reference_contexts", "reference_context_ids", "source_document_ids"):
+        for key in _LISTS:
             record[key] = list(record[key])
+        for key in _ONLY_WHEN_SET:
+            if not record[key]:
+                del record[key]
         return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> GeneratedSample:
         values = dict(record)
-        for key in ("reference_contexts", "reference_context_ids", "source_document_ids"):
-            values[key] = tuple(values[key])
+        for key in _LISTS:
+            if key in values:
+                values[key] = tuple(values[key])
         return cls(**values)
+
+
+_LISTS = (
+    "reference_contexts",
+    "reference_context_ids",
+    "source_document_ids",
+    "checked_context_ids",
+)
+_ONLY_WHEN_SET = ("checked_context_ids", "premise", "expression")
 
 
 @dataclass
@@ -153,8 +179,8 @@ class GeneratedTestset:
         return path
 
     def to_dataset(self) -> Dataset:
-        """A :class:`~ragmeter.Dataset`; synthesizer, persona, style, length and language
-        become metadata tags, so results break down by them."""
+        """A :class:`~ragmeter.Dataset`; synthesizer, difficulty, persona, style, length,
+        language and answerable become metadata tags, so results break down by them."""
         from ragmeter.dataset import Dataset
 
         return Dataset.from_records(self.to_records())
@@ -163,6 +189,7 @@ class GeneratedTestset:
         """The accounting, graph summary, personas and usage, as recorded in the work dir."""
         return {
             "accounting": self.accounting.to_dict(),
+            "difficulty": dict(Counter(sample.difficulty for sample in self.samples)),
             "graph": self.graph.summary(),
             "personas": [str(p) for p in self.personas],
             "usage": {phase: usage.to_dict() for phase, usage in self.usage.items()},

@@ -14,18 +14,36 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Literal
+from typing import Any, Literal
 
 from ragmeter.prompts import Language
 from ragmeter.steps import QuestionKind
+from ragmeter.testset._arithmetic import numbers_in
 from ragmeter.testset._graph import KnowledgeGraph, Node, entity_key, overlapping
+from ragmeter.testset._temporal import temporal_phrases
 
-SynthesizerName = Literal["single", "multi", "compare"]
-SYNTHESIZERS: tuple[SynthesizerName, ...] = ("single", "multi", "compare")
+SynthesizerName = Literal[
+    "single", "multi", "compare", "unanswerable", "false_premise", "calculation", "temporal"
+]
+SYNTHESIZERS: tuple[SynthesizerName, ...] = (
+    "single",
+    "multi",
+    "compare",
+    "unanswerable",
+    "false_premise",
+    "calculation",
+    "temporal",
+)
+#: The adversarial synthesizers: questions that break RAG systems, each with its own check.
+ADVERSARIAL: tuple[SynthesizerName, ...] = SYNTHESIZERS[3:]
 KIND: dict[SynthesizerName, QuestionKind] = {
     "single": "single_hop",
     "multi": "multi_hop",
     "compare": "comparison",
+    "unanswerable": "unanswerable",
+    "false_premise": "false_premise",
+    "calculation": "calculation",
+    "temporal": "temporal",
 }
 ALIASES: dict[str, SynthesizerName] = {
     "single": "single",
@@ -35,6 +53,14 @@ ALIASES: dict[str, SynthesizerName] = {
     "compare": "compare",
     "comparison": "compare",
     "abstract": "compare",
+    "unanswerable": "unanswerable",
+    "out_of_scope": "unanswerable",
+    "false_premise": "false_premise",
+    "negation": "false_premise",
+    "calculation": "calculation",
+    "aggregation": "calculation",
+    "temporal": "temporal",
+    "conditional": "temporal",
 }
 #: Different focuses (keyphrases, then entities) one chunk may get single-hop questions on.
 FOCUSES_PER_CHUNK = 3
@@ -74,7 +100,13 @@ def candidates_for(
         return _single_hop(nodes, rng)
     if name == "multi":
         return _multi_hop(graph, nodes, rng)
-    return _comparison(graph, nodes, rng)
+    if name == "compare":
+        return _comparison(graph, nodes, rng)
+    if name in ("unanswerable", "false_premise"):
+        return _one_per_chunk(name, nodes, rng)
+    if name == "calculation":
+        return _calculation(graph, nodes, rng)
+    return _temporal(nodes, rng)
 
 
 def _interleave(groups: Sequence[Sequence[Candidate]]) -> list[Candidate]:
@@ -107,6 +139,64 @@ def _single_hop(nodes: Sequence[Node], rng: random.Random) -> Supply:
     candidates = [c for level in levels for c in level]
     why = f"{len(nodes)} analysed chunk(s), up to {FOCUSES_PER_CHUNK} focuses each"
     return Supply(candidates, why)
+
+
+def _by_document(
+    name: SynthesizerName, nodes: Sequence[Node], rng: random.Random, focus_of: Any
+) -> list[Candidate]:
+    """One candidate per chunk with a focus (``focus_of(node)``, ``None`` to skip it),
+    documents interleaved."""
+    by_document: dict[str, list[Candidate]] = defaultdict(list)
+    for node in nodes:
+        focus = focus_of(node)
+        if focus:
+            by_document[node.document_id].append(Candidate(name, (node.id,), focus, node.language))
+    groups = [by_document[d] for d in sorted(by_document)]
+    rng.shuffle(groups)
+    for group in groups:
+        rng.shuffle(group)
+    return _interleave(groups)
+
+
+def _one_per_chunk(name: SynthesizerName, nodes: Sequence[Node], rng: random.Random) -> Supply:
+    """Unanswerable and false-premise questions: one per chunk, about its first focus."""
+    candidates = _by_document(name, nodes, rng, lambda node: next(iter(_focuses(node)), None))
+    return Supply(candidates, f"{len(candidates)} analysed chunk(s) with a focus, one each")
+
+
+def _calculation(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Random) -> Supply:
+    """Chunk pairs (linked by an entity or by similarity) that both hold numbers first, then
+    single chunks with at least two numbers."""
+    usable = {node.id: node for node in nodes if numbers_in(node.text)}
+    pairs: dict[tuple[str, str], Candidate] = {}
+    for edge in graph.edges:
+        a, b = usable.get(edge.source), usable.get(edge.target)
+        if a is None or b is None or a.language != b.language:
+            continue
+        key = (a.id, b.id) if a.id < b.id else (b.id, a.id)
+        focus = edge.shared[0] if edge.shared else _shared_topic(a, b)
+        pairs.setdefault(key, Candidate("calculation", key, focus, a.language))
+    multi = [pairs[key] for key in sorted(pairs)]
+    rng.shuffle(multi)
+    single = _by_document(
+        "calculation",
+        [node for node in usable.values() if len(numbers_in(node.text)) >= 2],
+        rng,
+        lambda node: next(iter(_focuses(node)), None),
+    )
+    why = (
+        f"{len(usable)} chunk(s) hold numbers: {len(multi)} linked pair(s) and "
+        f"{len(single)} chunk(s) with two numbers or more"
+    )
+    return Supply(multi + single, why)
+
+
+def _temporal(nodes: Sequence[Node], rng: random.Random) -> Supply:
+    """Chunks with a date, version, period or condition; the focus is the first one."""
+    candidates = _by_document(
+        "temporal", nodes, rng, lambda node: next(iter(temporal_phrases(node.text)), None)
+    )
+    return Supply(candidates, f"{len(candidates)} chunk(s) mention a date, version or condition")
 
 
 def _focuses(node: Node) -> list[str]:

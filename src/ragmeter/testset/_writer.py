@@ -3,8 +3,12 @@
 Candidates are attempted in rounds, concurrently, until each synthesizer's plan is met or
 its candidates run out; a shortfall moves to synthesizers with candidates to spare. Each
 attempt writes a question (one call), checks its language, then has the judge attribute the
-reference answer's statements to the passages (one call). Duplicates are removed in
-candidate order after each round, so the result does not depend on timing.
+reference answer's statements to the passages (one call). The adversarial synthesizers
+check instead what they claim: an unanswerable question that no close chunk answers, a false
+premise that no passage supports, a calculation whose values and arithmetic hold (in Python,
+no call), a temporal question that names its chunk's date, version or condition. Duplicates
+are removed in candidate order after each round, so the result does not depend on timing;
+each kept question then gets its difficulty tier.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import asyncio
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import product
 from typing import Any
 
@@ -25,6 +29,8 @@ from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
 from ragmeter.prompts import Language, detect_language
 from ragmeter.runner import ProgressReporter
 from ragmeter.steps import GenerationSteps, Length, Persona, Style, WrittenQuestion
+from ragmeter.testset._arithmetic import CalculationError, Value, check_calculation
+from ragmeter.testset._difficulty import Difficulty, paraphrase_distance
 from ragmeter.testset._graph import KnowledgeGraph
 from ragmeter.testset._result import GeneratedSample, SizeAccounting, SynthesizerAccount
 from ragmeter.testset._synthesizers import (
@@ -34,7 +40,11 @@ from ragmeter.testset._synthesizers import (
     SynthesizerName,
     candidates_for,
 )
+from ragmeter.testset._temporal import temporal_problem
 from ragmeter.testset._workdir import WorkDir
+
+#: Chunks an unanswerable question is checked against: its source and the most similar others.
+UNANSWERABLE_CHECKED = 5
 
 
 def allocate(n: int, weights: Mapping[SynthesizerName, float]) -> dict[SynthesizerName, int]:
@@ -116,6 +126,7 @@ class Writer:
         self.prompt_versions: set[str] = set()
         self.kept_vectors: list[np.ndarray] = []
         self.kept_texts: dict[str, str] = {}
+        self._chunks: tuple[list[str], list[str], np.ndarray] | None = None
 
     async def run(
         self,
@@ -252,7 +263,7 @@ class Writer:
             written = None
             written_usage = Usage()
             if recorded is not None:  # written in an earlier run, not yet checked
-                written = WrittenQuestion(**recorded["written"])
+                written = WrittenQuestion.from_record(recorded["written"])
                 written_usage = _recorded_usage(recorded, "writing")[0]
             async with self.semaphore:
                 outcome = await self._write_and_check(
@@ -309,19 +320,27 @@ class Writer:
                 usage_writing=writing,
             )
         try:
-            verdict, facts = await steps.check_answerable(
-                written.question, written.answer, contexts
-            )
+            outcome = await self._check(candidate, key, written, steps, persona, style, length)
         except JudgeConfigError:
             raise
         except JudgeError as error:
             return _Outcome(candidate, key, None, "judge error", str(error), writing)
-        self.prompt_versions |= facts.prompt_versions
-        checking = facts.usage
-        if not verdict.answerable:
-            return _Outcome(
-                candidate, key, None, "not answerable", verdict.reason, writing, checking
-            )
+        outcome.usage_writing = writing
+        return outcome
+
+    async def _check(
+        self,
+        candidate: Candidate,
+        key: str,
+        written: WrittenQuestion,
+        steps: GenerationSteps,
+        persona: Persona,
+        style: Style,
+        length: Length,
+    ) -> _Outcome:
+        """The synthesizer's own acceptance check; the sample when it passes."""
+        nodes = [self.graph.nodes[i] for i in candidate.chunk_ids]
+        contexts = [node.text for node in nodes]
         sample = GeneratedSample(
             id=candidate.sample_id,
             user_input=written.question,
@@ -336,7 +355,131 @@ class Writer:
             source_document_ids=tuple(dict.fromkeys(node.document_id for node in nodes)),
             language=candidate.language,
         )
-        return _Outcome(candidate, key, sample, usage_writing=writing, usage_checking=checking)
+        name = candidate.synthesizer
+        if name == "unanswerable":
+            return await self._check_unanswerable(candidate, key, written, steps, sample)
+        if name == "calculation":
+            return self._check_calculation(candidate, key, written, sample)
+        if name == "temporal":
+            problem = temporal_problem(written.question, contexts)
+            if problem is not None:
+                return _Outcome(candidate, key, None, "no temporal expression", problem)
+        supporting: list[int] = []
+        if name == "false_premise":
+            verdict, supporting, facts = await steps.check_false_premise(
+                written.question, written.answer, written.premise, contexts
+            )
+            sample = replace(sample, premise=written.premise)
+        else:
+            verdict, facts = await steps.check_answerable(
+                written.question, written.answer, contexts
+            )
+        self.prompt_versions |= facts.prompt_versions
+        checking = facts.usage
+        if not verdict.answerable:
+            return _Outcome(
+                candidate, key, None, "not answerable", verdict.reason, Usage(), checking
+            )
+        if supporting:
+            detail = f"passage(s) {supporting} support the premise {written.premise!r}"
+            return _Outcome(candidate, key, None, "premise supported", detail, Usage(), checking)
+        return _Outcome(candidate, key, sample, usage_checking=checking)
+
+    async def _check_unanswerable(
+        self,
+        candidate: Candidate,
+        key: str,
+        written: WrittenQuestion,
+        steps: GenerationSteps,
+        sample: GeneratedSample,
+    ) -> _Outcome:
+        """Kept when neither the source chunk nor the chunks most similar to the question
+        (by embedding, ``UNANSWERABLE_CHECKED`` chunks in all) hold what it asks."""
+        vector = (
+            await self.embeddings.embed([written.question], kind="query", scope="testset_dedup")
+        )[0]
+        checked = list(candidate.chunk_ids)
+        for node_id in self._most_similar(vector, candidate.language):
+            if len(checked) >= UNANSWERABLE_CHECKED:
+                break
+            if node_id not in checked:
+                checked.append(node_id)
+        passages = [self.graph.nodes[i].text for i in checked]
+        useful, facts = await steps.passages_answering(written.question, passages)
+        self.prompt_versions |= facts.prompt_versions
+        answering = [node_id for node_id, yes in zip(checked, useful, strict=False) if yes]
+        if answering:
+            detail = f"chunk(s) {answering} answer {written.question!r}"
+            return _Outcome(
+                candidate, key, None, "answer found in corpus", detail, Usage(), facts.usage
+            )
+        kept = replace(
+            sample,
+            reference_contexts=(),
+            reference_context_ids=(),
+            answerable=False,
+            checked_context_ids=tuple(checked),
+        )
+        return _Outcome(candidate, key, kept, usage_checking=facts.usage)
+
+    def _check_calculation(
+        self, candidate: Candidate, key: str, written: WrittenQuestion, sample: GeneratedSample
+    ) -> _Outcome:
+        """Checked in Python (:func:`check_calculation`): the values are in the passages
+        they cite, the expression uses only them and the answer holds its result. The
+        reference contexts are the passages the values come from."""
+        values = [Value(text, passage) for text, passage in written.values]
+        try:
+            check_calculation(values, written.expression, written.answer, sample.reference_contexts)
+        except CalculationError as error:
+            return _Outcome(candidate, key, None, error.reason, str(error))
+        cited = sorted({value.passage - 1 for value in values})
+        ids = tuple(candidate.chunk_ids[i] for i in cited)
+        kept = replace(
+            sample,
+            reference_contexts=tuple(sample.reference_contexts[i] for i in cited),
+            reference_context_ids=ids,
+            source_document_ids=tuple(dict.fromkeys(self.graph.nodes[i].document_id for i in ids)),
+            expression=written.expression,
+        )
+        return _Outcome(candidate, key, kept)
+
+    def _chunk_vectors(self) -> tuple[list[str], list[str], np.ndarray] | None:
+        """Ids, languages and embeddings (rows) of the analysed chunks, built once."""
+        if self._chunks is None:
+            embedded = [node for node in self.graph.analysed if node.embedding is not None]
+            if not embedded:
+                return None
+            self._chunks = (
+                [node.id for node in embedded],
+                [node.language for node in embedded],
+                np.stack([np.asarray(node.embedding, dtype=np.float32) for node in embedded]),
+            )
+        return self._chunks
+
+    def _most_similar(self, vector: np.ndarray, language: Language) -> list[str]:
+        """Chunk ids in ``language``, most similar to ``vector`` first."""
+        chunks = self._chunk_vectors()
+        if chunks is None:
+            return []
+        ids, languages, matrix = chunks
+        scores = matrix @ np.asarray(vector, dtype=np.float32)
+        return [ids[i] for i in np.argsort(-scores, kind="stable") if languages[i] == language]
+
+    def _difficulty(self, sample: GeneratedSample, vector: np.ndarray) -> Difficulty:
+        """Hops, distractor similarity and paraphrase distance of a kept sample (an
+        unanswerable question's source is its first checked chunk)."""
+        sources = sample.reference_context_ids or sample.checked_context_ids[:1]
+        texts = [self.graph.nodes[i].text for i in sources if i in self.graph.nodes]
+        distractor = 0.0
+        chunks = self._chunk_vectors()
+        if chunks is not None:
+            ids, _, matrix = chunks
+            scores = matrix @ np.asarray(vector, dtype=np.float32)
+            others = [float(scores[i]) for i, node_id in enumerate(ids) if node_id not in sources]
+            distractor = max(others, default=0.0)
+        distance = paraphrase_distance(sample.user_input, texts, language=sample.language)
+        return Difficulty(max(1, len(sources)), distractor, distance)
 
     async def _deduplicate(self, outcomes: Sequence[_Outcome]) -> None:
         """Drop, in candidate order, questions that repeat one already kept: the same text
@@ -366,6 +509,7 @@ class Writer:
                 continue
             self.kept_texts[text] = sample.id
             self.kept_vectors.append(vector)
+            outcome.sample = replace(sample, difficulty=self._difficulty(sample, vector).tier)
 
 
 _NOT_WORDS = re.compile(r"[\W_]+", re.UNICODE)

@@ -19,8 +19,10 @@ The rules (docs/production.md, "Import traces", says the same to users):
 * **LLM spans**: ``model`` (of the last LLM call), ``prompt_tokens`` and ``completion_tokens``
   (summed over the calls), ``llm_latency_s`` (summed); ``latency_s`` is the root's latency.
 * ``session_id``, ``user_id`` and ``tags`` from the root (else the first span that has them);
-  the root's own metadata is kept too. Traces of one session are its turns:
-  ``metadata["turn"]`` is the 1-based turn by start time.
+  the root's own metadata is kept too. Traces of one session are the turns of a conversation:
+  ``metadata["turn"]`` is the 1-based turn by start time, ``metadata["conversation_id"]`` the
+  session id, and ``history`` the earlier turns' questions and answers (user and assistant
+  messages, by start time; a turn without an answer gives its question only).
 * **A failed root** (error status) or a root without output still gives a sample when there
   is a question: ``response`` is left out (metrics that need it say so) and
   ``metadata["error"]`` holds the error. A trace with no question gives no sample.
@@ -89,11 +91,16 @@ def build_samples(
         if sample is not None:
             built.append((start, sample, session))
     built.sort(key=lambda item: (item[0], item[1]["id"]))
-    turns: dict[str, int] = {}
+    histories: dict[str, list[dict[str, str]]] = {}
     for _, sample, session in built:
         if session is not None:
-            turns[session] = turns.get(session, 0) + 1
-            sample["metadata"]["turn"] = turns[session]
+            history = histories.setdefault(session, [])
+            sample["metadata"]["turn"] = sum(m["role"] == "user" for m in history) + 1
+            sample["metadata"]["conversation_id"] = session
+            sample["history"] = list(history)
+            history.append({"role": "user", "content": sample["user_input"]})
+            if sample.get("response") is not None:
+                history.append({"role": "assistant", "content": sample["response"]})
         result.samples.append(sample)
     return result
 

@@ -31,7 +31,7 @@ def test_standard_suite_reproduces_the_seeds_in_three_calls():
     assert len(judge.calls) == 3
     assert [c.schema.__name__ for c in judge.calls][-1] == "VerifySupport"
     assert result.config["usage"]["calls"] == 3
-    assert "response_analysis@1/zh" in result.config["prompt_versions"]
+    assert "response_analysis@2/zh" in result.config["prompt_versions"]
 
 
 def test_on_topic_answer_relevancy_from_the_seeds():

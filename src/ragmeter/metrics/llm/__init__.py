@@ -7,6 +7,7 @@ from ragmeter import _lazy
 if TYPE_CHECKING:
     from ragmeter._services import run_sync
     from ragmeter.metrics.llm._base import JudgedMetric
+    from ragmeter.metrics.llm.abstention import Abstention
     from ragmeter.metrics.llm.answer_correctness import AnswerCorrectness
     from ragmeter.metrics.llm.answer_relevancy import AnswerRelevancy
     from ragmeter.metrics.llm.claim_context_utilization import ClaimContextUtilization
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from ragmeter.metrics.llm.semantic_similarity import SemanticSimilarity
 
 __all__ = [
+    "Abstention",
     "AnswerCorrectness",
     "AnswerRelevancy",
     "ClaimContextUtilization",
@@ -46,6 +48,7 @@ _EXPORTS = _lazy.exports(
     {
         "ragmeter._services": ("run_sync",),
         "ragmeter.metrics.llm._base": ("JudgedMetric",),
+        "ragmeter.metrics.llm.abstention": ("Abstention",),
         "ragmeter.metrics.llm.answer_correctness": ("AnswerCorrectness",),
         "ragmeter.metrics.llm.answer_relevancy": ("AnswerRelevancy",),
         "ragmeter.metrics.llm.claim_context_utilization": ("ClaimContextUtilization",),

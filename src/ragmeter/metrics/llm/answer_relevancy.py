@@ -24,7 +24,12 @@ def mean_similarity(similarities: list[float]) -> float:
 class AnswerRelevancy(SampleMetric):
     """How well the response answers the question: ``strictness`` questions are generated
     back from the response and their mean cosine similarity to the user input is the score;
-    a noncommittal response ("I don't know") scores 0."""
+    a noncommittal response ("I don't know") scores 0.
+
+    On a turn of a conversation (a sample with a ``history``) a follow-up such as "and its
+    price?" says little on its own: the judge rewrites it as a standalone question ("What is
+    the price of the S3 earbuds?"), in the same call as the generated questions, and those
+    are compared with the standalone question, which the details show."""
 
     name = "answer_relevancy"
     requires: Requirements = (("user_input",), ("response",))
@@ -40,32 +45,40 @@ class AnswerRelevancy(SampleMetric):
         return {**super().params(), "strictness": self.strictness}
 
     def needs(self, sample: Sample) -> list[Need]:
-        return [Need("questions", n=self.strictness)]
+        if sample.conversation is None:
+            return [Need("questions", n=self.strictness)]
+        return [Need("questions", n=self.strictness), Need("standalone_question")]
 
     async def compute(
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None
     ) -> MetricResult:
         questions = facts.questions or []
+        standalone = facts.standalone_question if sample.conversation is not None else None
         if facts.noncommittal:
             return MetricResult.ok(
                 0.0,
                 reason="the response is noncommittal",
                 details=Details(
-                    questions=tuple(GeneratedQuestion(q) for q in questions), noncommittal=True
+                    questions=tuple(GeneratedQuestion(q) for q in questions),
+                    noncommittal=True,
+                    standalone_question=standalone,
                 ),
             )
         if not questions:
             return MetricResult.failed("the judge generated no question from the response")
         assert embeddings is not None
-        vectors = await embeddings.embed([sample.user_input or "", *questions], kind="query")
+        target = standalone if standalone is not None else sample.user_input or ""
+        vectors = await embeddings.embed([target, *questions], kind="query")
         similarities = [float(x) for x in cosine_similarity(vectors[1:], vectors[0])]
+        compared = "the standalone question" if standalone is not None else "the question"
         return MetricResult.ok(
             mean_similarity(similarities),
-            reason=f"mean similarity of {len(questions)} generated questions to the question",
+            reason=f"mean similarity of {len(questions)} generated questions to {compared}",
             details=Details(
                 questions=tuple(
                     GeneratedQuestion(q, round(s, 4)) for q, s in zip(questions, similarities)
                 ),
                 noncommittal=False,
+                standalone_question=standalone,
             ),
         )
