@@ -316,6 +316,28 @@ class Sample(BaseModel):
         """
         return format_conversation(self.history) if self.history else None
 
+    @property
+    def question_in_context(self) -> str:
+        """The user's earlier messages and this turn's question, one per line: what a
+        judge that reads no conversation block (one yes/no verdict at a time) is given as
+        the question, so a follow-up keeps its referent. The question alone for a
+        single-turn sample.
+
+        >>> Sample(user_input="And its price?",
+        ...        history=[{"role": "user", "content": "What is the S3?"},
+        ...                 {"role": "assistant", "content": "A pair of earbuds."}]
+        ...        ).question_in_context
+        'What is the S3?\\nAnd its price?'
+        >>> Sample(user_input="What is the S3?").question_in_context
+        'What is the S3?'
+        """
+        earlier = [
+            (m["content"] if isinstance(m, Mapping) else m.content)
+            for m in self.history or ()
+            if (m["role"] if isinstance(m, Mapping) else m.role) == "user"
+        ]
+        return "\n".join([*earlier, self.user_input or ""])
+
     def qrels(self) -> dict[str, float]:
         """Relevance judgments for the retrieval metrics: graded if given, else binary.
 

@@ -148,6 +148,18 @@ def _read_standalone(judgment: Judgment[Any], request: Request) -> str:
     return standalone
 
 
+def _standalone_without_call(request: Request) -> str | None:
+    """The question itself for a single-turn sample. For a judge whose verdicts are
+    likelihoods (the embedded 0.5B model) the user's earlier messages and the question
+    (:attr:`Sample.question_in_context`), not a rewrite: asked for one, that model copied
+    its few-shot example's questions or a sentence of the answer instead (a two-turn English
+    and Chinese check, recorded with issue 21's closing note)."""
+    sample = request.sample
+    if sample.conversation is None:
+        return sample.user_input or ""
+    return sample.question_in_context if request.facts.calibrated_verdicts else None
+
+
 #: A turn's question rewritten to stand alone ("and its price?" -> "What is the price of the
 #: S3 earbuds?"), for answer relevancy: asked with the questions, in the same call, and only
 #: for a sample with a history.
@@ -159,9 +171,7 @@ STANDALONE_QUESTION = register(
         fields={"standalone": (str, "")},
         inputs=_response_inputs,
         read=_read_standalone,
-        without_call=lambda request: (
-            None if request.sample.conversation else (request.sample.user_input or "")
-        ),
+        without_call=_standalone_without_call,
     )
 )
 
@@ -224,7 +234,9 @@ def _usefulness_by_verdicts(
             inputs: dict[str, DataValue] = {"text": context}
             if answer is not None:
                 inputs["answer"] = answer(request.sample) or ""
-            inputs["question"] = request.sample.user_input or ""
+            # The verdict template has no conversation block: a follow-up ("and its
+            # price?") comes with the user's earlier messages, so it keeps its referent.
+            inputs["question"] = request.sample.question_in_context
             useful, p_yes = await verdict("useful" if answer else "relevant", inputs)
             return ContextVerdict(useful, "", p_yes)
 

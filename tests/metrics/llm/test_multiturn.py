@@ -175,3 +175,42 @@ def test_a_chinese_conversation_gets_the_chinese_instruction():
     assert (
         "user: Pulse S3 是什么？\nassistant: Pulse S3 是一款无线耳机。" in call.messages[-1].content
     )
+
+
+def test_a_likelihood_judge_compares_with_the_earlier_questions_and_asks_no_rewrite():
+    """The embedded judge writes no standalone question: the user's earlier message and the
+    follow-up, one per line, stand in for it, and each one-at-a-time relevance verdict reads
+    them too (its template has no conversation block)."""
+    in_context = f"{FIRST}\n{FOLLOW_UP}"
+    seen_questions: list[str] = []
+    likelihood_prompts: list[str] = []
+
+    def responder(messages, schema):
+        if "logprob" in schema.model_fields:  # a likelihood verdict
+            likelihood_prompts.append("\n".join(m.content for m in messages))
+            return {"logprob": -1.0, "tokens": 5}
+        seen_questions.append(messages[-1].content)
+        return answer(messages, schema)
+
+    judge = ScriptedJudge(responder, likelihood_probability=lambda task, language, gain: 0.9)
+    judge.supports_batched_verdicts = False
+    vectors = {in_context: unit_vector_with_cosine(1.0, 1)}
+    for axis, (question, cosine) in enumerate(zip(QUESTIONS, (0.9, 0.8, 0.85)), start=2):
+        vectors[question] = unit_vector_with_cosine(cosine, axis)
+    result = evaluate(
+        turns(),
+        [AnswerRelevancy(), "context_relevance"],
+        judge=judge,
+        embeddings=ScriptedEmbeddings(vectors),
+    )
+    follow_up = result.samples[1]
+    relevancy = follow_up.scores["answer_relevancy"]
+    assert relevancy.details["standalone_question"] == in_context
+    # (0.9 + 0.8 + 0.85) / 3 = 0.85 against the earlier question and the follow-up.
+    assert relevancy.score == pytest.approx(0.85)
+    assert not any('"standalone"' in prompt for prompt in seen_questions)
+    # Every verdict on the follow-up's two contexts (and the evidence-free baseline they
+    # share) reads the earlier question before it; none reads the follow-up alone.
+    on_follow_up = [prompt for prompt in likelihood_prompts if FOLLOW_UP in prompt]
+    assert len(on_follow_up) >= 2
+    assert all(in_context in prompt for prompt in on_follow_up)

@@ -29,7 +29,10 @@ class AnswerRelevancy(SampleMetric):
     On a turn of a conversation (a sample with a ``history``) a follow-up such as "and its
     price?" says little on its own: the judge rewrites it as a standalone question ("What is
     the price of the S3 earbuds?"), in the same call as the generated questions, and those
-    are compared with the standalone question, which the details show."""
+    are compared with the standalone question, which the details show. The embedded judge
+    (likelihood verdicts, a 0.5B model) writes no rewrite: it copied its examples instead,
+    so its standalone question is the user's earlier messages and the question, one per
+    line (``Sample.question_in_context``)."""
 
     name = "answer_relevancy"
     requires: Requirements = (("user_input",), ("response",))
