@@ -92,6 +92,40 @@ def test_an_unanswerable_question_whose_answer_is_in_a_chunk_is_rejected():
     assert any("answer found in corpus" in note for note in result.accounting.notes)
 
 
+@pytest.mark.parametrize(
+    ("chunks", "copied"),
+    [
+        (ENGLISH, {"question": "Do I get my shipping costs back when I return an item?"}),
+        (CHINESE, {"question": "退货的时候运费能退吗？"}),
+        (
+            ENGLISH,
+            {
+                "question": "Do I get my evaluation results back when I return an item?",
+                "answer": "The documents do not say whether shipping costs are refunded.",
+            },
+        ),
+    ],
+    ids=["en-question", "zh-question", "en-answer"],
+)
+def test_an_unanswerable_question_copied_from_the_prompts_example_is_rejected(chunks, copied):
+    """The embedded 0.5B judge wrote the template's example (about refunds), or its answer
+    under another question, for chunks about MLflow: no chunk answers it, so the unanswerable
+    check alone kept it (bench/RESULTS_adversarial.md)."""
+    respond = generation_responder()
+
+    def copying(messages, schema):
+        output = respond(messages, schema)
+        task = messages[0].content
+        if 'Task "unanswerable"' in task or '任务 "unanswerable"' in task:
+            output.update(copied)
+        return output
+
+    result = run(chunks, judge=ScriptedJudge(copying), n=2, mix="unanswerable=1")
+    assert len(result) == 0
+    account = result.accounting.synthesizers["unanswerable"]
+    assert account.attempted >= 1 and account.rejected == {"not a question": account.attempted}
+
+
 # -- false premise -----------------------------------------------------------------------------
 def test_false_premise_questions_keep_the_premise_the_passage_does_not_support():
     result = run(n=2, mix="false_premise=1")
@@ -206,12 +240,12 @@ def test_check_calculation_in_english_and_chinese():
 
 # -- difficulty ------------------------------------------------------------------------------------
 def test_difficulty_points_and_tiers_by_hand():
-    # hops 1 -> 0, similarity 0.3 -> 0, distance 0.2 -> 0: 0 points, easy
-    assert Difficulty(1, 0.3, 0.2).tier == "easy"
-    # hops 2 -> 1, similarity 0.62 -> 1, distance 0.6 -> 1: 3 points, medium
-    assert Difficulty(2, 0.62, 0.6).points == 3 and Difficulty(2, 0.62, 0.6).tier == "medium"
-    # hops 3 -> 2, similarity 0.75 -> 2, distance 0.4 -> 1: 5 points, hard
-    assert Difficulty(3, 0.75, 0.4).tier == "hard"
+    # hops 1 -> 0, margin -0.05 -> 0, distance 0.2 -> 0: 0 points, easy
+    assert Difficulty(1, -0.05, 0.2).tier == "easy"
+    # hops 2 -> 1, margin -0.02 -> 1, distance 0.6 -> 1: 3 points, medium
+    assert Difficulty(2, -0.02, 0.6).points == 3 and Difficulty(2, -0.02, 0.6).tier == "medium"
+    # hops 3 -> 2, margin +0.02 -> 2, distance 0.4 -> 1: 5 points, hard
+    assert Difficulty(3, 0.02, 0.4).tier == "hard"
     # "退货时限" has bigrams 退货 货时 时限; "退货须知" holds 退货 only: 1 - 1/3
     assert paraphrase_distance("退货时限", ["退货须知"], language="zh") == pytest.approx(2 / 3)
 
@@ -223,16 +257,18 @@ TINY = [
 QUESTION = "What happened in 2023?"  # the scripted judge's temporal question on a#0
 
 
-@pytest.mark.parametrize(("distractor", "tier"), [(0.8, "medium"), (0.3, "easy")])
+@pytest.mark.parametrize(("distractor", "tier"), [(0.95, "medium"), (0.5, "easy")])
 def test_difficulty_tiers_on_a_tiny_graph(distractor, tier):
     """One hop (0 points). Paraphrase distance: the question's letters "whathappenedin2023"
     have 16 trigrams, of which a#0 holds 7 (pen ene ned from "opened", in2 n20 202 023):
-    1 - 7/16 = 0.5625, 1 point. The distractor b#0 has cosine 0.8 (2 points: 3, medium) or
-    0.3 (0 points: 1, easy) with the question."""
+    1 - 7/16 = 0.5625, 1 point. The source a#0 has cosine 0.9 with the question; the
+    distractor b#0 0.95 (margin 0.95 - 0.9 = +0.05, 2 points: 3, medium) or 0.5 (margin
+    -0.4, 0 points: 1, easy)."""
+    source = [0.9, 0.0, float(np.sqrt(1 - 0.9**2))]
     other = [distractor, float(np.sqrt(1 - distractor**2)), 0.0]
 
     def vectors(text: str) -> list[float]:
-        return {QUESTION: [1.0, 0.0, 0.0], TINY[0].text: [0.0, 0.0, 1.0]}.get(text, other)
+        return {QUESTION: [1.0, 0.0, 0.0], TINY[0].text: source}.get(text, other)
 
     result = run(TINY, n=1, mix="temporal=1", embeddings=ScriptedEmbeddings(vectors, dimension=3))
     (sample,) = result.samples

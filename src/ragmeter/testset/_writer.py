@@ -14,6 +14,7 @@ each kept question then gets its difficulty tier.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -26,7 +27,7 @@ import numpy as np
 from ragmeter._text import normalize
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
-from ragmeter.prompts import Language, detect_language
+from ragmeter.prompts import Language, detect_language, load_prompt
 from ragmeter.runner import ProgressReporter
 from ragmeter.steps import GenerationSteps, Length, Persona, Style, WrittenQuestion
 from ragmeter.testset._arithmetic import CalculationError, Value, check_calculation
@@ -306,7 +307,9 @@ class Writer:
             self.work.append_attempt(
                 {"key": key, "written": asdict(written), "usage": {"writing": writing.to_dict()}}
             )
-        problem = _not_a_question(written.question, style, contexts)
+        problem = _not_a_question(written.question, style, contexts) or _copied_example(
+            written, candidate.language
+        )
         if problem is not None:
             return _Outcome(candidate, key, None, "not a question", problem, writing)
         written_language = detect_language(written.question)
@@ -467,19 +470,21 @@ class Writer:
         return [ids[i] for i in np.argsort(-scores, kind="stable") if languages[i] == language]
 
     def _difficulty(self, sample: GeneratedSample, vector: np.ndarray) -> Difficulty:
-        """Hops, distractor similarity and paraphrase distance of a kept sample (an
+        """Hops, distractor margin and paraphrase distance of a kept sample (an
         unanswerable question's source is its first checked chunk)."""
         sources = sample.reference_context_ids or sample.checked_context_ids[:1]
         texts = [self.graph.nodes[i].text for i in sources if i in self.graph.nodes]
-        distractor = 0.0
+        margin = 0.0
         chunks = self._chunk_vectors()
         if chunks is not None:
             ids, _, matrix = chunks
             scores = matrix @ np.asarray(vector, dtype=np.float32)
+            own = [float(scores[i]) for i, node_id in enumerate(ids) if node_id in sources]
             others = [float(scores[i]) for i, node_id in enumerate(ids) if node_id not in sources]
-            distractor = max(others, default=0.0)
+            if own and others:
+                margin = max(others) - max(own)
         distance = paraphrase_distance(sample.user_input, texts, language=sample.language)
-        return Difficulty(max(1, len(sources)), distractor, distance)
+        return Difficulty(max(1, len(sources)), margin, distance)
 
     async def _deduplicate(self, outcomes: Sequence[_Outcome]) -> None:
         """Drop, in candidate order, questions that repeat one already kept: the same text
@@ -531,6 +536,37 @@ def _not_a_question(question: str, style: Style, contexts: Sequence[str]) -> str
     if any(text in _words_only(context) for context in contexts):
         return f"copied from the passage: {question!r}"
     return None
+
+
+def _copied_example(written: WrittenQuestion, language: Language) -> str | None:
+    """Why ``written`` is a copy of the ``question`` template's examples (its question or its
+    answer, letters and digits compared), or ``None``. The embedded 0.5B judge was seen
+    writing the examples' refund question and answer for chunks about MLflow: nothing
+    answers them, so the unanswerable check alone kept them (bench/RESULTS_adversarial.md).
+
+    >>> refund = "The documents do not say whether shipping costs are refunded."
+    >>> _copied_example(WrittenQuestion("Do I get my results back?", refund), "en")[:40]
+    "answer copied from the prompt's example:"
+    >>> _copied_example(WrittenQuestion("退货的时候运费能退吗?", "文档没有说明。"), "zh")
+    "copied from the prompt's example: '退货的时候运费能退吗?'"
+    """
+    questions, answers = _example_texts(language)
+    if _words_only(written.question) in questions:
+        return f"copied from the prompt's example: {written.question!r}"
+    if _words_only(written.answer) in answers:
+        return f"answer copied from the prompt's example: {written.answer!r}"
+    return None
+
+
+@functools.cache
+def _example_texts(language: Language) -> tuple[frozenset[str], frozenset[str]]:
+    """The questions and answers of the ``question`` template's examples in ``language``,
+    letters and digits only."""
+    outputs = [example.outputs for example in load_prompt("question", language).examples]
+    return (
+        frozenset(_words_only(str(o["question"])) for o in outputs if "question" in o),
+        frozenset(_words_only(str(o["answer"])) for o in outputs if "answer" in o),
+    )
 
 
 def _recorded_usage(record: dict[str, Any], *phases: str) -> list[Usage]:
