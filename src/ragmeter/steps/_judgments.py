@@ -15,6 +15,7 @@ verdict instead.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -574,8 +575,15 @@ def stated_verbatim(claim: str, passage: str) -> bool:
     >>> stated_verbatim("Battery lasts 36 hours", "The battery lasts 30 hours.")
     False
     """
-    needle = _NOT_WORDS.sub("", normalize(claim))
-    return len(needle) >= MIN_VERBATIM_CHARS and needle in _NOT_WORDS.sub("", normalize(passage))
+    needle = _letters(claim)
+    return len(needle) >= MIN_VERBATIM_CHARS and needle in _letters(passage)
+
+
+@functools.lru_cache(maxsize=1024)
+def _letters(text: str) -> str:
+    """``text`` normalised, without spaces or punctuation: computed once per passage, not
+    once per claim checked against it (a sample's passages meet every claim)."""
+    return _NOT_WORDS.sub("", normalize(text))
 
 
 def _passages(sample: Sample, sources: Sequence[PassageSource]) -> tuple[list[str], list[str]]:
