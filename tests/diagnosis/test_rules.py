@@ -123,6 +123,17 @@ def test_a_bad_condition_says_how_to_write_it():
     with pytest.raises(ValueError, match="METRIC OP NUMBER"):
         Condition.parse("context_recall<0.5")
     assert str(Condition.parse("a|b@* >= 0.7")) == "a|b@* >= 0.7"
+    with pytest.raises(ValueError, match=r"METRIC:DETAIL\.PATH"):
+        Condition.parse("abstention: >= 1")  # a detail path that is empty
+
+
+def test_a_condition_reads_a_number_from_the_details():
+    condition = Condition.parse("m:found.flag >= 1")
+    assert str(condition) == "m:found.flag >= 1" and condition.key("m") == "m:found.flag"
+    assert condition.value_of({"found": {"flag": False}}) == 0.0
+    assert condition.value_of({"found": {"flag": 0.25}}) == 0.25
+    assert condition.value_of({"found": {"flag": "yes"}}) is None  # not a number
+    assert condition.value_of({"found": {}}) is None and condition.value_of(None) is None
 
 
 def test_examples_unscored_on_the_order_by_metric_come_last(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 import statistics
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -45,11 +45,22 @@ def _resolve(alternatives: Sequence[str], metrics: Sequence[str]) -> str | None:
 
 @dataclass(frozen=True)
 class Condition:
-    """``METRIC OP THRESHOLD``; METRIC may list alternatives (``a|b``) and use ``name@*``."""
+    """``METRIC OP THRESHOLD``; METRIC may list alternatives (``a|b``) and use ``name@*``.
+
+    ``METRIC:PATH`` reads a number from the metric's details instead of its score: the dotted
+    ``PATH`` into their stored form, ``true``/``false`` read as 1/0 (``abstention:abstention.
+    should_abstain >= 1``: the samples that should have abstained). A sample whose details
+    lack it is not evaluated.
+
+    >>> c = Condition.parse("abstention:abstention.should_abstain >= 1")
+    >>> c.alternatives, c.detail, c.value_of({"abstention": {"should_abstain": True}})
+    (('abstention',), 'abstention.should_abstain', 1.0)
+    """
 
     alternatives: tuple[str, ...]
     op: str
     threshold: float
+    detail: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Condition:
@@ -60,23 +71,41 @@ class Condition:
                     threshold = float(right)
                 except ValueError:
                     break
+                left, colon, path = left.partition(":")
                 names = tuple(name.strip() for name in left.split("|") if name.strip())
-                if names:
-                    return cls(names, op, threshold)
+                if names and (not colon or path.strip()):
+                    return cls(names, op, threshold, path.strip() or None)
         raise ValueError(
-            f"cannot read condition {text!r}: write 'METRIC OP NUMBER' with OP one of "
-            "< <= > >= and spaces around it, e.g. 'context_recall < 0.5'"
+            f"cannot read condition {text!r}: write 'METRIC OP NUMBER' (or "
+            "'METRIC:DETAIL.PATH OP NUMBER') with OP one of < <= > >= and spaces around it, "
+            "e.g. 'context_recall < 0.5'"
         )
 
     def resolve(self, metrics: Sequence[str]) -> str | None:
         """The run's metric this condition reads, if the run has one."""
         return _resolve(self.alternatives, metrics)
 
+    def key(self, metric: str) -> str:
+        """What the condition reads of ``metric``: its score, or ``metric:PATH``."""
+        return metric if self.detail is None else f"{metric}:{self.detail}"
+
+    def value_of(self, details: Any) -> float | None:
+        """The number at :attr:`detail` in a result's stored details, if there is one."""
+        value = details
+        for part in (self.detail or "").split("."):
+            if not isinstance(value, Mapping) or part not in value:
+                return None
+            value = value[part]
+        if isinstance(value, bool | int | float):
+            return float(value)
+        return None
+
     def holds(self, value: float) -> bool:
         return _OPERATORS[self.op](value, self.threshold)
 
     def __str__(self) -> str:
-        return f"{'|'.join(self.alternatives)} {self.op} {self.threshold:g}"
+        detail = f":{self.detail}" if self.detail else ""
+        return f"{'|'.join(self.alternatives)}{detail} {self.op} {self.threshold:g}"
 
 
 @dataclass(frozen=True)
@@ -126,6 +155,20 @@ def load_rules(path: str | Path | None = None) -> list[Rule]:
     return [Rule.from_dict(rule) for rule in tomllib.loads(text).get("rule", [])]
 
 
+def _detail_values(result: EvaluationResult, metric: str, condition: Condition) -> dict[int, float]:
+    """Sample index -> the number ``condition`` reads from ``metric``'s details, for the
+    samples with an ok result that has it."""
+    values: dict[int, float] = {}
+    for i, sample in enumerate(result):
+        found = sample.scores.get(metric)
+        if found is None or found.score is None:
+            continue
+        value = condition.value_of(found.details)
+        if value is not None:
+            values[i] = value
+    return values
+
+
 def _run_language(result: EvaluationResult) -> Language:
     votes = [detect_language(s.sample.user_input or "") for _, s in zip(range(50), result)]
     return "zh" if votes.count("zh") > len(votes) / 2 else "en"
@@ -158,16 +201,20 @@ def diagnose(
         metrics = [m for m in resolved if m is not None]
         if len(metrics) < len(resolved):
             continue
-        read = list(dict.fromkeys(metrics))
-        evaluated = [i for i in range(len(ids)) if all(i in scored[m] for m in read)]
+        keys = [c.key(m) for c, m in zip(rule.when, metrics, strict=True)]
+        for c, m, key in zip(rule.when, metrics, keys, strict=True):
+            if key not in scored:
+                scored[key] = _detail_values(result, m, c)
+        read = list(dict.fromkeys(keys))
+        evaluated = [i for i in range(len(ids)) if all(i in scored[k] for k in read)]
         matching = [
             i
             for i in evaluated
-            if all(c.holds(scored[m][i]) for c, m in zip(rule.when, metrics, strict=True))
+            if all(c.holds(scored[k][i]) for c, k in zip(rule.when, keys, strict=True))
         ]
         if len(matching) < rule.min_samples or len(matching) < rule.min_share * len(evaluated):
             continue
-        key = _resolve(rule.order_by, names) or read[0]
+        key = _resolve(rule.order_by, names) or metrics[0]
         order = scored[key]
         sign = 1 if directions[key] is Direction.HIGHER_IS_BETTER else -1
         # samples without a score for the order_by metric (one the rule does not read) go last

@@ -294,21 +294,27 @@ def test_registered_by_name_with_its_parameter():
         Abstention(expected="always")
 
 
-def test_the_diagnosis_tells_the_two_wrong_outcomes_apart_by_context_recall():
+def test_the_diagnosis_tells_the_two_wrong_outcomes_apart_from_the_details():
     from ragmeter.diagnosis import diagnose
-    from tests._prepared import Prepared
 
-    ids = ["s0", "s1", "s2", "s3", "s4"]
-    abstention = Prepared("abstention", dict(zip(ids, [0.0, 0.0, 1.0, 0.0, 0.0])))
-    # s0 and s3 failed with nothing retrieved (should abstain); s1 and s4 with the facts
-    # retrieved (should answer); s2 behaved. A rule fires on 2 samples at least.
-    recall = Prepared("context_recall", dict(zip(ids, [0.0, 1.0, 1.0, 0.0, 0.5])))
-    result = evaluate([{"id": i, "user_input": "q"} for i in ids], [abstention, recall])
+    # The worked example twice (s1-s4, then t1-t4): s2/t2 wrongly refused, s4/t4
+    # hallucinated instead of refusing. u1 is marked unanswerable but its context is on
+    # the question's topic (relevant) and it answered: hallucinated, though a rule reading
+    # context relevance would have called it a wrong refusal.
+    samples = [s for s, _, _ in EXAMPLE] + [{**s, "id": "t" + s["id"][1:]} for s, _, _ in EXAMPLE]
+    samples.append(
+        _sample(
+            "u1", PYTHON, PYTHON_CONTEXTS, None, "Python 4 came out in 2030.",
+            metadata={"answerable": False},
+        )
+    )  # fmt: skip
+    result = evaluate(samples, ["abstention", "context_relevance"], judge=judge())
     found = {f.rule_id: f for f in diagnose(result)}
     answers = found["answers_when_it_should_abstain"]
-    assert answers.area == "generation" and sorted(answers.sample_ids) == ["s0", "s3"]
-    assert (answers.n_matching, answers.n_evaluated) == (2, 5)  # 2 / 5 = 40%
+    assert answers.area == "generation"
+    assert sorted(answers.sample_ids) == ["s4", "su1", "t4"]
+    assert (answers.n_matching, answers.n_evaluated) == (3, 9)  # 3 / 9 = 33%
     refuses = found["refuses_answerable_questions"]
-    assert refuses.sample_ids == ["s1", "s4"] and refuses.n_evaluated == 5  # 2 / 5 = 40%
+    assert sorted(refuses.sample_ids) == ["s2", "t2"] and refuses.n_evaluated == 9
     zh = {f.rule_id: f for f in diagnose(result, language="zh")}
     assert zh["refuses_answerable_questions"].title == "系统拒答了本可回答的问题"
