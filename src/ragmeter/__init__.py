@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ragmeter.experiments import ExperimentResult, experiment
     from ragmeter.metrics import Direction, Metric, MetricResult, Status, get_metric
     from ragmeter.results import EvaluationResult
-    from ragmeter.runner import aevaluate, estimate, evaluate
+    from ragmeter.runner import RayBackend, aevaluate, estimate, evaluate
     from ragmeter.tracking import log_to_mlflow, log_to_wandb
 
 # The public names load on first use, so that importing ragmeter (e.g. by its pytest plugin,
@@ -36,6 +36,7 @@ _PUBLIC = {
     "aevaluate": "ragmeter.runner",
     "evaluate": "ragmeter.runner",
     "estimate": "ragmeter.runner",
+    "RayBackend": "ragmeter.runner",
     "log_to_mlflow": "ragmeter.tracking",
     "log_to_wandb": "ragmeter.tracking",
 }
@@ -48,6 +49,7 @@ __all__ = [
     "ExperimentResult",
     "Metric",
     "MetricResult",
+    "RayBackend",
     "Sample",
     "Status",
     "__version__",

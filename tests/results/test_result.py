@@ -1,4 +1,6 @@
 import csv
+import json
+import sqlite3
 
 import pytest
 
@@ -141,3 +143,28 @@ def test_skipped_rows_read_back_say_their_problem_once(tmp_path):
     (tmp_path / "saved" / "run.db").unlink(missing_ok=True)
     again = EvaluationResult.load(tmp_path / "saved")
     assert [str(p) for r in again.skipped for p in r.problems] == original
+
+
+def test_results_jsonl_from_the_store_is_what_the_samples_write(tmp_path):
+    # Written straight from the stored JSON (no sample or result rebuilt): the same lines as
+    # each SampleResult.to_dict(), a failed, an n/a, a missing result and usage included.
+    from tests.metrics.llm import scripts
+    from tests.runner._fakes import samples
+
+    rows = samples(3)
+    rows[1]["retrieved_contexts"] = ["unrelated"]
+    rows[2]["reference"] = ""
+    result = evaluate(
+        rows, ["faithfulness", "context_recall", "rouge_l"], judge=scripts.judge(), run_dir=tmp_path
+    )
+    with sqlite3.connect(tmp_path / "run.db") as db:  # one result never computed
+        db.execute("DELETE FROM results WHERE idx = 0 AND metric = 'rouge_l'")
+    loaded = EvaluationResult.load(tmp_path)
+    written = loaded.to_jsonl(tmp_path / "again.jsonl").read_text(encoding="utf-8")
+    expected = "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in loaded.samples)
+    assert written == expected
+    first = json.loads(written.splitlines()[0])
+    assert first["metrics"]["rouge_l"]["status"] == "failed"
+    assert "not computed" in first["metrics"]["rouge_l"]["error"]
+    assert first["usage"]["calls"] > 0
+    assert loaded.sample_ids() == ["case-0", "case-1", "case-2"] == result.sample_ids()

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         retry_after_seconds,
         retry_wait,
     )
-    from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
+    from ragmeter._services._limits import Limiter, LimitSettings, limiter_for, share_limits
     from ragmeter._services._sync import run_sync
     from ragmeter._services._types import Message, Role, Usage
     from ragmeter._services._usage import UsageLedger, estimate_tokens
@@ -58,6 +58,7 @@ __all__ = [
     "retry_after_seconds",
     "retry_wait",
     "run_sync",
+    "share_limits",
 ]
 
 # Each name is imported on first use (see ragmeter._lazy), not with the package.
@@ -84,7 +85,7 @@ _EXPORTS = _lazy.exports(
             "retry_after_seconds",
             "retry_wait",
         ),
-        "ragmeter._services._limits": ("Limiter", "LimitSettings", "limiter_for"),
+        "ragmeter._services._limits": ("Limiter", "LimitSettings", "limiter_for", "share_limits"),
         "ragmeter._services._sync": ("run_sync",),
         "ragmeter._services._types": ("Message", "Role", "Usage"),
         "ragmeter._services._usage": ("UsageLedger", "estimate_tokens"),

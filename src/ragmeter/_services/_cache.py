@@ -72,6 +72,22 @@ class Cache(ABC):
     @abstractmethod
     def put(self, key: str, value: dict[str, Any]) -> None: ...
 
+    # The async forms, which the judges and embeddings use: a cache in another process (a
+    # cluster's cache service) answers them without holding up the event loop; a local one
+    # answers at once through get / put.
+    async def aget(self, key: str) -> dict[str, Any] | None:
+        return self.get(key)
+
+    async def aget_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
+        return [self.get(key) for key in keys]
+
+    async def aput(self, key: str, value: dict[str, Any]) -> None:
+        self.put(key, value)
+
+    async def aput_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        for key, value in items:
+            self.put(key, value)
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
@@ -98,6 +114,14 @@ class MemoryCache(Cache):
     def put(self, key: str, value: dict[str, Any]) -> None:
         with self._lock:
             self._data[key] = value
+
+    def __getstate__(self) -> dict[str, Any]:  # sent to another process: a copy
+        with self._lock:
+            return {"_data": dict(self._data)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._data = state["_data"]
+        self._lock = threading.Lock()
 
 
 class SQLiteCache(Cache):
@@ -189,6 +213,13 @@ class SQLiteCache(Cache):
             self._while_locked(insert)
         except sqlite3.Error as error:
             self._degrade(error)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Sent to another process (a cluster's cache service): the same file, opened there."""
+        return {"path": str(self.path), "refresh": self.refresh, "timeout_s": self.timeout_s}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], refresh=state["refresh"], timeout_s=state["timeout_s"])  # type: ignore[misc]
 
     def close(self) -> None:
         connection = getattr(self._local, "connection", None)

@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -112,6 +112,15 @@ class Limiter:
     @asynccontextmanager
     async def slot(self, estimated_tokens: int = 0) -> AsyncIterator[None]:
         """Hold one request slot, after waiting for the request and token budgets."""
+        await self.acquire(estimated_tokens)
+        try:
+            yield
+        finally:
+            self.release()
+
+    async def acquire(self, estimated_tokens: int = 0) -> None:
+        """Take one request slot, after waiting for the request and token budgets (give it
+        back with :meth:`release`; :meth:`slot` does both)."""
         await self._slots.acquire()
         try:
             wait = 0.0
@@ -121,9 +130,13 @@ class Limiter:
                 wait = max(wait, self._tokens.reserve(min(estimated_tokens, self._tokens.capacity)))
             if wait > 0:
                 await asyncio.sleep(wait)
-            yield
-        finally:
+        except BaseException:
             self._slots.release()
+            raise
+
+    def release(self) -> None:
+        """Give back a slot taken with :meth:`acquire`."""
+        self._slots.release()
 
     def settle_tokens(self, estimated: int, actual: int) -> None:
         """Correct the token budget once a response says how many tokens it really used."""
@@ -133,6 +146,8 @@ class Limiter:
 
 _REGISTRY: dict[str, Limiter] = {}
 _REGISTRY_LOCK = threading.Lock()
+#: Makes the limiters of this process (see :func:`share_limits`); ``None``: plain ones.
+_FACTORY: Callable[[str, LimitSettings], Limiter] | None = None
 
 
 def limiter_for(identity: str, settings: LimitSettings) -> Limiter:
@@ -140,5 +155,16 @@ def limiter_for(identity: str, settings: LimitSettings) -> Limiter:
     with _REGISTRY_LOCK:
         limiter = _REGISTRY.get(identity)
         if limiter is None or limiter.settings != settings:
-            limiter = _REGISTRY[identity] = Limiter(settings)
+            make = _FACTORY or (lambda _identity, given: Limiter(given))
+            limiter = _REGISTRY[identity] = make(identity, settings)
         return limiter
+
+
+def share_limits(factory: Callable[[str, LimitSettings], Limiter] | None) -> None:
+    """From now on, endpoints of this process get their limiter from ``factory`` (e.g. one
+    that asks a cluster-wide limiter, so that N worker processes together keep one endpoint's
+    limits); ``None`` goes back to limits of this process alone."""
+    global _FACTORY
+    with _REGISTRY_LOCK:
+        _FACTORY = factory
+        _REGISTRY.clear()

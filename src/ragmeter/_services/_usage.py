@@ -71,7 +71,13 @@ class UsageLedger:
     def sample_usage(self, sample_id: str) -> Usage:
         """A sample's usage so far: its finished calls and what its calls under way sent."""
         with self._lock:
-            used = self.by_sample.get(sample_id, Usage())
-            for live in self._live.get(sample_id, ()):
-                used = used + live
-        return used
+            recorded = self.by_sample.get(sample_id)
+            live = self._live.get(sample_id)
+            if not live:
+                # recorded entries are replaced, never changed in place: safe to hand out
+                return recorded if recorded is not None else Usage()
+            used = recorded if recorded is not None else live[0]
+            for part in live if recorded is not None else live[1:]:
+                used = used + part
+            # a lone live usage keeps growing as its requests go out: a copy of it now
+            return used if used is not live[0] else used + Usage()

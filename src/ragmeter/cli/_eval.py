@@ -28,6 +28,13 @@ from ragmeter.cli._app import (
     print_run,
     record_run,
 )
+from ragmeter.cli._backend import (
+    BackendOption,
+    RayAddressOption,
+    RayLocalEndpointOption,
+    RayWorkersOption,
+    backend_from_options,
+)
 from ragmeter.cli._budget import (
     DryRunOption,
     LimitOption,
@@ -74,6 +81,7 @@ if TYPE_CHECKING:
     from ragmeter.metrics import Metric
     from ragmeter.prompts import Language
     from ragmeter.results import EvaluationResult
+    from ragmeter.runner import RayBackend
     from ragmeter.store import Store
 
 LANGUAGES = (None, "en", "zh")
@@ -230,6 +238,7 @@ def run_eval(
     concurrency: int,
     quiet: bool,
     max_cost: float | None = None,
+    backend: "str | RayBackend" = "local",
 ) -> "EvaluationResult":
     """Score ``options.data`` into ``run_dir``, recording ``options`` with the run."""
     from ragmeter.metrics import resolve_metrics
@@ -257,6 +266,7 @@ def run_eval(
         max_cost=max_cost,
         **options.subset.arguments(),
         tags=options.tags,
+        backend=backend,
     )
 
 
@@ -471,6 +481,10 @@ def eval_command(
     mlflow_experiment: MlflowExperimentOption = None,
     wandb: WandbOption = False,
     wandb_project: WandbProjectOption = None,
+    backend: BackendOption = "local",
+    ray_address: RayAddressOption = None,
+    ray_workers: RayWorkersOption = None,
+    ray_local_endpoint: RayLocalEndpointOption = None,
 ) -> None:
     """Score a dataset with the given metrics; results are saved as they are computed.
 
@@ -491,6 +505,7 @@ def eval_command(
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
     from ragmeter.metrics import UnknownMetricError
+    from ragmeter.runner import RayBackendError
 
     given = EvalOptions(
         data=data,
@@ -527,6 +542,7 @@ def eval_command(
             concurrency=concurrency,
             quiet=quiet,
             max_cost=max_cost,
+            backend=backend_from_options(backend, ray_address, ray_workers, ray_local_endpoint),
         )
     except KeyboardInterrupt:
         errors.print(
@@ -543,6 +559,7 @@ def eval_command(
         ValueError,
         ImportError,
         JudgeError,
+        RayBackendError,
     ) as error:
         _fail(str(error))
     except OSError as error:  # disk full, read-only media, a corrupt run.db: one line, exit 4

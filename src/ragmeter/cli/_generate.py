@@ -12,6 +12,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import _fail, app, console, errors
+from ragmeter.cli._backend import (
+    BackendOption,
+    RayAddressOption,
+    RayLocalEndpointOption,
+    RayWorkersOption,
+    backend_from_options,
+)
 from ragmeter.cli._exit import (
     AllowFailuresOption,
     ExitCode,
@@ -34,6 +41,7 @@ from ragmeter.cli._judging import (
 
 if TYPE_CHECKING:
     from ragmeter.judge import Judge
+    from ragmeter.runner import RayBackend
     from ragmeter.testset import GeneratedTestset, KnowledgeGraph, LinkSettings
 
 
@@ -139,6 +147,7 @@ def run_generate(
     work_dir: Path,
     resume: bool,
     quiet: bool,
+    backend: "str | RayBackend" = "local",
 ) -> "GeneratedTestset":
     """Generate the test set; its progress is saved in ``work_dir``."""
     from ragmeter.runner import make_progress
@@ -153,6 +162,7 @@ def run_generate(
         work_dir=work_dir,
         resume=resume,
         progress=make_progress(None if not quiet else False),
+        backend=backend,
     )
 
 
@@ -315,6 +325,10 @@ def generate_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
     max_failed_share: MaxFailedShareOption = 0.0,
     allow_failures: AllowFailuresOption = False,
+    backend: BackendOption = "local",
+    ray_address: RayAddressOption = None,
+    ray_workers: RayWorkersOption = None,
+    ray_local_endpoint: RayLocalEndpointOption = None,
 ) -> None:
     """Write test questions with reference answers from your documents, in their language.
 
@@ -331,6 +345,7 @@ def generate_command(
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeConfigError, JudgeError
+    from ragmeter.runner import RayBackendError
     from ragmeter.testset import DocumentLoadError, KnowledgeGraph
 
     options = GenerateOptions(
@@ -363,6 +378,7 @@ def generate_command(
             work_dir=work_dir,
             resume=resume,
             quiet=quiet,
+            backend=backend_from_options(backend, ray_address, ray_workers, ray_local_endpoint),
         )
     except KeyboardInterrupt:
         errors.print(
@@ -390,6 +406,7 @@ def generate_command(
         FileExistsError,
         ValueError,
         ImportError,
+        RayBackendError,
     ) as error:
         _fail(str(error))
     except OSError as error:  # disk full, read-only media: one line, progress kept, exit 4

@@ -194,7 +194,7 @@ def diagnose(
         name: {i: value for i, value in enumerate(result.scores(name)) if value is not None}
         for name in names
     }
-    ids = [s.sample_id for s in result]
+    ids = result.sample_ids()
     findings: list[Finding] = []
     for rule in load_rules() if rules is None else rules:
         resolved = [c.resolve(names) for c in rule.when]

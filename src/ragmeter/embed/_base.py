@@ -128,6 +128,26 @@ class Embeddings(ABC):
         self.batch_size = batch_size
         self._dimension: int | None = None
 
+    #: Attributes :meth:`__getstate__` leaves out (subclasses add theirs, e.g. HTTP clients).
+    _process_local: tuple[str, ...] = ("cache", "ledger")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy for another process (a cluster worker), without its cache handle and usage
+        ledger, which the copy gets afresh (the worker then gives it the shared cache)."""
+        state = dict(self.__dict__)
+        for name in self._process_local:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.cache = MemoryCache()
+        self.ledger = UsageLedger()
+        self._reopen()
+
+    def _reopen(self) -> None:  # noqa: B027 - optional hook
+        """Recreate, in a copy received from another process, what ``_process_local`` left out."""
+
     # -- what subclasses provide ----------------------------------------------------------
     @property
     @abstractmethod
@@ -182,9 +202,12 @@ class Embeddings(ABC):
         vectors: dict[str, np.ndarray] = {}
         keys: dict[str, str] = {}
         identity, params = self.identity, self.cache_params()
-        for text in dict.fromkeys(texts):
-            key = embedding_cache_key(identity=identity, params=params, kind=kind, text=text)
-            hit = self.cache.get(key)
+        unique = {
+            text: embedding_cache_key(identity=identity, params=params, kind=kind, text=text)
+            for text in dict.fromkeys(texts)
+        }
+        hits = await self.cache.aget_many(list(unique.values()))
+        for (text, key), hit in zip(unique.items(), hits, strict=True):
             vector = decode_vector(hit) if hit is not None else None
             if vector is not None and self._dimension in (None, vector.shape[0]):
                 self._learn_dimension(vector.shape[0])
@@ -243,7 +266,7 @@ class Embeddings(ABC):
         self._learn_dimension(matrix.shape[1])
         for text, vector in zip(batch, matrix):
             vectors[text] = vector
-            self.cache.put(keys[text], encode_vector(vector))
+        await self.cache.aput_many([(keys[text], encode_vector(vectors[text])) for text in batch])
 
     def _learn_dimension(self, dimension: int) -> None:
         if self._dimension is None:

@@ -4,14 +4,16 @@ Gemini, DashScope/Qwen, Zhipu, SiliconFlow, Ollama, vLLM, TEI, the llama.cpp ser
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import numpy as np
 
 from ragmeter._services import Cache, Usage, UsageLedger, endpoint_client, estimate_tokens
 from ragmeter.embed._base import Embeddings, Kind
 from ragmeter.embed._config import ENV_PREFIX, EmbeddingsConfig
+
+if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests otherwise
+    import httpx
 
 
 def _vector_of(item: dict[str, Any]) -> np.ndarray:
@@ -76,6 +78,12 @@ class OpenAIEmbeddings(Embeddings):
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "openai-compatible", **self.config.describe()}
+
+    _process_local = (*Embeddings._process_local, "http", "limiter")
+
+    def _reopen(self) -> None:
+        self.http = endpoint_client(self.config, env_prefix=ENV_PREFIX)
+        self.limiter = self.http.limiter
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -316,14 +316,13 @@ class MessagesClient(EndpointClient):
         super().__init__(**settings)
         self.anthropic_version = anthropic_version
 
-    def _client(self) -> httpx.AsyncClient:
-        client = super()._client()
-        if client.headers.get("anthropic-version") != self.anthropic_version:
-            client.headers.pop("Authorization", None)  # never sent as a bearer token
-            if self._api_key is not None:
-                client.headers["x-api-key"] = self._api_key.get_secret_value()
-            client.headers["anthropic-version"] = self.anthropic_version
-        return client
+    def _headers(self) -> dict[str, str]:
+        headers = super()._headers()
+        headers.pop("Authorization", None)  # never sent as a bearer token
+        if self._api_key is not None:
+            headers["x-api-key"] = self._api_key.get_secret_value()
+        headers["anthropic-version"] = self.anthropic_version
+        return headers
 
     def error_for(self, response: httpx.Response) -> JudgeError:
         status = response.status_code

@@ -51,6 +51,28 @@ class Judge(ABC):
         self.ledger = ledger if ledger is not None else UsageLedger()
         self._in_flight: dict[tuple[int, str], asyncio.Future[Judgment[Any]]] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy for another process (a cluster worker): the same judge, without what
+        belongs to this process (its cache handle, usage ledger and calls in flight), which
+        the copy gets afresh; the worker then gives it the cluster's shared cache."""
+        state = dict(self.__dict__)
+        for name in self._process_local:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.cache = MemoryCache()
+        self.ledger = UsageLedger()
+        self._in_flight = {}
+        self._reopen()
+
+    #: Attributes :meth:`__getstate__` leaves out (subclasses add theirs, e.g. HTTP clients).
+    _process_local: tuple[str, ...] = ("cache", "ledger", "_in_flight")
+
+    def _reopen(self) -> None:  # noqa: B027 - optional hook
+        """Recreate, in a copy received from another process, what ``_process_local`` left out."""
+
     async def release_loop_resources(self) -> None:  # noqa: B027 - optional hook
         """Free what belongs to the running event loop (called before a sync run's loop
         closes, e.g. the HTTP client of an endpoint judge)."""
@@ -102,7 +124,7 @@ class Judge(ABC):
             schema=schema_for_key(schema),
             salt=salt,
         )
-        cached = self._from_cache(key, schema)
+        cached = await self._from_cache(key, schema)
         if cached is None:
             live = Usage()
             token = _CALL_USAGE.set(live)
@@ -127,8 +149,8 @@ class Judge(ABC):
         sent), or a fresh one outside :meth:`generate`."""
         return _CALL_USAGE.get(None) or Usage()
 
-    def _from_cache(self, key: str, schema: type[OutputT]) -> Judgment[OutputT] | None:
-        hit = self.cache.get(key)
+    async def _from_cache(self, key: str, schema: type[OutputT]) -> Judgment[OutputT] | None:
+        hit = await self.cache.aget(key)
         if hit is None:
             return None
         try:
@@ -172,7 +194,7 @@ class Judge(ABC):
         finally:
             del self._in_flight[loop_key]
         future.set_result(judgment)
-        self.cache.put(
+        await self.cache.aput(
             key,
             {
                 "output": judgment.output.model_dump(mode="json"),

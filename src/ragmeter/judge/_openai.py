@@ -7,9 +7,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ragmeter._services import (
     Cache,
@@ -29,12 +27,16 @@ from ragmeter.judge._parse import (
     enum_distribution,
     parse_output,
     repair_request,
+    schema_for_key,
     schema_instruction,
     schema_of,
     verdict_probabilities,
 )
 from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._types import Judgment, OutputT
+
+if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests otherwise
+    import httpx
 
 MAX_TOKEN_BUDGET = 16384
 #: Endpoints found to reject / accept json_schema, remembered for the life of the process.
@@ -163,7 +165,11 @@ class OpenAIJudge(Judge):
     # -- identity -------------------------------------------------------------------------
     @property
     def identity(self) -> str:
-        return self.config.identity
+        # asked several times per call: computed once per (frozen) config
+        cached = self.__dict__.get("_identity")
+        if cached is None or cached[0] is not self.config:
+            cached = self.__dict__["_identity"] = (self.config, self.config.identity)
+        return cached[1]
 
     @property
     def refused_params(self) -> dict[str, str | None]:
@@ -172,8 +178,15 @@ class OpenAIJudge(Judge):
         return dict(_REFUSED_PARAMS.get(self.identity, {}))
 
     def generation_params(self) -> dict[str, Any]:
-        """As sent: after what the endpoint refused (``refused_params``)."""
-        return self.config.generation_params(self.refused_params)
+        """As sent: after what the endpoint refused (``refused_params``). Asked three times
+        per call: computed again only when the config or what was refused changes."""
+        refused = _REFUSED_PARAMS.get(self.identity, {})
+        marker = (self.config, tuple(refused.items()))
+        cached = self.__dict__.get("_generation_params")
+        if cached is None or cached[0][0] is not marker[0] or cached[0][1] != marker[1]:
+            cached = (marker, self.config.generation_params(dict(refused)))
+            self.__dict__["_generation_params"] = cached
+        return dict(cached[1])
 
     def describe(self) -> dict[str, Any]:
         described = {"kind": "openai-compatible", **self.config.describe()}
@@ -224,7 +237,7 @@ class OpenAIJudge(Judge):
                 schema=schema_of(schema),
                 salt=salt,
             )
-            self.cache.put(
+            await self.cache.aput(
                 key,
                 {
                     "output": judgment.output.model_dump(mode="json"),
@@ -239,6 +252,12 @@ class OpenAIJudge(Judge):
 
     async def release_loop_resources(self) -> None:
         await self.http.aclose_current_loop()
+
+    _process_local = (*Judge._process_local, "http", "limiter")
+
+    def _reopen(self) -> None:
+        self.http = endpoint_client(self.config)
+        self.limiter = self.http.limiter
 
     async def _post(
         self, body: dict[str, Any], usage: Usage, *, probing_schema: bool = False
@@ -395,7 +414,8 @@ class OpenAIJudge(Judge):
     async def _answer(
         self, messages: Sequence[Message], schema: type[OutputT], usage: Usage
     ) -> Judgment[OutputT]:
-        schema_json = schema_of(schema)
+        # read, never modified, below: the shared schema (a deep copy per call cost 0.25 ms)
+        schema_json = dict(schema_for_key(schema))
         conversation = [m.to_dict() for m in messages]
         content, logprobs = await self._complete(conversation, schema_json, usage)
         try:

@@ -267,20 +267,49 @@ class EvaluationResult:
             self._samples = list(self._stream())
         return self._samples
 
-    def _stream(self) -> Iterator[SampleResult]:
-        assert self.store is not None
+    def _missing(self) -> MetricResult:
+        """The result of a metric the run never computed for a sample."""
         judge_error = self.config.get("judge_error")
-        missing = MetricResult.failed(
+        return MetricResult.failed(
             f"not judged: {judge_error} (fix it, then resume the run)"
             if judge_error
             else "not computed: the run stopped before this result (resume the run)"
         )
+
+    def _stream(self) -> Iterator[SampleResult]:
+        assert self.store is not None
+        missing = self._missing()
         for index, row, sample_id, record, results, usage in self.store.iter_samples():
             scores = {
                 m.name: MetricResult.from_dict(results[m.name]) if m.name in results else missing
                 for m in self.metrics
             }
             yield SampleResult(index, row, sample_id, Sample.model_validate(record), scores, usage)
+
+    def sample_ids(self) -> list[str]:
+        """Every sample's id in dataset order (from the run's store without reading the
+        samples themselves)."""
+        if self._samples is None and self.store is not None:
+            return list(self.store.sample_ids())
+        return [s.sample_id for s in self.samples]
+
+    def _stored_rows(self) -> Iterator[dict[str, Any]]:
+        """:meth:`SampleResult.to_dict` of every sample, straight from the stored JSON (each
+        record and result was stored as its ``to_dict()``: no object is rebuilt)."""
+        assert self.store is not None
+        missing = self._missing().to_dict()
+        names = [m.name for m in self.metrics]
+        for index, row, sample_id, record, results, usage in self.store.iter_samples():
+            out = {
+                "index": index,
+                "row": row,
+                "id": sample_id,
+                "sample": record,
+                "metrics": {name: results.get(name, missing) for name in names},
+            }
+            if usage is not None:
+                out["usage"] = usage
+            yield out
 
     def __iter__(self) -> Iterator[SampleResult]:
         return iter(self._samples) if self._samples is not None else self._stream()
@@ -513,9 +542,14 @@ class EvaluationResult:
     def to_jsonl(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        rows = (
+            self._stored_rows()
+            if self._samples is None and self.store is not None
+            else (sample.to_dict() for sample in self)
+        )
         with path.open("w", encoding="utf-8") as handle:
-            for sample in self:
-                handle.write(json.dumps(sample.to_dict(), ensure_ascii=False) + "\n")
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         return path
 
     def _flat_rows(self) -> Iterator[dict[str, Any]]:

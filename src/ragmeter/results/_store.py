@@ -570,6 +570,20 @@ class RunDatabase:
             total = total + used
         return total
 
+    def sample_ids(self, page: int = 65536) -> Iterator[str]:
+        """Every sample's id, in dataset order, ``page`` at a time."""
+        last = -1
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT idx, sample_id FROM samples WHERE idx > ? ORDER BY idx LIMIT ?",
+                    (last, page),
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from (sample_id for _, sample_id in rows)
+
     def iter_samples(
         self, batch: int = 500
     ) -> Iterator[tuple[int, int, str, dict[str, Any], dict[str, dict[str, Any]], Any]]:

@@ -9,15 +9,19 @@ if TYPE_CHECKING:
     from ragmeter.runner._estimate import RunEstimate, aestimate, estimate
     from ragmeter.runner._evaluate import aevaluate, check_inputs, evaluate
     from ragmeter.runner._progress import ProgressReporter, QuietProgress, make_progress
+    from ragmeter.runner._ray import RayBackend, RayBackendError, WorkerPool
     from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "ProgressReporter",
     "QuietProgress",
+    "RayBackend",
+    "RayBackendError",
     "RunEstimate",
     "SampleTask",
     "TaskOutcome",
+    "WorkerPool",
     "aestimate",
     "aevaluate",
     "check_inputs",
@@ -34,6 +38,7 @@ _EXPORTS = _lazy.exports(
         "ragmeter.runner._estimate": ("RunEstimate", "aestimate", "estimate"),
         "ragmeter.runner._evaluate": ("aevaluate", "check_inputs", "evaluate"),
         "ragmeter.runner._progress": ("ProgressReporter", "QuietProgress", "make_progress"),
+        "ragmeter.runner._ray": ("RayBackend", "RayBackendError", "WorkerPool"),
         "ragmeter.runner._task": ("SampleTask", "TaskOutcome", "run_task"),
     }
 )

@@ -40,6 +40,7 @@ from ragmeter.runner._budget import Budget, check_budget, take_subset
 from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
 from ragmeter.runner._judged import JudgedSetup, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
+from ragmeter.runner._ray import RayBackend, WorkerPool
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
 DEFAULT_BATCH_SIZE = 4096
@@ -78,6 +79,17 @@ def check_inputs(
     return dataset.without_rows(problems) if problems else dataset
 
 
+def _backend(backend: str | RayBackend) -> RayBackend | None:
+    """The cluster to run on (``None``: this process)."""
+    if isinstance(backend, RayBackend):
+        return backend
+    if backend == "local":
+        return None
+    if backend == "ray":
+        return RayBackend()
+    raise ValueError(f"backend must be 'local', 'ray' or a RayBackend, got {backend!r}")
+
+
 def _score_batch(metric: Metric, batch: Sequence[Any], context: BatchContext) -> list[MetricResult]:
     try:
         return metric.score_batch(batch, context)
@@ -109,6 +121,7 @@ def evaluate(
     stratify: str | None = None,
     max_cost: float | None = None,
     tags: Sequence[str] | None = None,
+    backend: str | RayBackend = "local",
 ) -> EvaluationResult:
     """Score every sample of ``dataset`` with every metric.
 
@@ -156,6 +169,11 @@ def evaluate(
     summary and the report) group results by, kept in ``result.config["tags"]``; without
     it, low-cardinality text fields are chosen (not scores, numbers, free text or ids).
 
+    ``backend`` runs the per-sample (judged) metrics in this process (``"local"``) or on the
+    workers of a Ray cluster (``"ray"``, or a :class:`RayBackend` with its address, workers and
+    per-node endpoint): the same results, recorded here as they come back, with the judges'
+    limits kept across the cluster and one shared cache (docs/scale.md).
+
     >>> result = evaluate(
     ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
     ...     ["mrr", "hit@1"],
@@ -186,6 +204,7 @@ def evaluate(
             stratify=stratify,
             max_cost=max_cost,
             tags=tags,
+            backend=backend,
         )
     )
 
@@ -213,12 +232,14 @@ async def aevaluate(
     stratify: str | None = None,
     max_cost: float | None = None,
     tags: Sequence[str] | None = None,
+    backend: str | RayBackend = "local",
 ) -> EvaluationResult:
     """:func:`evaluate` for async code (same arguments)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
+    cluster = _backend(backend)
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
     if max_cost is not None:
         check_budget(max_cost, resolved, judge)  # before anything runs or is written
@@ -264,6 +285,7 @@ async def aevaluate(
     plain = [m for m in resolved if not isinstance(m, SampleMetric)]
     session = _Session(store, reporter, repeats)
     session.max_cost = max_cost
+    session.cluster = cluster
     try:
         _score_plain(samples, plain, store, batch_size, reporter)
         if judged:
@@ -530,6 +552,9 @@ class _Session:
         #: ``max_cost``: the budget that decides whether the next sample may start.
         self.max_cost: float | None = None
         self.budget: Budget | None = None
+        #: Where tasks run: ``None`` in this process, else on a Ray cluster.
+        self.cluster: RayBackend | None = None
+        self.pool: WorkerPool | None = None
 
     def _tasks(
         self, samples: _SampleSource, metrics: list[SampleMetric], language: Language | None
@@ -559,6 +584,8 @@ class _Session:
         if self.max_cost is not None:
             spent = (self.store.total_usage() or Usage()).cost
             self.budget = Budget(self.max_cost, services, spent)
+        if self.cluster is not None:
+            self.pool = WorkerPool(self.cluster, services)  # blocks: nothing else runs yet
         self.reporter.start("judged metrics", total)
         flusher = asyncio.create_task(self._write_usage_as_it_grows(services))
         try:
@@ -567,6 +594,8 @@ class _Session:
             flusher.cancel()
             await asyncio.gather(flusher, return_exceptions=True)
             self.store.set_in_flight_usage(self._in_flight_usage(services))
+            if self.pool is not None:
+                await self.pool.close()
             await release(services)
 
     async def _write_usage_as_it_grows(self, services: JudgedSetup) -> None:
@@ -605,7 +634,9 @@ class _Session:
                 live = self._in_flight_usage(services) if self.budget else {}
                 if self.budget and not await self.budget.admits(task, live):
                     break  # over budget: the samples in flight finish, the rest stay missing
-                started = asyncio.create_task(run_task(task, services))
+                started = asyncio.create_task(
+                    self.pool.run(task) if self.pool else run_task(task, services)
+                )
                 self._flying[started] = (task.index, task.sample_id)
                 pending.add(started)
             while pending and not self.configuration_error:
@@ -690,6 +721,12 @@ def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
         config["budget"] = session.budget.record(store.n_samples(), store.n_samples() - left)
     else:
         config.pop("budget", None)
+    if session.pool is not None:
+        config["backend"] = {
+            **session.pool.backend.describe(),
+            "workers": len(session.pool.slots),
+            "workers_lost": session.pool.workers_lost,
+        }
     if session.configuration_error:
         config["judge_error"] = session.configuration_error
     else:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         RecordedRequest,
         ScriptedReply,
     )
+    from ragmeter.testing._ray_cluster import join_ray_node, local_ray_cluster
     from ragmeter.testing._scripted import ScriptedCall, ScriptedJudge
     from ragmeter.testing._testset import generation_responder, scripted_testset_judge
 
@@ -34,6 +35,8 @@ _WHERE = {
     "findings": "_assertions",
     "scripted_testset_judge": "_testset",
     "generation_responder": "_testset",
+    "join_ray_node": "_ray_cluster",
+    "local_ray_cluster": "_ray_cluster",
     "unit_vector_with_cosine": "_embeddings",
 }
 
@@ -48,6 +51,8 @@ __all__ = [
     "assert_metric",
     "findings",
     "generation_responder",
+    "join_ray_node",
+    "local_ray_cluster",
     "scripted_testset_judge",
     "unit_vector_with_cosine",
 ]

@@ -73,6 +73,11 @@ class ScriptedJudge(Judge):
         self._likelihood_probability = likelihood_probability
         self.supports_likelihood = likelihood_probability is not None
 
+    _process_local = (*Judge._process_local, "_lock")
+
+    def _reopen(self) -> None:
+        self._lock = threading.Lock()
+
     def likelihood_probability(self, task: str, language: str, gain: float) -> float:
         if self._likelihood_probability is None:
             return super().likelihood_probability(task, language, gain)

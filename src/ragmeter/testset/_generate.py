@@ -28,7 +28,7 @@ from ragmeter._services import run_sync
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
 from ragmeter.prompts import Language
-from ragmeter.runner import ProgressReporter, QuietProgress
+from ragmeter.runner import ProgressReporter, QuietProgress, RayBackend
 from ragmeter.steps import LENGTHS, STYLES, GenerationSteps, Length, Persona, Style
 from ragmeter.testset._chunking import Chunk, chunk_documents
 from ragmeter.testset._documents import Document, load_documents
@@ -155,8 +155,11 @@ async def agenerate_testset(
     resume: bool = False,
     concurrency: int = 16,
     progress: ProgressReporter | None = None,
+    backend: str | RayBackend = "local",
 ) -> GeneratedTestset:
     """Generate ``n`` test questions from ``documents``; see :func:`generate_testset`."""
+    if backend not in ("local", "ray") and not isinstance(backend, RayBackend):
+        raise ValueError(f"backend must be 'local', 'ray' or a RayBackend, got {backend!r}")
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     weights = parse_mix(mix)
@@ -209,6 +212,8 @@ async def agenerate_testset(
     if graph is None:
         stats = BuildStats()
         progress.start("reading chunks", len(chunks))
+        cluster = RayBackend() if backend == "ray" else backend
+        workers = cluster.start(judge) if isinstance(cluster, RayBackend) else None
         try:
             graph = await abuild_graph(
                 chunks,
@@ -219,9 +224,12 @@ async def agenerate_testset(
                 checkpoint=work.file("nodes.jsonl"),
                 on_progress=lambda done, used: progress.advance(done, usage=used),
                 stats=stats,
+                workers=workers,
             )
         finally:
             progress.stop()
+            if workers is not None:
+                await workers.close()
         usage["graph"] = stats.usage
         versions |= stats.prompt_versions
         graph_file = work.file("graph.json")
@@ -330,6 +338,11 @@ def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTest
     ``work_dir`` keeps the graph (``graph.json``) and every attempt; ``resume=True``
     continues an interrupted run. ``graph=`` reuses a saved graph (no judge call to read
     chunks), ``link=`` re-links it with other :class:`LinkSettings`.
+
+    ``backend="ray"`` (or a :class:`ragmeter.runner.RayBackend`) reads the chunks (one judge
+    call each, the part that grows with the corpus) on a Ray cluster's workers, under the
+    judge's limits for the whole cluster and with its cache shared (docs/scale.md);
+    questions are written and checked here.
     """
 
     async def run() -> GeneratedTestset:

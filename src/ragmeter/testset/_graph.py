@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -32,6 +32,9 @@ from ragmeter.prompts import Language, detect_language
 from ragmeter.steps import Facts, GenerationSteps
 from ragmeter.testset._chunking import Chunk
 from ragmeter.testset._neighbours import nearest_pairs
+
+if TYPE_CHECKING:
+    from ragmeter.runner import WorkerPool
 
 GRAPH_FORMAT = "ragmeter-knowledge-graph"
 GRAPH_VERSION = 1
@@ -213,6 +216,7 @@ async def abuild_graph(
     checkpoint: str | Path | None = None,
     on_progress: Callable[[int, Usage], None] | None = None,  # (chunks done, their usage)
     stats: BuildStats | None = None,
+    workers: WorkerPool | None = None,
 ) -> KnowledgeGraph:
     """Analyse every chunk (one judge call each), embed it, and link the graph.
 
@@ -221,6 +225,9 @@ async def abuild_graph(
     text) are reused, so an interrupted build resumes where it stopped. A chunk the judge
     cannot read is kept with its ``error`` and left out of question writing; a judge that
     refuses its configuration stops the build.
+
+    ``workers`` (:meth:`ragmeter.runner.RayBackend.start` with ``judge``) analyses the chunks
+    on a Ray cluster's workers; the analyses come back here and are checkpointed as above.
     """
     stats = stats if stats is not None else BuildStats()
     done = _read_checkpoint(checkpoint) if checkpoint is not None else {}
@@ -243,7 +250,12 @@ async def abuild_graph(
         on_progress(stats.reused, Usage())
 
     async def analyse(chunk: Chunk) -> Node:
-        node, facts = await _analyse(chunk, judge, language)
+        if workers is None:
+            node, facts = await _analyse(chunk, judge, language)
+        else:
+            node, facts = await workers.call(
+                _analyse_on_worker, chunk, language, what=f"chunk {chunk.id!r}"
+            )
         if facts is not None:
             stats.usage = stats.usage + facts.usage
             stats.prompt_versions |= facts.prompt_versions
@@ -287,6 +299,13 @@ async def abuild_graph(
         }
     )
     return graph.link()
+
+
+async def _analyse_on_worker(
+    judge: Judge, chunk: Chunk, language: Language | None
+) -> tuple[Node, Facts | None]:
+    """:func:`_analyse` on a Ray worker, whose services are the run's judge."""
+    return await _analyse(chunk, judge, language)
 
 
 async def _analyse(
