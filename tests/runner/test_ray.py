@@ -29,6 +29,7 @@ from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
 from ragmeter.judge import JudgeConfig, OpenAIJudge
 from ragmeter.metrics import Status
 from ragmeter.runner import RayBackend, RayBackendError
+from ragmeter.runner._ray import connect
 from ragmeter.testing import FakeOpenAIServer
 from tests._ray_cluster import ROOT, join_node, local_cluster
 from tests.metrics.llm import scripts
@@ -278,8 +279,7 @@ def test_each_worker_sends_its_judge_requests_to_its_own_nodes_endpoint(
     ):
         node = join_node(cluster, num_cpus=1, env={NODE_URL: node_server.base_url})
         try:
-            import ray
-
+            ray = connect(cluster)  # (the test may run alone: nothing connected yet)
             deadline = time.monotonic() + 60
             while len(ray.nodes()) < 2 or not all(n["Alive"] for n in ray.nodes()):
                 assert time.monotonic() < deadline, "the second node did not join"

@@ -39,8 +39,7 @@ class Node:
     """One ``ray start --block`` process (a head, or a node joining one), stopped by
     signalling its process group."""
 
-    def __init__(self, args: list[str], env: dict[str, str], temp_dir: str) -> None:
-        self.temp_dir = temp_dir
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
             [str(Path(sys.executable).with_name("ray")), "start", "--block", *args],
             env=env,
@@ -94,7 +93,7 @@ def local_ray_cluster(
         "--disable-usage-stats",
         f"--temp-dir={temp_dir}",
     ]
-    head = Node(args, _env(env, python_path), temp_dir)
+    head = Node(args, _env(env, python_path))
     deadline = time.monotonic() + START_TIMEOUT_S
     try:
         while not _listening(port):
@@ -127,7 +126,6 @@ def join_ray_node(
 ) -> Node:
     """A second node (same machine) joining the cluster at ``address``, with its own
     environment (e.g. its own endpoint URL)."""
-    temp_dir = tempfile.mkdtemp(prefix="rgm-ray-", dir="/tmp")
     return Node(
         [
             f"--address={address}",
@@ -137,5 +135,4 @@ def join_ray_node(
             "--disable-usage-stats",
         ],
         _env(env, python_path),
-        temp_dir,
     )
