@@ -100,7 +100,9 @@ def render(saved: dict[str, Any]) -> str:
         ".venv/bin/python bench/scale.py --write",
         "```",
         "",
-        f"- Machine: {meta['machine']}, nproc {meta['nproc']}, Python {meta['python']}",
+        f"- Machine: {meta['machine']}, {meta.get('cpu') or 'CPU not known'}, nproc "
+        f"{meta['nproc']}, Python {meta['python']}; "
+        + ", ".join(f"{k} {v}" for k, v in (meta.get("packages") or {}).items()),
     ]
     for part in ("cpu", "ray", "retrieval"):
         if part in saved:
@@ -252,6 +254,30 @@ def render(saved: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _cpu_model() -> str | None:
+    """The processor's model name (Linux), as the VMs of one machine kind differ."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None
+
+
+def _versions(*names: str) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in names:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", default="cpu,ray,retrieval")
@@ -264,8 +290,10 @@ def main() -> None:
     if not args.render_only:
         saved["meta"] = {
             "machine": f"{platform.system()} {platform.machine()}",
+            "cpu": _cpu_model(),
             "nproc": os.cpu_count(),
             "python": platform.python_version(),
+            "packages": _versions("aiohttp", "pydantic", "numpy", "ray"),
         }
         for part in args.parts.split(","):
             got = _run(part, getattr(args, f"{part}_n"))

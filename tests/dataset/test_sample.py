@@ -45,3 +45,30 @@ def test_wrong_type_is_rejected():
 def test_qrels_prefer_graded_relevance():
     sample = Sample(reference_context_ids=["a"], relevance={"b": 2})
     assert sample.qrels() == {"b": 2.0}
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"id": 1, "user_input": "q", "retrieved_context_ids": ["a", 2]},
+        {"metadata": {"lang": "zh"}, "user_input": "q", "response": None},
+        {"user_input": "q", "metadata": {}},
+        {"user_input": "q", "metadata": None},
+        {"user_input": "q", "metadata": "not an object"},
+        {"reference_context_ids": [], "relevance": {"a": 1}, "history": []},
+    ],
+)
+def test_a_record_with_ragmeter_names_reads_as_the_general_renaming_reads_it(record):
+    # Records that already use ragmeter's names skip the renaming loop; a column map (here
+    # one naming no column) takes the loop: both make the same dict, key order included.
+    quick = canonical_record(record)
+    general = canonical_record(record, {"no such column": "reference"})
+    assert list(quick.items()) == list(general.items())
+
+    def validated(data):
+        try:
+            return Sample.model_validate(data)
+        except ValidationError as error:
+            return [e["loc"] for e in error.errors()]  # a text for metadata: refused by both
+
+    assert validated(record) == validated(general)

@@ -174,3 +174,19 @@ def test_the_demo_covers_every_case_in_both_languages():
     kb = {json.loads(line)["id"] for line in (EXAMPLES / "demo_kb.jsonl").open(encoding="utf-8")}
     for s in demo:
         assert set(s.retrieved_context_ids) <= kb and set(s.reference_context_ids) <= kb
+
+
+def test_plain_progress_of_a_phase_of_unknown_length_counts_without_percent_or_eta():
+    # A JSONL file is read and scored in one pass: its number of samples is not known.
+    clock = FakeClock()
+    reporter, out = plain(clock)
+    reporter.start("retrieval & text metrics", None)
+    for _ in range(4):
+        clock.now += 4
+        reporter.advance(1000)
+    reporter.stop()
+    assert out.getvalue().splitlines() == [
+        "retrieval & text metrics: started",
+        "retrieval & text metrics: 3000 done, 250 samples/s",
+        "retrieval & text metrics: 4000 done, 250 samples/s",
+    ]

@@ -33,7 +33,7 @@ class StopAfter(QuietProgress):
         self.n = n
         self.phase = ""
 
-    def start(self, phase: str, total: int) -> None:
+    def start(self, phase: str, total: int | None) -> None:
         self.phase = phase
 
     def advance(self, n=1, *, usage=None, failed=0):

@@ -170,3 +170,31 @@ def test_a_missing_file_is_refused_before_any_run_is_made(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such dataset file"):
         evaluate(tmp_path / "missing.jsonl", ["mrr"], run_dir=tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_new_run_scores_chunks_as_it_stores_them_and_a_resumed_one_reads_back(
+    tmp_path, small_chunks, monkeypatch
+):
+    import ragmeter.runner._evaluate as runner
+
+    batches = []
+    score_batch = runner._score_batch
+    monkeypatch.setattr(
+        runner,
+        "_score_batch",
+        lambda m, b, c: batches.append((m.name, len(b))) or score_batch(m, b, c),
+    )
+    path = good_file(tmp_path / "data.jsonl", 30)
+    first = evaluate(str(path), ["mrr"], run_dir=tmp_path / "run", batch_size=4)
+    # Chunks of 7 lines, each scored in batches of at most 4 as soon as it is stored.
+    assert batches == [("mrr", n) for n in [4, 3] * 4 + [2]]
+    expected_mrr = [1 / (i % 12 + 1) if i % 12 < 10 else 0.0 for i in range(30)]
+    assert first.scores("mrr") == expected_mrr
+    batches.clear()
+    again = evaluate(
+        str(path), ["mrr", "hit@1"], run_dir=tmp_path / "run", resume=True, batch_size=4
+    )
+    # Resumed: only the new metric is missing, its samples read back 4 at a time.
+    assert [n for _, n in batches if _ == "hit@1"] == [4] * 7 + [2]
+    assert again.scores("hit@1") == [1.0 if i % 12 == 0 else 0.0 for i in range(30)]
+    assert again.scores("mrr") == expected_mrr

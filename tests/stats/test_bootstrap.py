@@ -118,3 +118,26 @@ def test_95_percent_ci_covers_the_true_mean_about_95_percent_of_the_time(method,
     # Beta(2, 5) is skewed right like a strict metric's scores, Beta(8, 2) left like
     # faithfulness; n = 50 samples per synthetic run, 1000 runs.
     assert 0.92 <= coverage(method, a, b) <= 0.98
+
+
+def test_many_values_of_few_kinds_draw_counts_per_value_with_the_same_distribution(monkeypatch):
+    # 50,000 scores of 6 kinds (a retrieval metric's): resampled as multinomial counts per
+    # distinct value. The interval agrees with drawing every value (within Monte Carlo
+    # error) and with the normal theory of a mean of so many values.
+    import ragmeter.stats._bootstrap as bootstrap
+
+    x = np.random.default_rng(5).choice([0, 0.2, 0.4, 0.6, 0.8, 1.0], size=50_000)
+
+    def no_single_draws(*args):
+        raise AssertionError("each value was drawn")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(bootstrap, "_resampled_means", no_single_draws)
+        grouped = bootstrap_ci(x, n_resamples=4000, seed=1)
+    monkeypatch.setattr(bootstrap, "GROUPED_MIN_N", 10**9)
+    every = bootstrap_ci(x, n_resamples=4000, seed=1)
+    assert grouped.low == pytest.approx(every.low, abs=4e-4)
+    assert grouped.high == pytest.approx(every.high, abs=4e-4)
+    half = 1.96 * x.std(ddof=1) / np.sqrt(len(x))
+    assert grouped.high - grouped.low == pytest.approx(2 * half, rel=0.05)
+    assert grouped.low < x.mean() < grouped.high

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         retry_wait,
     )
     from ragmeter._services._limits import Limiter, LimitSettings, limiter_for, share_limits
+    from ragmeter._services._portable import Portable
     from ragmeter._services._sync import run_sync
     from ragmeter._services._types import Message, Role, Usage
     from ragmeter._services._usage import UsageLedger, estimate_tokens
@@ -42,6 +43,7 @@ __all__ = [
     "MemoryCache",
     "Message",
     "NullCache",
+    "Portable",
     "Role",
     "SQLiteCache",
     "StatusRejected",
@@ -86,6 +88,7 @@ _EXPORTS = _lazy.exports(
             "retry_wait",
         ),
         "ragmeter._services._limits": ("Limiter", "LimitSettings", "limiter_for", "share_limits"),
+        "ragmeter._services._portable": ("Portable",),
         "ragmeter._services._sync": ("run_sync",),
         "ragmeter._services._types": ("Message", "Role", "Usage"),
         "ragmeter._services._usage": ("UsageLedger", "estimate_tokens"),

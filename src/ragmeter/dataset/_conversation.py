@@ -102,6 +102,8 @@ def message_key(record: Mapping[Any, Any], column_map: Mapping[str, str] | None 
     for key, value in record.items():
         if (
             isinstance(value, list)
+            and value
+            and isinstance(value[0], Mapping)
             and canonical_name(_key(key, column_map)) == "user_input"
             and _is_message_list(value)
             and all("content" in m and ("type" in m or "role" in m) for m in value)

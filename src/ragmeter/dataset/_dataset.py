@@ -450,7 +450,11 @@ class Dataset(Sequence[Sample]):
         """
         problems: list[Problem] = []
         lookalikes: dict[tuple[str, ...], _Lookalike | None] = {}
+        # Each distinct need once: most samples have every field (checked first, quickly).
+        distinct = list({tuple(alts) for needs in requirements.values() for alts in needs})
         for sample, row, sample_id in zip(self.samples, self.rows, self.ids):
+            if all(any(getattr(sample, f) is not None for f in alts) for alts in distinct):
+                continue
             renamed: set[str] = set()
             for metric, needs in requirements.items():
                 for alternatives in needs:

@@ -91,6 +91,9 @@ JSON_VALUE_COLUMNS: frozenset[str] = frozenset(
     {"input", "output", "expected_output", "expectedOutput"}
 )
 
+#: :data:`SAMPLE_FIELDS` for look-ups.
+_CANONICAL_FIELDS: frozenset[str] = frozenset(SAMPLE_FIELDS)
+
 LIST_FIELDS: frozenset[str] = frozenset(
     {"retrieved_contexts", "retrieved_context_ids", "reference_contexts", "reference_context_ids"}
 )
@@ -104,7 +107,7 @@ def _id_to_str(value: Any) -> Any:
 
 
 def _ids_to_str(value: Any) -> Any:
-    if isinstance(value, list):
+    if isinstance(value, list) and not set(map(type, value)) <= {str}:
         return [_id_to_str(v) for v in value]
     return value
 
@@ -206,6 +209,15 @@ def canonical_record(
     ``column.key``. Keys that name no field go to ``metadata`` so that tags
     like ``question_type`` survive.
     """
+    if not column_map and _CANONICAL_FIELDS.issuperset(record):
+        metadata_given = record.get("metadata")
+        if metadata_given is None or isinstance(metadata_given, dict):
+            # Already ragmeter's names (most rows of a large file): what the loop below
+            # makes of it, metadata last and only when it holds something.
+            fields = {k: v for k, v in record.items() if k != "metadata"}
+            if metadata_given:
+                fields["metadata"] = dict(metadata_given)
+            return fields
     out: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
     names = {key: field_name(key, column_map) for key in record}

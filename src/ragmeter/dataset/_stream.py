@@ -25,6 +25,8 @@ from ragmeter.dataset._io import _check_is_file, _reason, read_jsonl_chunks
 from ragmeter.dataset._problems import Problem
 from ragmeter.dataset._sample import Sample
 
+#: The text a sample's record is hashed as (one encoder, not one per call).
+_canonical_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 #: Lines read, validated and handed on at a time.
 STREAM_CHUNK_SIZE = 1024
 
@@ -178,7 +180,7 @@ class DatasetFingerprint:
     def add_record(self, record: Mapping[str, Any]) -> None:
         """One sample given as its ``to_record()`` (for a caller that needs that dict too)."""
         # The bytes Dataset.fingerprint() hashes: the tests check that both agree.
-        self._digest.update(json.dumps(record, ensure_ascii=False, sort_keys=True).encode())
+        self._digest.update(_canonical_json(record).encode())
         self._digest.update(b"\n")
 
     def hexdigest(self) -> str:

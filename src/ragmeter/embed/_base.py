@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter._services import Cache, MemoryCache, Usage, UsageLedger, run_sync
+from ragmeter._services import Cache, MemoryCache, Portable, Usage, UsageLedger, run_sync
 
 Kind = Literal["query", "passage"]
 KINDS: tuple[str, ...] = ("query", "passage")
@@ -105,7 +105,7 @@ def cosine_similarity(a: Any, b: Any) -> Any:
     return scores
 
 
-class Embeddings(ABC):
+class Embeddings(Portable, ABC):
     """Asynchronous text embeddings: ``await embed(texts, kind=...)`` is an ``(n, dim)``
     float32 array of L2-normalised rows, in the order of ``texts``.
 
@@ -128,25 +128,13 @@ class Embeddings(ABC):
         self.batch_size = batch_size
         self._dimension: int | None = None
 
-    #: Attributes :meth:`__getstate__` leaves out (subclasses add theirs, e.g. HTTP clients).
+    #: A copy for another process (a cluster worker) gets a cache handle and usage ledger
+    #: afresh (the worker then gives it the shared cache); subclasses add their HTTP clients.
     _process_local: tuple[str, ...] = ("cache", "ledger")
 
-    def __getstate__(self) -> dict[str, Any]:
-        """A copy for another process (a cluster worker), without its cache handle and usage
-        ledger, which the copy gets afresh (the worker then gives it the shared cache)."""
-        state = dict(self.__dict__)
-        for name in self._process_local:
-            state.pop(name, None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _reopen(self) -> None:
         self.cache = MemoryCache()
         self.ledger = UsageLedger()
-        self._reopen()
-
-    def _reopen(self) -> None:  # noqa: B027 - optional hook
-        """Recreate, in a copy received from another process, what ``_process_local`` left out."""
 
     # -- what subclasses provide ----------------------------------------------------------
     @property
@@ -167,11 +155,11 @@ class Embeddings(ABC):
         """One uncached batch: an ``(len(texts), dim)`` array (normalised here afterwards).
         Adds calls and tokens to ``usage``."""
 
-    async def release_loop_resources(self) -> None:  # noqa: B027 - optional hook
+    async def release_loop_resources(self) -> None:
         """Free what belongs to the running event loop (called before a sync call's loop
         closes)."""
 
-    async def aclose(self) -> None:  # noqa: B027 - optional hook
+    async def aclose(self) -> None:
         """Release connections."""
 
     # -- public ---------------------------------------------------------------------------

@@ -82,6 +82,7 @@ class OpenAIEmbeddings(Embeddings):
     _process_local = (*Embeddings._process_local, "http", "limiter")
 
     def _reopen(self) -> None:
+        super()._reopen()
         self.http = endpoint_client(self.config, env_prefix=ENV_PREFIX)
         self.limiter = self.http.limiter
 

@@ -21,6 +21,7 @@ from ragmeter._services import (
     JudgeError,
     MemoryCache,
     Message,
+    Portable,
     Usage,
     UsageLedger,
     cache_key,
@@ -34,7 +35,7 @@ _CALL_USAGE: contextvars.ContextVar[Usage | None] = contextvars.ContextVar(
 )
 
 
-class Judge(ABC):
+class Judge(Portable, ABC):
     """Asynchronous structured generation: messages and an output schema in, a validated
     object (plus usage and, where available, verdict probabilities) out."""
 
@@ -51,29 +52,17 @@ class Judge(ABC):
         self.ledger = ledger if ledger is not None else UsageLedger()
         self._in_flight: dict[tuple[int, str], asyncio.Future[Judgment[Any]]] = {}
 
-    def __getstate__(self) -> dict[str, Any]:
-        """A copy for another process (a cluster worker): the same judge, without what
-        belongs to this process (its cache handle, usage ledger and calls in flight), which
-        the copy gets afresh; the worker then gives it the cluster's shared cache."""
-        state = dict(self.__dict__)
-        for name in self._process_local:
-            state.pop(name, None)
-        return state
+    #: A copy for another process (a cluster worker) is the same judge without its cache
+    #: handle, usage ledger and calls in flight, which it gets afresh (the worker then gives
+    #: it the cluster's shared cache); subclasses add theirs (e.g. HTTP clients).
+    _process_local: tuple[str, ...] = ("cache", "ledger", "_in_flight")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _reopen(self) -> None:
         self.cache = MemoryCache()
         self.ledger = UsageLedger()
         self._in_flight = {}
-        self._reopen()
 
-    #: Attributes :meth:`__getstate__` leaves out (subclasses add theirs, e.g. HTTP clients).
-    _process_local: tuple[str, ...] = ("cache", "ledger", "_in_flight")
-
-    def _reopen(self) -> None:  # noqa: B027 - optional hook
-        """Recreate, in a copy received from another process, what ``_process_local`` left out."""
-
-    async def release_loop_resources(self) -> None:  # noqa: B027 - optional hook
+    async def release_loop_resources(self) -> None:
         """Free what belongs to the running event loop (called before a sync run's loop
         closes, e.g. the HTTP client of an endpoint judge)."""
 

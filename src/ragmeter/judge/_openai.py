@@ -256,6 +256,7 @@ class OpenAIJudge(Judge):
     _process_local = (*Judge._process_local, "http", "limiter")
 
     def _reopen(self) -> None:
+        super()._reopen()
         self.http = endpoint_client(self.config)
         self.limiter = self.http.limiter
 

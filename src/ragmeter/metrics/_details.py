@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
+from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
 
@@ -465,6 +466,11 @@ class Details(Mapping[str, Any]):
             if getattr(self, f.name) not in ((), None, {})
         ]
         return f"Details({', '.join(shown)})"
+
+
+#: The details of a result that has none: one shared instance (a large retrieval run makes
+#: millions of results), its ``extra`` read-only.
+NO_DETAILS = Details(extra=MappingProxyType({}))
 
 
 def _records(value: Any, parse: Callable[[Any], R], record: type[R]) -> tuple[R, ...] | None:

@@ -248,6 +248,7 @@ class EvaluationResult:
         self.skipped: list[InvalidRow] = list(skipped or [])
         self.store = store
         self._aggregates: dict[str, Aggregate] | None = None
+        self._score_columns: dict[str, _ScoreColumn] = {}
 
     @classmethod
     def from_store(cls, store: RunDatabase) -> EvaluationResult:
@@ -293,23 +294,21 @@ class EvaluationResult:
             return list(self.store.sample_ids())
         return [s.sample_id for s in self.samples]
 
-    def _stored_rows(self) -> Iterator[dict[str, Any]]:
-        """:meth:`SampleResult.to_dict` of every sample, straight from the stored JSON (each
-        record and result was stored as its ``to_dict()``: no object is rebuilt)."""
+    def _stored_lines(self) -> Iterator[str]:
+        """The JSON text of :meth:`SampleResult.to_dict` of every sample, made from the stored
+        JSON texts as they are (each record and result was stored as ``json.dumps`` of its
+        ``to_dict()`` writes it): nothing is decoded, rebuilt or encoded again."""
         assert self.store is not None
-        missing = self._missing().to_dict()
-        names = [m.name for m in self.metrics]
-        for index, row, sample_id, record, results, usage in self.store.iter_samples():
-            out = {
-                "index": index,
-                "row": row,
-                "id": sample_id,
-                "sample": record,
-                "metrics": {name: results.get(name, missing) for name in names},
-            }
-            if usage is not None:
-                out["usage"] = usage
-            yield out
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        missing = encode(self._missing().to_dict())
+        keys = [(m.name, encode(m.name)) for m in self.metrics]
+        for index, row, sample_id, record, results, usage in self.store.iter_stored_json():
+            metrics = ", ".join(f"{key}: {results.get(name, missing)}" for name, key in keys)
+            used = "" if usage is None else f', "usage": {encode(json.loads(usage))}'
+            yield (
+                f'{{"index": {index}, "row": {row}, "id": {encode(sample_id)}, '
+                f'"sample": {record}, "metrics": {{{metrics}}}{used}}}'
+            )
 
     def __iter__(self) -> Iterator[SampleResult]:
         return iter(self._samples) if self._samples is not None else self._stream()
@@ -322,8 +321,17 @@ class EvaluationResult:
 
     def _pairs(self, metric: str) -> Iterator[tuple[str, float | None]]:
         if self._samples is None and self.store is not None:
-            return self.store.scores(metric)
+            return self._stored_scores(metric).pairs()
         return ((s.scores[metric].status.value, s.scores[metric].score) for s in self.samples)
+
+    def _stored_scores(self, metric: str) -> _ScoreColumn:
+        """``metric``'s (status, score) per sample, read from the store once (aggregates,
+        intervals, breakdowns and diagnosis each read them) and kept in 9 bytes a sample."""
+        column = self._score_columns.get(metric)
+        if column is None:
+            assert self.store is not None
+            column = self._score_columns[metric] = _ScoreColumn(self.store.scores(metric))
+        return column
 
     @property
     def aggregates(self) -> dict[str, Aggregate]:
@@ -542,14 +550,15 @@ class EvaluationResult:
     def to_jsonl(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        rows = (
-            self._stored_rows()
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        lines = (
+            self._stored_lines()
             if self._samples is None and self.store is not None
-            else (sample.to_dict() for sample in self)
+            else (encode(sample.to_dict()) for sample in self)
         )
         with path.open("w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            for line in lines:
+                handle.write(line + "\n")
         return path
 
     def _flat_rows(self) -> Iterator[dict[str, Any]]:
@@ -632,6 +641,31 @@ class EvaluationResult:
 #: ``ragmeter show``, seed 0).
 REPR_METRICS = 6
 REPR_CI_RESAMPLES = 2_000
+
+
+class _ScoreColumn:
+    """One metric's (status, score) per sample, compact: a status code and a float each."""
+
+    def __init__(self, pairs: Iterable[tuple[str, float | None]]) -> None:
+        self._statuses: list[str] = []
+        codes: dict[str, int] = {}
+        self._codes = array("B")
+        self._scores = array("d")
+        for status, score in pairs:
+            code = codes.get(status)
+            if code is None:
+                code = codes[status] = len(self._statuses)
+                self._statuses.append(status)
+            self._codes.append(code)
+            self._scores.append(_NO_SCORE if score is None else score)
+
+    def pairs(self) -> Iterator[tuple[str, float | None]]:
+        statuses = self._statuses
+        for code, score in zip(self._codes, self._scores):
+            yield statuses[code], None if score != score else score  # NaN: no score
+
+
+_NO_SCORE = float("nan")
 
 
 def _service_lines(config: dict[str, Any], usage: dict[str, Any]) -> list[str]:

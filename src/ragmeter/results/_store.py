@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.judge import Usage
-from ragmeter.metrics import MetricResult
+from ragmeter.metrics import MetricResult, Status
 
 STORE_FILE = "run.db"
 SCHEMA_VERSION = 1
@@ -57,6 +57,31 @@ CREATE TABLE IF NOT EXISTS results (
 """
 #: The tables every run database has (``meta`` is made first).
 _TABLES = frozenset({"meta", "samples", "results"})
+#: How records and results are stored as text (one encoder: ``json.dumps`` with options makes
+#: a new one per call). ``results.jsonl`` is written from these texts as they are.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+_OK = Status.OK  # looked up once: an enum member's lookup is a descriptor call
+
+
+def result_json(result: MetricResult) -> str:
+    """``result.to_dict()`` as stored: the JSON text ``json.dumps(..., ensure_ascii=False)``
+    writes, made directly for a plain ok score (most results of a large retrieval run).
+
+    >>> result_json(MetricResult.ok(0.5))
+    '{"score": 0.5, "status": "ok"}'
+    >>> result_json(MetricResult.not_applicable("none"))
+    '{"score": null, "status": "not_applicable", "reason": "none"}'
+    """
+    score = result.score
+    if (
+        type(score) is float
+        and result.status is _OK
+        and result.reason is None
+        and result.error is None
+        and not result.details
+    ):
+        return f'{{"score": {float.__repr__(score)}, "status": "ok"}}'
+    return _encode(result.to_dict())
 
 
 class RunStorageError(OSError):
@@ -372,8 +397,8 @@ class RunDatabase:
                         index,
                         row,
                         sample_id,
-                        json.dumps(record, ensure_ascii=False),
-                        json.dumps(tags_of(record.get("metadata") or {}), ensure_ascii=False),
+                        _encode(record),
+                        _encode(tags_of(record["metadata"])) if record.get("metadata") else "{}",
                     )
                     for index, row, sample_id, record in rows
                 ),
@@ -404,7 +429,7 @@ class RunDatabase:
                         metric,
                         result.status.value,
                         result.score,
-                        json.dumps(result.to_dict(), ensure_ascii=False),
+                        result_json(result),
                     )
                     for index, metric, result in results
                 ),
@@ -589,6 +614,21 @@ class RunDatabase:
     ) -> Iterator[tuple[int, int, str, dict[str, Any], dict[str, dict[str, Any]], Any]]:
         """(index, row, id, sample record, {metric: result dict}, usage) in dataset order,
         read ``batch`` samples at a time."""
+        for index, row, sample_id, record, results, usage in self.iter_stored_json(batch):
+            yield (
+                index,
+                row,
+                sample_id,
+                json.loads(record),
+                {metric: json.loads(text) for metric, text in results.items()},
+                None if usage is None else json.loads(usage),
+            )
+
+    def iter_stored_json(
+        self, batch: int = 500
+    ) -> Iterator[tuple[int, int, str, str, dict[str, str], str | None]]:
+        """:meth:`iter_samples` with the record, each result and the usage as their stored
+        JSON text, not decoded (``results.jsonl`` is written from them as they are)."""
         last = -1
         while True:
             with self._lock:
@@ -603,18 +643,11 @@ class RunDatabase:
                     "SELECT idx, metric, result FROM results WHERE idx BETWEEN ? AND ?",
                     (samples[0][0], samples[-1][0]),
                 ).fetchall()
-            by_index: dict[int, dict[str, dict[str, Any]]] = {}
+            by_index: dict[int, dict[str, str]] = {}
             for index, metric, text in results:
-                by_index.setdefault(index, {})[metric] = json.loads(text)
+                by_index.setdefault(index, {})[metric] = text
             for index, row, sample_id, record, usage in samples:
-                yield (
-                    index,
-                    row,
-                    sample_id,
-                    json.loads(record),
-                    by_index.get(index, {}),
-                    None if usage is None else json.loads(usage),
-                )
+                yield index, row, sample_id, record, by_index.get(index, {}), usage
             last = samples[-1][0]
 
 

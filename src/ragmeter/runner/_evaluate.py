@@ -79,17 +79,6 @@ def check_inputs(
     return dataset.without_rows(problems) if problems else dataset
 
 
-def _backend(backend: str | RayBackend) -> RayBackend | None:
-    """The cluster to run on (``None``: this process)."""
-    if isinstance(backend, RayBackend):
-        return backend
-    if backend == "local":
-        return None
-    if backend == "ray":
-        return RayBackend()
-    raise ValueError(f"backend must be 'local', 'ray' or a RayBackend, got {backend!r}")
-
-
 def _score_batch(metric: Metric, batch: Sequence[Any], context: BatchContext) -> list[MetricResult]:
     try:
         return metric.score_batch(batch, context)
@@ -239,7 +228,7 @@ async def aevaluate(
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
-    cluster = _backend(backend)
+    cluster = RayBackend.of(backend)
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
     if max_cost is not None:
         check_budget(max_cost, resolved, judge)  # before anything runs or is written
@@ -273,21 +262,29 @@ async def aevaluate(
         MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
         for m in resolved
     ]
-    store = _open_store(run_dir, resume, chunks, infos, record, repeats)
+    reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
+    judged = [m for m in resolved if isinstance(m, SampleMetric)]
+    plain = [m for m in resolved if not isinstance(m, SampleMetric)]
+    # A new run scores the metrics without a judge as its samples are stored, while they are
+    # in memory: a resumed run reads back the samples that miss a result.
+    scorer = _PlainScorer(plain, batch_size, reporter, None if streamed else len(data))
+    try:
+        store = _open_store(run_dir, resume, chunks, infos, record, repeats, scorer)
+    except BaseException:
+        reporter.stop()
+        raise
     noted = {"column_warnings": column_notes} if column_notes else {}
     if named_tags is not None:
         noted["tags"] = named_tags
     if noted:
         store.set_meta("config", {**(store.get_meta("config") or {}), **noted})
     samples = _StoredSamples(store) if streamed else _InMemory(data)
-    reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
-    judged = [m for m in resolved if isinstance(m, SampleMetric)]
-    plain = [m for m in resolved if not isinstance(m, SampleMetric)]
     session = _Session(store, reporter, repeats)
     session.max_cost = max_cost
     session.cluster = cluster
     try:
-        _score_plain(samples, plain, store, batch_size, reporter)
+        if not scorer.scored_all:
+            scorer.score_missing(samples, store)
         if judged:
             await session.score_judged(samples, judged, judge, embeddings, language, concurrency)
     finally:
@@ -344,11 +341,13 @@ def _open_store(
     infos: list[MetricInfo],
     record: Mapping[str, Any] | None,
     repeats: int,
+    scorer: _PlainScorer,
 ) -> RunDatabase:
     """A new store for the run holding the samples of ``chunks`` (a checked dataset, or the
     checked chunks of a streamed file), or the existing one of a run being resumed, whose
     samples must be the same (same fingerprint). A new store that cannot be filled (bad input
     found while streaming, an interrupt) is removed, so the run can start again in its place.
+    A new store's samples are scored by ``scorer`` as they are stored.
     """
     path = None if run_dir is None else Path(run_dir) / STORE_FILE
     resuming = path is not None and path.exists()
@@ -364,7 +363,9 @@ def _open_store(
     made_dir = run_dir is not None and not Path(run_dir).exists()
     store = RunDatabase(path)
     try:
-        fingerprint, source, counts, skipped = _fill(None if resuming else store, chunks)
+        fingerprint, source, counts, skipped = _fill(
+            None if resuming else store, chunks, None if resuming else scorer
+        )
         if resuming:
             _check_resumable(store, str(run_dir), fingerprint, infos, repeats)
     except BaseException:
@@ -390,11 +391,11 @@ def _open_store(
 
 
 def _fill(
-    store: RunDatabase | None, chunks: Iterable[Dataset]
+    store: RunDatabase | None, chunks: Iterable[Dataset], scorer: _PlainScorer | None = None
 ) -> tuple[str, str | None, dict[str, int], list[InvalidRow]]:
     """The fingerprint of the samples of ``chunks``, their source, their counts and
     the rows left out; each chunk's samples go to ``store`` as they come (None: a resumed run,
-    which already holds them)."""
+    which already holds them), then to ``scorer``."""
     fingerprint = DatasetFingerprint()
     skipped: list[InvalidRow] = []
     source: str | None = None
@@ -409,6 +410,8 @@ def _fill(
                 (n + offset, row, sample_id, one)
                 for offset, (one, row, sample_id) in enumerate(zip(records, chunk.rows, chunk.ids))
             )
+            if scorer is not None:
+                scorer.score_new(store, n, chunk.samples)
         n += len(records)
         skipped += chunk.invalid
     counts = {"n_samples": n, "n_skipped": len(skipped)}
@@ -498,6 +501,8 @@ class _StoredSamples:
         ]
 
 
+#: The progress display's name for scoring the metrics without a judge.
+PLAIN_PHASE = "retrieval & text metrics"
 #: Samples whose missing results are looked up at a time (bounds the runner's memory).
 TODO_CHUNK = 1024
 #: Seconds between writes of the in-flight samples' usage to the run's file.
@@ -511,30 +516,68 @@ def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tup
         yield from store.todo(names, start, start + TODO_CHUNK).items()
 
 
-def _score_plain(
-    samples: _SampleSource,
-    metrics: list[Metric],
-    store: RunDatabase,
-    batch_size: int,
-    reporter: ProgressReporter,
-) -> None:
-    """Metrics without a judge, vectorised over batches of samples."""
-    if not metrics or not (total := store.count_todo([m.name for m in metrics])):
-        return
-    reporter.start("retrieval & text metrics", total)
-    todo = _todo(store, metrics, len(samples))
-    while chunk := list(itertools.islice(todo, batch_size)):
-        batch = [sample for _, sample in samples.samples_at([index for index, _ in chunk])]
-        wanted = {index: set(names) for index, names in chunk}
+class _PlainScorer:
+    """The metrics without a judge, vectorised over batches of ``batch_size`` samples, their
+    results recorded batch by batch. A new run's samples are scored as they are stored
+    (:meth:`score_new`, ``total`` of them, ``None`` while a file is streamed); what a run
+    still misses (a resumed run, a new metric) is read back and scored by :meth:`score_missing`.
+    """
+
+    def __init__(
+        self,
+        metrics: list[Metric],
+        batch_size: int,
+        reporter: ProgressReporter,
+        total: int | None,
+    ) -> None:
+        self.metrics = metrics
+        self.batch_size = batch_size
+        self.reporter = reporter
+        self.total = total
+        #: Whether every sample was scored as it was stored (nothing is left to read back).
+        self.scored_all = False
+        self._started = False
+
+    def score_new(self, store: RunDatabase, start: int, samples: Sequence[Sample]) -> None:
+        """Score ``samples``, just stored from index ``start`` on."""
+        if not self.metrics:
+            return
+        if not self._started:
+            self.reporter.start(PLAIN_PHASE, self.total)
+            self._started = True
+        for offset in range(0, len(samples), self.batch_size):
+            batch = samples[offset : offset + self.batch_size]
+            indexes = range(start + offset, start + offset + len(batch))
+            self._score(store, batch, [(index, None) for index in indexes])
+        self.scored_all = True  # read by aevaluate once the store is filled
+
+    def score_missing(self, samples: _SampleSource, store: RunDatabase) -> None:
+        """Score what the run still misses: never computed, or failed."""
+        if not self.metrics or not (total := store.count_todo([m.name for m in self.metrics])):
+            return
+        self.reporter.start(PLAIN_PHASE, total)
+        todo = _todo(store, self.metrics, len(samples))
+        while chunk := list(itertools.islice(todo, self.batch_size)):
+            batch = [sample for _, sample in samples.samples_at([index for index, _ in chunk])]
+            self._score(store, batch, [(index, set(names)) for index, names in chunk])
+
+    def _score(
+        self,
+        store: RunDatabase,
+        batch: Sequence[Sample],
+        wanted: Sequence[tuple[int, set[str] | None]],
+    ) -> None:
+        """Score ``batch`` and record, for each sample's index, the metrics it wants (None:
+        all of them)."""
         context = BatchContext()
         written: list[tuple[int, str, MetricResult]] = []
-        for metric in metrics:
-            for (index, _), result in zip(chunk, _score_batch(metric, batch, context)):
-                if metric.name in wanted[index]:
+        for metric in self.metrics:
+            for (index, names), result in zip(wanted, _score_batch(metric, batch, context)):
+                if names is None or metric.name in names:
                     written.append((index, metric.name, result))
         store.put_results(written)
-        failed = sum(r.status is Status.FAILED for _, _, r in written)
-        reporter.advance(len(chunk), failed=failed)
+        failed = Status.FAILED
+        self.reporter.advance(len(wanted), failed=sum(r.status is failed for _, _, r in written))
 
 
 class _Session:

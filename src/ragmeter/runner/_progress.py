@@ -23,7 +23,10 @@ from ragmeter.judge import Usage
 
 
 class ProgressReporter(Protocol):
-    def start(self, phase: str, total: int) -> None: ...
+    def start(self, phase: str, total: int | None) -> None:
+        """A phase of ``total`` samples begins (``None``: not known yet, e.g. while a file
+        is read and scored in one pass)."""
+        ...
 
     def advance(self, n: int = 1, *, usage: Usage | None = None, failed: int = 0) -> None: ...
 
@@ -33,7 +36,7 @@ class ProgressReporter(Protocol):
 class QuietProgress:
     """Shows nothing (tests, ``--quiet``, a library call without a terminal)."""
 
-    def start(self, phase: str, total: int) -> None:
+    def start(self, phase: str, total: int | None) -> None:
         pass
 
     def advance(self, n: int = 1, *, usage: Usage | None = None, failed: int = 0) -> None:
@@ -72,7 +75,7 @@ class RichProgress:
             text += f" · [red]failed {self._failed}[/red]"
         return text
 
-    def start(self, phase: str, total: int) -> None:
+    def start(self, phase: str, total: int | None) -> None:
         if self._task is None:
             self._progress.start()
         else:
@@ -115,7 +118,7 @@ class PlainProgress:
         self._usage = Usage()
         self._failed = 0
         self._phase: str | None = None
-        self._total = 0
+        self._total: int | None = 0
         self._done = 0
         self._started = 0.0
         self._last_line = 0.0
@@ -130,7 +133,9 @@ class PlainProgress:
     def _status(self) -> str:
         done, total = self._done, self._total
         share = f" ({done * 100 // total}%)" if total else ""
-        parts = [f"{self._phase}: {done}/{total}{share}"]
+        parts = [
+            f"{self._phase}: " + (f"{done} done" if total is None else f"{done}/{total}{share}")
+        ]
         if self._failed:
             parts.append(f"{self._failed} failed")
         u = self._usage
@@ -145,17 +150,17 @@ class PlainProgress:
                 parts.append(f"{per_sample:.1f} s/sample")
             elif per_sample > 0:
                 parts.append(f"{1 / per_sample:.0f} samples/s")
-            if done < total:
+            if total is not None and done < total:
                 parts.append(f"ETA {_duration(per_sample * (total - done))}")
-            else:
+            elif total is not None:
                 parts.append(f"took {_duration(elapsed)}")
         return ", ".join(parts)
 
-    def start(self, phase: str, total: int) -> None:
+    def start(self, phase: str, total: int | None) -> None:
         self._finish_phase()
         self._phase, self._total, self._done = phase, total, 0
         self._started = self._clock()
-        self._print(f"{phase}: {total} to do")
+        self._print(f"{phase}: {'started' if total is None else f'{total} to do'}")
 
     def advance(self, n: int = 1, *, usage: Usage | None = None, failed: int = 0) -> None:
         if usage is not None:

@@ -71,6 +71,22 @@ class RayBackend:
     worker_cpus: float = 1.0
     local_endpoint: str | None = None
 
+    @classmethod
+    def of(cls, backend: str | RayBackend) -> RayBackend | None:
+        """The cluster a ``backend`` argument names: ``"local"`` (``None``: this process),
+        ``"ray"`` (the defaults) or a ``RayBackend``; anything else is a ``ValueError``.
+
+        >>> RayBackend.of("local") is None, RayBackend.of("ray")
+        (True, RayBackend(address=None, workers=None, worker_cpus=1.0, local_endpoint=None))
+        """
+        if isinstance(backend, RayBackend):
+            return backend
+        if backend == "local":
+            return None
+        if backend == "ray":
+            return cls()
+        raise ValueError(f"backend must be 'local', 'ray' or a RayBackend, got {backend!r}")
+
     def describe(self) -> dict[str, Any]:
         return {
             "kind": "ray",
@@ -341,18 +357,17 @@ class Worker:
         share_limits(limiter)  # before the services are unpacked: their clients take limiters
         self.setup: Any = cloudpickle.loads(payload)
         self.services = _services_of(self.setup)
-        for service, slot in zip(self.services, cache_slots):
-            service.cache = NullCache() if slot is None else _RemoteCache(cache_service, slot)
-        if local_endpoint is not None:
+        if local_endpoint is not None:  # first: pointing a judge elsewhere reopens it
             url = os.path.expandvars(local_endpoint)
             for judge in _judges_of(self.setup):
                 _point_at(judge, url)
+        for service, slot in zip(self.services, cache_slots):
+            service.cache = NullCache() if slot is None else _RemoteCache(cache_service, slot)
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, name="ragmeter-worker", daemon=True).start()
 
-    def ready(self) -> dict[str, Any]:
-        ray = _ray()
-        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id()}
+    def ready(self) -> None:
+        """Answers once the actor is made (its constructor unpacked the services)."""
 
     def call(self, work: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
         """``await work(services, *args)`` on this worker's loop (``work``: a module-level
@@ -461,7 +476,7 @@ class WorkerPool:
         ray = self.ray
         refs = [slot.handle.ready.remote() for slot in slots]
         try:
-            self.nodes = ray.get(refs, timeout=WORKER_START_TIMEOUT_S)
+            ray.get(refs, timeout=WORKER_START_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError as error:
             raise RayBackendError(
                 f"the Ray cluster did not start {len(slots)} workers of "

@@ -76,6 +76,7 @@ class ScriptedJudge(Judge):
     _process_local = (*Judge._process_local, "_lock")
 
     def _reopen(self) -> None:
+        super()._reopen()
         self._lock = threading.Lock()
 
     def likelihood_probability(self, task: str, language: str, gain: float) -> float:

@@ -158,8 +158,7 @@ async def agenerate_testset(
     backend: str | RayBackend = "local",
 ) -> GeneratedTestset:
     """Generate ``n`` test questions from ``documents``; see :func:`generate_testset`."""
-    if backend not in ("local", "ray") and not isinstance(backend, RayBackend):
-        raise ValueError(f"backend must be 'local', 'ray' or a RayBackend, got {backend!r}")
+    cluster = RayBackend.of(backend)  # a bad value is refused before anything runs
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     weights = parse_mix(mix)
@@ -212,8 +211,7 @@ async def agenerate_testset(
     if graph is None:
         stats = BuildStats()
         progress.start("reading chunks", len(chunks))
-        cluster = RayBackend() if backend == "ray" else backend
-        workers = cluster.start(judge) if isinstance(cluster, RayBackend) else None
+        workers = cluster.start(judge) if cluster is not None else None
         try:
             graph = await abuild_graph(
                 chunks,

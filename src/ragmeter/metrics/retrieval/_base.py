@@ -86,7 +86,8 @@ class RankingMetric(BatchMetric):
 
     def sample_problem(self, sample: Sample) -> str | None:
         """Why this metric cannot score ``sample`` although it has the fields (its grades are
-        unusable), or None. Such a sample fails with the reason; the others are unaffected."""
+        unusable), or None. Such a sample fails with the reason; the others are unaffected.
+        Asked only of samples with graded ``relevance``."""
         return grade_problem(sample.relevance) if sample.relevance else None
 
     def score_batch(
@@ -105,12 +106,16 @@ class RankingMetric(BatchMetric):
         # others' scores as they are, and are reported per sample below.
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             scores = self.compute(judgments)
+        # What the samples lack: the same for every ranking metric with these needs.
+        lacking = context.memo(
+            ("ranking-missing", self.requires),
+            lambda: [self.missing_fields(sample) for sample in samples],
+        )
         results = []
-        for sample, score, n_relevant in zip(
-            samples, scores.tolist(), judgments.n_relevant.tolist()
+        for sample, missing, score, n_relevant in zip(
+            samples, lacking, scores.tolist(), judgments.n_relevant.tolist()
         ):
-            missing = self.missing_fields(sample)
-            problem = None if missing else self.sample_problem(sample)
+            problem = self.sample_problem(sample) if sample.relevance and not missing else None
             if missing:
                 results.append(missing_fields_result(missing))
             elif problem is not None:
@@ -125,5 +130,5 @@ class RankingMetric(BatchMetric):
             elif n_relevant == 0 and not self.defined_without_relevant:
                 results.append(MetricResult.not_applicable(NO_RELEVANT))
             else:
-                results.append(MetricResult.ok(score))
+                results.append(MetricResult.ok_finite(score))
         return results
