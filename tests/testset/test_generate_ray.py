@@ -1,5 +1,6 @@
-"""Reading the chunks of a test set on a real local Ray cluster (tests/_ray_cluster.py):
-the same graph and questions as in this process, each chunk read once."""
+"""Generating a test set on a real local Ray cluster (tests/_ray_cluster.py): the chunks
+read and the questions written and checked on the workers give the same graph and questions
+as in this process, with the same calls."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _questions(result):
     return [(s.user_input, s.reference, s.reference_context_ids) for s in result.samples]
 
 
-def test_the_chunks_are_read_on_the_workers_with_the_same_outcome(cluster: str) -> None:
+def test_chunks_read_and_questions_written_on_workers_give_the_same_outcome(cluster: str) -> None:
     chunks = [*ENGLISH, *CHINESE]
     local_judge = scripted_testset_judge()
     local = generate_testset(
@@ -49,11 +50,13 @@ def test_the_chunks_are_read_on_the_workers_with_the_same_outcome(cluster: str) 
             node.entities,
             node.keyphrases,
         )
-    # The 10 chunk readings happened on the workers, not with this process's judge: its
-    # calls are the personas, questions and checks only (the local judge made those and
-    # the 10 readings).
-    assert local_judge.n_calls - judge.n_calls == len(chunks)
+    # The chunk readings, the questions and their checks happened on the workers, with the
+    # same number of calls as here; this process's judge only chose the personas.
     assert remote.usage["graph"].calls == local.usage["graph"].calls == len(chunks)
+    for phase in ("questions", "answerability"):
+        assert remote.usage[phase].calls == local.usage[phase].calls > 0
+    assert judge.n_calls == remote.usage["personas"].calls == local.usage["personas"].calls
+    assert local_judge.n_calls == sum(u.calls for u in local.usage.values())
 
 
 def test_an_unknown_backend_is_refused() -> None:

@@ -181,131 +181,136 @@ async def agenerate_testset(
     usage: dict[str, Usage] = {}
     versions: set[str] = set()
 
-    # 1. the graph
-    if isinstance(graph, (str, os.PathLike)):
-        graph = KnowledgeGraph.load(graph)
-    if graph is not None and link is not None:
-        graph.link(link)
-    if graph is None:
-        chunks = as_chunks(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
-        if not chunks:
-            raise ValueError("no text to generate questions from: the documents are empty")
-    else:
-        chunks = []
-    texts = (
-        [(c.id, c.text) for c in chunks]
-        if graph is None
-        else [(node.id, node.text) for node in graph.nodes.values()]
-    )
-    corpus = hashlib.sha256("\n".join(f"{i}\t{t}" for i, t in texts).encode("utf-8")).hexdigest()
-    work.prepare(
-        {
-            "format": WORK_FORMAT,
-            "corpus": corpus,
-            "judge": judge.identity,
-            "embeddings": embeddings.identity,
-            "language": language,
-        },
-        resume,
-    )
-    if graph is None:
-        stats = BuildStats()
-        progress.start("reading chunks", len(chunks))
-        workers = cluster.start(judge) if cluster is not None else None
-        try:
-            graph = await abuild_graph(
-                chunks,
-                judge=judge,
-                embeddings=embeddings,
-                language=language,
-                settings=link,
-                checkpoint=work.file("nodes.jsonl"),
-                on_progress=lambda done, used: progress.advance(done, usage=used),
-                stats=stats,
-                workers=workers,
+    # A Ray cluster's workers read the chunks and write and check the questions.
+    workers = cluster.start(judge) if cluster is not None else None
+    try:
+        # 1. the graph
+        if isinstance(graph, (str, os.PathLike)):
+            graph = KnowledgeGraph.load(graph)
+        if graph is not None and link is not None:
+            graph.link(link)
+        if graph is None:
+            chunks = as_chunks(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+            if not chunks:
+                raise ValueError("no text to generate questions from: the documents are empty")
+        else:
+            chunks = []
+        texts = (
+            [(c.id, c.text) for c in chunks]
+            if graph is None
+            else [(node.id, node.text) for node in graph.nodes.values()]
+        )
+        listed = "\n".join(f"{i}\t{t}" for i, t in texts)
+        corpus = hashlib.sha256(listed.encode("utf-8")).hexdigest()
+        work.prepare(
+            {
+                "format": WORK_FORMAT,
+                "corpus": corpus,
+                "judge": judge.identity,
+                "embeddings": embeddings.identity,
+                "language": language,
+            },
+            resume,
+        )
+        if graph is None:
+            stats = BuildStats()
+            progress.start("reading chunks", len(chunks))
+            try:
+                graph = await abuild_graph(
+                    chunks,
+                    judge=judge,
+                    embeddings=embeddings,
+                    language=language,
+                    settings=link,
+                    checkpoint=work.file("nodes.jsonl"),
+                    on_progress=lambda done, used: progress.advance(done, usage=used),
+                    stats=stats,
+                    workers=workers,
+                )
+            finally:
+                progress.stop()
+            usage["graph"] = stats.usage
+            versions |= stats.prompt_versions
+            graph_file = work.file("graph.json")
+            if graph_file is not None:
+                graph.save(graph_file)
+        versions |= set(graph.meta.get("prompt_versions", []))
+        if not graph.analysed:
+            errors = Counter(node.error for node in graph.nodes.values())
+            raise JudgeError(
+                f"the judge could not read any of the {len(graph.nodes)} chunks; most common "
+                f"error: {errors.most_common(1)[0][0]}"
             )
+
+        # 2. personas
+        languages = {language} if language else {node.language for node in graph.analysed}
+        corpus_language: Language = (
+            language or Counter(node.language for node in graph.analysed).most_common(1)[0][0]
+        )
+        rng = random.Random(seed)
+        chosen_personas, persona_usage, persona_note = await _personas(
+            personas, graph, judge, corpus_language, rng, work
+        )
+        usage["personas"] = persona_usage.usage
+        versions |= persona_usage.prompt_versions
+
+        # 3. questions
+        writer = Writer(
+            graph=graph,
+            judge=judge,
+            embeddings=embeddings,
+            personas=chosen_personas,
+            styles=list(styles),
+            lengths=list(lengths),
+            rng=rng,
+            dedup_threshold=dedup_threshold,
+            concurrency=concurrency,
+            work=work,
+            attempts_per_question=attempts_per_question,
+            workers=workers,
+        )
+        accounting = SizeAccounting(requested=n)
+        if persona_note:
+            accounting.notes.append(persona_note)
+        progress.start("writing questions", n)
+        try:
+            samples = await writer.run(n, weights, languages, accounting, progress)
         finally:
             progress.stop()
-            if workers is not None:
-                await workers.close()
-        usage["graph"] = stats.usage
-        versions |= stats.prompt_versions
-        graph_file = work.file("graph.json")
-        if graph_file is not None:
-            graph.save(graph_file)
-    versions |= set(graph.meta.get("prompt_versions", []))
-    if not graph.analysed:
-        errors = Counter(node.error for node in graph.nodes.values())
-        raise JudgeError(
-            f"the judge could not read any of the {len(graph.nodes)} chunks; most common "
-            f"error: {errors.most_common(1)[0][0]}"
+        usage["questions"] = writer.usage_writing
+        usage["answerability"] = writer.usage_checking
+        versions |= writer.prompt_versions
+        result = GeneratedTestset(
+            samples=samples,
+            accounting=accounting,
+            graph=graph,
+            personas=chosen_personas,
+            usage=usage,
+            prompt_versions=sorted(versions),
+            settings={
+                "n": n,
+                "mix": weights,
+                "styles": list(styles),
+                "lengths": list(lengths),
+                "seed": seed,
+                "language": language,
+                "dedup_threshold": dedup_threshold,
+                "attempts_per_question": attempts_per_question,
+                "link": asdict(graph.settings),
+                "judge": judge.describe(),
+                "embeddings": embeddings.describe(),
+            },
         )
-
-    # 2. personas
-    languages = {language} if language else {node.language for node in graph.analysed}
-    corpus_language: Language = (
-        language or Counter(node.language for node in graph.analysed).most_common(1)[0][0]
-    )
-    rng = random.Random(seed)
-    chosen_personas, persona_usage, persona_note = await _personas(
-        personas, graph, judge, corpus_language, rng, work
-    )
-    usage["personas"] = persona_usage.usage
-    versions |= persona_usage.prompt_versions
-
-    # 3. questions
-    writer = Writer(
-        graph=graph,
-        judge=judge,
-        embeddings=embeddings,
-        personas=chosen_personas,
-        styles=list(styles),
-        lengths=list(lengths),
-        rng=rng,
-        dedup_threshold=dedup_threshold,
-        concurrency=concurrency,
-        work=work,
-        attempts_per_question=attempts_per_question,
-    )
-    accounting = SizeAccounting(requested=n)
-    if persona_note:
-        accounting.notes.append(persona_note)
-    progress.start("writing questions", n)
-    try:
-        samples = await writer.run(n, weights, languages, accounting, progress)
+        report_file = work.file("report.json")
+        if report_file is not None:
+            report_file.write_text(
+                json.dumps(result.report(), ensure_ascii=False, indent=1, default=str),
+                encoding="utf-8",
+            )
+        return result
     finally:
-        progress.stop()
-    usage["questions"] = writer.usage_writing
-    usage["answerability"] = writer.usage_checking
-    versions |= writer.prompt_versions
-    result = GeneratedTestset(
-        samples=samples,
-        accounting=accounting,
-        graph=graph,
-        personas=chosen_personas,
-        usage=usage,
-        prompt_versions=sorted(versions),
-        settings={
-            "n": n,
-            "mix": weights,
-            "styles": list(styles),
-            "lengths": list(lengths),
-            "seed": seed,
-            "language": language,
-            "dedup_threshold": dedup_threshold,
-            "attempts_per_question": attempts_per_question,
-            "link": asdict(graph.settings),
-            "judge": judge.describe(),
-            "embeddings": embeddings.describe(),
-        },
-    )
-    report_file = work.file("report.json")
-    if report_file is not None:
-        report_file.write_text(
-            json.dumps(result.report(), ensure_ascii=False, indent=1, default=str),
-            encoding="utf-8",
-        )
-    return result
+        if workers is not None:
+            await workers.close()
 
 
 def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTestset:
@@ -338,9 +343,10 @@ def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTest
     chunks), ``link=`` re-links it with other :class:`LinkSettings`.
 
     ``backend="ray"`` (or a :class:`ragmeter.runner.RayBackend`) reads the chunks (one judge
-    call each, the part that grows with the corpus) on a Ray cluster's workers, under the
-    judge's limits for the whole cluster and with its cache shared (docs/scale.md);
-    questions are written and checked here.
+    call each, the part that grows with the corpus) and writes and checks the questions on a
+    Ray cluster's workers, under the judge's limits for the whole cluster and with its cache
+    shared (docs/scale.md); the personas, the deduplication (embeddings) and the bookkeeping
+    stay here.
     """
 
     async def run() -> GeneratedTestset:

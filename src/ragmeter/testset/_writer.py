@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import product
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from ragmeter.testset._synthesizers import (
 )
 from ragmeter.testset._temporal import temporal_problem
 from ragmeter.testset._workdir import WorkDir
+
+if TYPE_CHECKING:
+    from ragmeter.runner import WorkerPool
 
 #: Chunks an unanswerable question is checked against: its source and the most similar others.
 UNANSWERABLE_CHECKED = 5
@@ -109,9 +112,13 @@ class Writer:
         concurrency: int,
         work: WorkDir,
         attempts_per_question: int = 4,
+        workers: WorkerPool | None = None,
     ) -> None:
         self.graph = graph
         self.judge = judge
+        #: A Ray cluster's workers (:meth:`ragmeter.runner.RayBackend.start` with ``judge``):
+        #: the questions are written and checked there; the rest is done here.
+        self.workers = workers
         self.embeddings = embeddings
         self.rng = rng
         self.dedup_threshold = dedup_threshold
@@ -287,7 +294,11 @@ class Writer:
     ) -> _Outcome:
         nodes = [self.graph.nodes[i] for i in candidate.chunk_ids]
         contexts = [node.text for node in nodes]
-        steps = GenerationSteps(self.judge, language=candidate.language)
+        steps: GenerationSteps | _StepsOnWorkers = (
+            GenerationSteps(self.judge, language=candidate.language)
+            if self.workers is None
+            else _StepsOnWorkers(self.workers, candidate.language)
+        )
         if written is None:  # else written before an interruption, and recorded
             try:
                 written, facts = await steps.write_question(
@@ -336,7 +347,7 @@ class Writer:
         candidate: Candidate,
         key: str,
         written: WrittenQuestion,
-        steps: GenerationSteps,
+        steps: GenerationSteps | _StepsOnWorkers,
         persona: Persona,
         style: Style,
         length: Length,
@@ -393,7 +404,7 @@ class Writer:
         candidate: Candidate,
         key: str,
         written: WrittenQuestion,
-        steps: GenerationSteps,
+        steps: GenerationSteps | _StepsOnWorkers,
         sample: GeneratedSample,
     ) -> _Outcome:
         """Kept when neither the source chunk nor the chunks most similar to the question
@@ -518,6 +529,40 @@ class Writer:
 
 
 _NOT_WORDS = re.compile(r"[\W_]+", re.UNICODE)
+
+
+class _StepsOnWorkers:
+    """The :class:`GenerationSteps` the writer uses, each call made on a Ray cluster's
+    worker with its copy of the run's judge (arguments and answers travel; the worker's
+    cache is the cluster's shared one)."""
+
+    def __init__(self, workers: WorkerPool, language: Language) -> None:
+        self.workers = workers
+        self.language = language
+
+    async def _on_worker(self, step: str, *args: Any, **kwargs: Any) -> Any:
+        return await self.workers.call(
+            _step_on_worker, self.language, step, args, kwargs, what=f"the {step} step"
+        )
+
+    async def write_question(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._on_worker("write_question", *args, **kwargs)
+
+    async def check_answerable(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._on_worker("check_answerable", *args, **kwargs)
+
+    async def check_false_premise(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._on_worker("check_false_premise", *args, **kwargs)
+
+    async def passages_answering(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._on_worker("passages_answering", *args, **kwargs)
+
+
+async def _step_on_worker(
+    judge: Judge, language: Language, step: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """One step of :class:`GenerationSteps` on a Ray worker, whose services are the judge."""
+    return await getattr(GenerationSteps(judge, language=language), step)(*args, **kwargs)
 
 
 def _words_only(text: str) -> str:
