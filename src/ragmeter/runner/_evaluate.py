@@ -567,14 +567,20 @@ class _PlainScorer:
         batch: Sequence[Sample],
         wanted: Sequence[tuple[int, set[str] | None]],
     ) -> None:
-        """Score ``batch`` and record, for each sample's index, the metrics it wants (None:
-        all of them)."""
-        context = BatchContext()
+        """Score and record, for each sample's index, the metrics it wants (None: all of
+        them): each metric on the samples that want it, which share their preparation."""
+        contexts: dict[tuple[int, ...], BatchContext] = {}
         written: list[tuple[int, str, MetricResult]] = []
         for metric in self.metrics:
-            for (index, names), result in zip(wanted, _score_batch(metric, batch, context)):
-                if names is None or metric.name in names:
-                    written.append((index, metric.name, result))
+            rows = tuple(
+                i for i, (_, names) in enumerate(wanted) if names is None or metric.name in names
+            )
+            if not rows:
+                continue
+            part = batch if len(rows) == len(batch) else [batch[i] for i in rows]
+            context = contexts.setdefault(rows, BatchContext())
+            for i, result in zip(rows, _score_batch(metric, part, context)):
+                written.append((wanted[i][0], metric.name, result))
         store.put_results(written)
         failed = Status.FAILED
         self.reporter.advance(len(wanted), failed=sum(r.status is failed for _, _, r in written))
