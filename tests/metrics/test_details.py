@@ -212,3 +212,24 @@ def test_entries_the_records_cannot_write_back_unchanged_stay_as_given():
     details = MetricResult.ok(1.0, **own).details
     assert not (details.claims or details.contexts or details.statements or details.hops)
     assert details.extra == own and details.to_dict() == own
+
+
+def test_results_with_and_without_details_pickle_and_copy():
+    # Results travel between processes (Ray workers, multiprocessing): the shared empty
+    # details of plain results included.
+    import copy
+    import pickle
+
+    from ragmeter.metrics import MetricResult
+
+    results = [
+        MetricResult.ok(0.5),
+        MetricResult.ok_finite(0.25),
+        MetricResult.failed("boom"),
+        MetricResult.not_applicable("no reference"),
+        MetricResult.ok(1.0, "why", tokens=3),
+    ]
+    for result in results:
+        assert pickle.loads(pickle.dumps(result)) == result
+        assert copy.deepcopy(result) == result
+        assert pickle.loads(pickle.dumps(result)).to_dict() == result.to_dict()

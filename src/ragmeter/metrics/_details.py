@@ -15,7 +15,6 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
 
@@ -469,8 +468,9 @@ class Details(Mapping[str, Any]):
 
 
 #: The details of a result that has none: one shared instance (a large retrieval run makes
-#: millions of results), its ``extra`` read-only.
-NO_DETAILS = Details(extra=MappingProxyType({}))
+#: millions of results). Never changed in place (no code writes to a ``Details``' ``extra``);
+#: a plain dict, so that results pickle (Ray workers, multiprocessing) and deep-copy.
+NO_DETAILS = Details()
 
 
 def _records(value: Any, parse: Callable[[Any], R], record: type[R]) -> tuple[R, ...] | None:
