@@ -121,7 +121,8 @@ def evaluate(
     scored and the others listed in ``result.skipped``.
 
     A JSONL file streams: it is read, checked and written to the run's store a chunk of lines
-    at a time and scored from there, so its length is bounded by disk, not memory (the
+    at a time (the metrics without a judge score each chunk as it is stored, the judged ones
+    read the samples back from the store), so its length is bounded by disk, not memory (the
     problems of a file with very many are counted, the first 1000 listed). JSON, CSV and
     Parquet files, and a JSONL file with ``limit`` or ``sample``, are loaded whole.
 
