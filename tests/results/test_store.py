@@ -152,3 +152,20 @@ def test_storage_errors_say_the_file_and_the_cause():
     read_only = storage_error(OSError(errno.EROFS, "Read-only file system", "r/x"), "r")
     assert str(read_only) == "cannot write r/x: read-only file system (EROFS)"
     assert read_only.read_only
+
+
+def test_a_store_without_a_folder_removes_its_temporary_one_silently(recwarn):
+    import gc
+    import os
+
+    closed = RunDatabase(None)
+    folder = closed._tempdir
+    closed.close()
+    assert not os.path.exists(folder)
+    dropped = RunDatabase(None)  # as evaluate() without run_dir leaves it, never closed
+    folder = dropped._tempdir
+    assert os.path.exists(folder)
+    del dropped
+    gc.collect()
+    assert not os.path.exists(folder)
+    assert not [w for w in recwarn if issubclass(w.category, ResourceWarning)]

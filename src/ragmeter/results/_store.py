@@ -17,9 +17,11 @@ import dataclasses
 import errno
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -265,10 +267,16 @@ class RunDatabase:
     """
 
     def __init__(self, path: str | Path | None, *, read_only: bool = False) -> None:
-        self._tempdir = None
+        self._tempdir: str | None = None
+        self._remove_tempdir: weakref.finalize[Any, Any] | None = None
         if path is None:
-            self._tempdir = tempfile.TemporaryDirectory(prefix="ragmeter-run-")
-            path = Path(self._tempdir.name) / STORE_FILE
+            # Removed on close(), else when the store is collected: silently, as a result of
+            # evaluate() without a run directory is routinely dropped without closing it.
+            self._tempdir = tempfile.mkdtemp(prefix="ragmeter-run-")
+            self._remove_tempdir = weakref.finalize(
+                self, shutil.rmtree, self._tempdir, ignore_errors=True
+            )
+            path = Path(self._tempdir) / STORE_FILE
         self.path = Path(path)
         self._lock = threading.Lock()
         self.read_only = read_only
@@ -362,8 +370,8 @@ class RunDatabase:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-        if self._tempdir is not None:
-            self._tempdir.cleanup()
+        if self._remove_tempdir is not None:
+            self._remove_tempdir()
 
     # -- metadata --------------------------------------------------------------------------
     def get_meta(self, key: str) -> Any:
