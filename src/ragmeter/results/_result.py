@@ -23,7 +23,7 @@ from ragmeter.results._conversations import (
     conversation_aggregate,
     group_conversations,
 )
-from ragmeter.results._store import STORE_FILE, RunDatabase, tags_of
+from ragmeter.results._store import STORE_FILE, RunDatabase, tags_of, to_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -299,14 +299,13 @@ class EvaluationResult:
         JSON texts as they are (each record and result was stored as ``json.dumps`` of its
         ``to_dict()`` writes it): nothing is decoded, rebuilt or encoded again."""
         assert self.store is not None
-        encode = json.JSONEncoder(ensure_ascii=False).encode
-        missing = encode(self._missing().to_dict())
-        keys = [(m.name, encode(m.name)) for m in self.metrics]
+        missing = to_json(self._missing().to_dict())
+        keys = [(m.name, to_json(m.name)) for m in self.metrics]
         for index, row, sample_id, record, results, usage in self.store.iter_stored_json():
             metrics = ", ".join(f"{key}: {results.get(name, missing)}" for name, key in keys)
-            used = "" if usage is None else f', "usage": {encode(json.loads(usage))}'
+            used = "" if usage is None else f', "usage": {to_json(json.loads(usage))}'
             yield (
-                f'{{"index": {index}, "row": {row}, "id": {encode(sample_id)}, '
+                f'{{"index": {index}, "row": {row}, "id": {to_json(sample_id)}, '
                 f'"sample": {record}, "metrics": {{{metrics}}}{used}}}'
             )
 
@@ -550,11 +549,10 @@ class EvaluationResult:
     def to_jsonl(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        encode = json.JSONEncoder(ensure_ascii=False).encode
         lines = (
             self._stored_lines()
             if self._samples is None and self.store is not None
-            else (encode(sample.to_dict()) for sample in self)
+            else (to_json(sample.to_dict()) for sample in self)
         )
         with path.open("w", encoding="utf-8") as handle:
             for line in lines:

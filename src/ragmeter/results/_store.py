@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS results (
 _TABLES = frozenset({"meta", "samples", "results"})
 #: How records and results are stored as text (one encoder: ``json.dumps`` with options makes
 #: a new one per call). ``results.jsonl`` is written from these texts as they are.
-_encode = json.JSONEncoder(ensure_ascii=False).encode
+to_json = json.JSONEncoder(ensure_ascii=False).encode
 _OK = Status.OK  # looked up once: an enum member's lookup is a descriptor call
 
 
@@ -83,7 +83,7 @@ def result_json(result: MetricResult) -> str:
         and not result.details
     ):
         return f'{{"score": {float.__repr__(score)}, "status": "ok"}}'
-    return _encode(result.to_dict())
+    return to_json(result.to_dict())
 
 
 class RunStorageError(OSError):
@@ -405,8 +405,8 @@ class RunDatabase:
                         index,
                         row,
                         sample_id,
-                        _encode(record),
-                        _encode(tags_of(record["metadata"])) if record.get("metadata") else "{}",
+                        to_json(record),
+                        to_json(tags_of(record["metadata"])) if record.get("metadata") else "{}",
                     )
                     for index, row, sample_id, record in rows
                 ),
