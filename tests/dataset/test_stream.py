@@ -146,3 +146,39 @@ def test_seen_ids_behave_as_a_mapping_kept_on_disk():
         assert "a" not in seen and len(seen) == 2
         with pytest.raises(KeyError):
             del seen["zz"]
+
+
+def test_seen_ids_looked_up_at_once_answer_as_one_by_one():
+    with _SeenIds() as seen:
+        seen.update({"a": 1, "b": 2})
+        seen.flush()
+        seen.prefetch(["a", "x", "a"])
+        assert seen._looked_up == {"a": 1, "x": None}
+        queries = []
+        seen._db.set_trace_callback(queries.append)
+        assert "a" in seen and seen["a"] == 1 and "x" not in seen
+        with pytest.raises(KeyError):
+            seen["x"]
+        assert queries == []  # answered from what was looked up
+        assert "b" in seen and seen["b"] == 2  # not looked up: asked of the file
+        assert len(queries) == 2
+        seen["x"] = 7  # new in this chunk: found, though looked up as absent
+        assert "x" in seen and seen["x"] == 7
+        del seen["a"]
+        assert "a" not in seen
+        seen.flush()
+        assert seen._looked_up == {} and seen["x"] == 7
+
+
+def test_a_repeated_id_across_chunks_is_still_caught(tmp_path):
+    path = tmp_path / "data.jsonl"
+    ids = ["a", "b", 3, "c", "3", "a"]
+    path.write_text(
+        "\n".join(json.dumps({"id": i, "retrieved_context_ids": ["x"]}) for i in ids),
+        encoding="utf-8",
+    )
+    chunks = list(stream_jsonl(path, chunk_size=2))
+    invalid = [(row.row, str(row.problems[0])) for chunk in chunks for row in chunk.invalid]
+    assert [row for row, _ in invalid] == [5, 6]
+    assert "duplicate sample id '3' (first seen in row 3)" in invalid[0][1]
+    assert "duplicate sample id 'a' (first seen in row 1)" in invalid[1][1]

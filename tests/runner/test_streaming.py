@@ -178,11 +178,11 @@ def test_a_new_run_scores_chunks_as_it_stores_them_and_a_resumed_one_reads_back(
     import ragmeter.runner._evaluate as runner
 
     batches = []
-    score_batch = runner._score_batch
+    score_column = runner._score_column
     monkeypatch.setattr(
         runner,
-        "_score_batch",
-        lambda m, b, c: batches.append((m.name, len(b))) or score_batch(m, b, c),
+        "_score_column",
+        lambda m, b, c: batches.append((m.name, len(b))) or score_column(m, b, c),
     )
     path = good_file(tmp_path / "data.jsonl", 30)
     first = evaluate(str(path), ["mrr"], run_dir=tmp_path / "run", batch_size=4)

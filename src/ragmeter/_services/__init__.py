@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from ragmeter._services._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
     from ragmeter._services._config import OPENAI_BASE_URL, openai_key_for
     from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
+    from ragmeter._services._gc import fewer_collections
     from ragmeter._services._http import (
         DEFAULT_MAX_RETRY_WAIT_S,
         EndpointClient,
@@ -53,6 +54,7 @@ __all__ = [
     "check_base_url",
     "endpoint_client",
     "estimate_tokens",
+    "fewer_collections",
     "limiter_for",
     "openai_key_for",
     "redact_secrets",
@@ -75,6 +77,7 @@ _EXPORTS = _lazy.exports(
         ),
         "ragmeter._services._config": ("OPENAI_BASE_URL", "openai_key_for"),
         "ragmeter._services._errors": ("JudgeConfigError", "JudgeError", "JudgeTransientError"),
+        "ragmeter._services._gc": ("fewer_collections",),
         "ragmeter._services._http": (
             "DEFAULT_MAX_RETRY_WAIT_S",
             "EndpointClient",

@@ -95,14 +95,16 @@ def message_key(record: Mapping[Any, Any], column_map: Mapping[str, str] | None 
     >>> message_key({"user_input": "hi"}) is None
     True
     """
-    for key, value in record.items():
-        name = _key(key, column_map)
-        if name in MESSAGE_KEYS and isinstance(value, list):
-            return key
+    if column_map or not record.keys().isdisjoint(MESSAGE_KEYS):
+        for key, value in record.items():
+            name = _key(key, column_map)
+            if name in MESSAGE_KEYS and isinstance(value, list):
+                return key
     for key, value in record.items():
         if (
             isinstance(value, list)
             and value
+            and not isinstance(value[0], str)  # a list of texts or ids, the common case
             and isinstance(value[0], Mapping)
             and canonical_name(_key(key, column_map)) == "user_input"
             and _is_message_list(value)

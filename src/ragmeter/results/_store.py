@@ -4,6 +4,12 @@ Every finished sample x metric is written as soon as it is known, so a run kille
 moment loses nothing it already paid for, and ``--resume`` computes only what is missing.
 Reading streams from the file, so results of a large run never have to fit in memory.
 
+A result is a row of ``results`` (its status, score and JSON text); the plain ok scores of a
+metric without a judge on a batch of consecutive samples are one row of ``score_blocks``
+instead (the scores as float64 bytes, NaN where that sample's result is a row of
+``results``): a large retrieval run writes and reads a few hundred blocks, not a row per
+sample and metric. Where both hold a result, the row is the one read.
+
 A file that cannot be read or written (disk full, read-only media, no permission, a damaged or
 foreign file) raises :class:`RunStorageError`, one line naming the file and the cause; what
 was written before stays in the file. A run on read-only media opens read-only, so it can
@@ -22,15 +28,22 @@ import sqlite3
 import tempfile
 import threading
 import weakref
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ragmeter.judge import Usage
-from ragmeter.metrics import MetricResult, Status
+from ragmeter.metrics import MetricResult, ScoreColumn, Status
 
 STORE_FILE = "run.db"
-SCHEMA_VERSION = 1
+#: The run format this version writes (2 added ``score_blocks``); it reads every format in
+#: :data:`READABLE_VERSIONS`, and a format-1 file it writes to becomes format 2.
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 #: The meta key of the caller's record; run directories have always stored it under this name.
 RECORD_KEY = "invocation"
 #: Meta keys of usage not in a sample's record yet: samples being judged, and samples whose
@@ -56,13 +69,26 @@ CREATE TABLE IF NOT EXISTS results (
     result TEXT NOT NULL,
     PRIMARY KEY (idx, metric)
 );
+CREATE TABLE IF NOT EXISTS score_blocks (
+    metric TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    stop INTEGER NOT NULL,
+    scores BLOB NOT NULL,
+    PRIMARY KEY (metric, start)
+);
 """
-#: The tables every run database has (``meta`` is made first).
+#: The tables every run database has (``meta`` is made first; format 1 has no
+#: ``score_blocks``).
 _TABLES = frozenset({"meta", "samples", "results"})
+#: A sample's status in a :class:`StoredScores` column, by code: ``missing`` where the run
+#: has no result (yet).
+STATUS_NAMES = ("missing", Status.OK.value, Status.NOT_APPLICABLE.value, Status.FAILED.value)
+_STATUS_CODES = {name: code for code, name in enumerate(STATUS_NAMES)}
+_OK_CODE = _STATUS_CODES[Status.OK.value]
+_FAILED = Status.FAILED.value
 #: How records and results are stored as text (one encoder: ``json.dumps`` with options makes
 #: a new one per call). ``results.jsonl`` is written from these texts as they are.
 to_json = json.JSONEncoder(ensure_ascii=False).encode
-_OK = Status.OK  # looked up once: an enum member's lookup is a descriptor call
 
 
 def result_json(result: MetricResult) -> str:
@@ -74,16 +100,46 @@ def result_json(result: MetricResult) -> str:
     >>> result_json(MetricResult.not_applicable("none"))
     '{"score": null, "status": "not_applicable", "reason": "none"}'
     """
-    score = result.score
-    if (
-        type(score) is float
-        and result.status is _OK
-        and result.reason is None
-        and result.error is None
-        and not result.details
-    ):
-        return f'{{"score": {float.__repr__(score)}, "status": "ok"}}'
+    if result.is_plain_ok:
+        return _plain_json(result.score)  # type: ignore[arg-type]
     return to_json(result.to_dict())
+
+
+def _plain_json(score: float) -> str:
+    return f'{{"score": {float.__repr__(score)}, "status": "ok"}}'
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredScores:
+    """One metric's (status, score) per sample of a run, compact (9 bytes a sample): a status
+    code (:data:`STATUS_NAMES`) and a float, NaN where there is no score."""
+
+    codes: NDArray[np.uint8]
+    scores: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def pairs(self) -> Iterator[tuple[str, float | None]]:
+        """(status, score or None) per sample, in dataset order."""
+        names = STATUS_NAMES
+        for code, score in zip(self.codes.tolist(), self.scores.tolist()):
+            yield names[code], None if score != score else score  # NaN: no score
+
+    def counts(self) -> Counter[str]:
+        """How many samples have each status (those with none left out)."""
+        found = np.bincount(self.codes, minlength=len(STATUS_NAMES)).tolist()
+        return Counter({name: n for name, n in zip(STATUS_NAMES, found) if n})
+
+    def ok_scores(self) -> NDArray[np.float64]:
+        """The scores of the samples with an ok result, in dataset order."""
+        ok: NDArray[np.float64] = self.scores[self.codes == _OK_CODE]
+        return ok
+
+    def ok_or_none(self) -> list[float | None]:
+        """Per sample: its score where ok, else None."""
+        ok = np.where(self.codes == _OK_CODE, self.scores, np.nan).tolist()
+        return [None if score != score else score for score in ok]
 
 
 class RunStorageError(OSError):
@@ -294,11 +350,20 @@ class RunDatabase:
         if version is None:
             if not self.read_only:
                 self.set_meta("schema_version", SCHEMA_VERSION)
-        elif version != SCHEMA_VERSION:
+        elif version not in READABLE_VERSIONS:
             self._db.close()
             raise ValueError(
                 f"{self.path} was written by a ragmeter with run format {version}; this one "
-                f"reads format {SCHEMA_VERSION}: re-run the evaluation into a new directory"
+                f"reads formats {', '.join(map(str, READABLE_VERSIONS))}: re-run the "
+                "evaluation into a new directory, or read it with a newer ragmeter"
+            )
+        elif version != SCHEMA_VERSION and not self.read_only:
+            self.set_meta("schema_version", SCHEMA_VERSION)  # its tables were added on opening
+        with self._lock:
+            self._has_blocks = bool(
+                self._db.execute(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='score_blocks'"
+                ).fetchone()[0]
             )
 
     def _open_writable(self) -> _Connection:
@@ -447,6 +512,29 @@ class RunDatabase:
                     "UPDATE samples SET usage = ? WHERE idx = ?", (json.dumps(used), index)
                 )
 
+    def put_columns(self, start: int, columns: Mapping[str, ScoreColumn]) -> None:
+        """Record the results of the consecutive samples from index ``start`` on, a column per
+        metric, in one transaction: each column's plain ok scores as one block, its other
+        results as rows."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO score_blocks VALUES (?, ?, ?, ?)",
+                (
+                    (metric, start, start + len(column), column.scores.astype("<f8").tobytes())
+                    for metric, column in columns.items()
+                    if len(column.others) < len(column)
+                ),
+            )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
+                (
+                    (start + i, metric, result.status.value, result.score, result_json(result))
+                    for metric, column in columns.items()
+                    for i, result in column.others.items()
+                ),
+            )
+
     def set_in_flight_usage(self, usage: Mapping[int, dict[str, Any]]) -> None:
         """The usage so far of the samples being judged now (index -> usage): requests already
         sent for samples whose results are not recorded yet. Written as the run goes, so the
@@ -503,12 +591,23 @@ class RunDatabase:
         marks = ",".join("?" * len(metrics))
         with self._lock:
             rows = self._db.execute(
-                f"SELECT idx, metric FROM results WHERE idx >= ? AND idx < ? "
-                f"AND metric IN ({marks}) AND status != 'failed'",
+                f"SELECT idx, metric, status FROM results WHERE idx >= ? AND idx < ? "
+                f"AND metric IN ({marks})",
                 (start, stop, *metrics),
             ).fetchall()
             n = int(self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
-        done = set(rows)
+        done: set[tuple[int, str]] = set()
+        for metric, first, scores in self._blocks(metrics, start, stop):
+            done.update(
+                (first + i, metric)
+                for i in np.flatnonzero(~np.isnan(scores)).tolist()
+                if start <= first + i < stop
+            )
+        for index, metric, status in rows:  # a row is the result read where both are
+            if status == _FAILED:
+                done.discard((index, metric))
+            else:
+                done.add((index, metric))
         out = {}
         for index in range(start, min(stop, n)):
             missing = [m for m in metrics if (index, m) not in done]
@@ -518,35 +617,96 @@ class RunDatabase:
 
     def count_todo(self, metrics: Sequence[str]) -> int:
         """How many samples :meth:`todo` would name over the whole run."""
-        marks = ",".join("?" * len(metrics))
-        with self._lock:
-            complete = self._db.execute(
-                f"SELECT COUNT(*) FROM (SELECT idx FROM results WHERE metric IN ({marks}) "
-                "AND status != 'failed' GROUP BY idx HAVING COUNT(*) = ?)",
-                (*metrics, len(metrics)),
-            ).fetchone()[0]
-            n = int(self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
-        return n - int(complete)
+        n = self.n_samples()
+        if next(self._blocks(metrics, 0, n), None) is None:
+            marks = ",".join("?" * len(metrics))
+            with self._lock:
+                complete = self._db.execute(
+                    "SELECT COUNT(*) FROM (SELECT idx FROM results WHERE metric IN "
+                    f"({marks}) AND status != 'failed' GROUP BY idx HAVING COUNT(*) = ?)",
+                    (*metrics, len(metrics)),
+                ).fetchone()[0]
+            return n - int(complete)
+        complete = np.ones(n, dtype=bool)
+        for metric in metrics:
+            complete &= self._done_mask(metric, n)
+        return n - int(complete.sum())
 
     def done(self, metric: str) -> set[int]:
         """Indexes of the samples that have a result for ``metric``."""
         with self._lock:
             rows = self._db.execute("SELECT idx FROM results WHERE metric = ?", (metric,))
-            return {index for (index,) in rows.fetchall()}
+            done = {index for (index,) in rows.fetchall()}
+        for _, first, scores in self._blocks([metric], 0, self.n_samples()):
+            done.update((first + np.flatnonzero(~np.isnan(scores))).tolist())
+        return done
 
-    def scores(self, metric: str, page: int = 4096) -> Iterator[tuple[str, float | None]]:
-        """(status, score) of ``metric`` per sample in dataset order; ``("missing", None)``
-        where the run has not computed it (yet). Read ``page`` samples at a time."""
-        for start in range(0, self.n_samples(), page):
+    def _done_mask(self, metric: str, n: int) -> NDArray[np.bool_]:
+        """Per sample: whether ``metric`` has a result other than failed."""
+        mask = np.zeros(n, dtype=bool)
+        for _, first, scores in self._blocks([metric], 0, n):
+            part = scores[: max(0, n - first)]
+            mask[first : first + len(part)] |= ~np.isnan(part)
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT idx, status FROM results WHERE metric = ? AND idx < ?", (metric, n)
+            ).fetchall()
+        for index, status in rows:  # a row is the result read where both are
+            mask[index] = status != _FAILED
+        return mask
+
+    def _longest_block(self) -> int | None:
+        """How many samples the longest score block holds (None: there are none)."""
+        if not self._has_blocks:
+            return None
+        with self._lock:
+            found = self._db.execute("SELECT MAX(stop - start) FROM score_blocks").fetchone()[0]
+        return None if found is None else int(found)
+
+    def _blocks(
+        self, metrics: Sequence[str], start: int, stop: int, longest: int | None = -1
+    ) -> Iterator[tuple[str, int, NDArray[np.float64]]]:
+        """(metric, first index, scores) of the score blocks of ``metrics`` that overlap the
+        samples [start, stop), by first index. ``longest``: :meth:`_longest_block`, when a
+        caller reading many ranges has it already."""
+        if longest == -1:
+            longest = self._longest_block()
+        if longest is None or not metrics:
+            return
+        marks = ",".join("?" * len(metrics))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT metric, start, scores FROM score_blocks WHERE metric IN ({marks}) "
+                "AND start > ? AND start < ? AND stop > ? ORDER BY start",
+                (*metrics, start - longest, stop, start),
+            ).fetchall()
+        for metric, first, blob in rows:
+            yield metric, first, np.frombuffer(blob, dtype="<f8")
+
+    def scores(self, metric: str) -> StoredScores:
+        """``metric``'s (status, score) per sample in dataset order (status ``missing``
+        where the run has not computed it yet), read at once into 9 bytes a sample (the
+        rows of ``results`` a page at a time)."""
+        n = self.n_samples()
+        codes = np.zeros(n, dtype=np.uint8)
+        scores = np.full(n, np.nan)
+        for _, first, block in self._blocks([metric], 0, n):
+            part = block[: max(0, n - first)]
+            scored = np.flatnonzero(~np.isnan(part)) + first
+            scores[scored] = part[scored - first]
+            codes[scored] = _OK_CODE
+        page = 65536
+        for start in range(0, n, page):
             with self._lock:
                 rows = self._db.execute(
-                    "SELECT r.status, r.score FROM samples s LEFT JOIN results r "
-                    "ON r.idx = s.idx AND r.metric = ? WHERE s.idx >= ? AND s.idx < ? "
-                    "ORDER BY s.idx",
-                    (metric, start, start + page),
+                    "SELECT idx, status, score FROM results WHERE metric = ? "
+                    "AND idx >= ? AND idx < ?",
+                    (metric, start, min(n, start + page)),
                 ).fetchall()
-            for status, score in rows:
-                yield status or "missing", score
+            for index, status, score in rows:
+                codes[index] = _STATUS_CODES[status]
+                scores[index] = np.nan if score is None else score
+        return StoredScores(codes, scores)
 
     def tag_counts(self) -> dict[str, dict[str, int]]:
         """tag -> value -> number of samples carrying it."""
@@ -565,17 +725,19 @@ class RunDatabase:
     ) -> Iterator[tuple[str, str, str, float | None]]:
         """(tag, value, status, score) of ``metric`` for every sample carrying ``tags``."""
         marks = ",".join("?" * len(tags))
-        for start in range(0, self.n_samples(), page):
+        stored = self.scores(metric)
+        names = STATUS_NAMES
+        for start in range(0, len(stored), page):
             with self._lock:
                 rows = self._db.execute(
-                    "SELECT t.key, v.value, r.status, r.score FROM samples s "
+                    "SELECT s.idx, t.key, v.value FROM samples s "
                     "JOIN json_each(s.tags) t JOIN json_each(t.value) v "
-                    "LEFT JOIN results r ON r.idx = s.idx AND r.metric = ? "
                     f"WHERE s.idx >= ? AND s.idx < ? AND t.key IN ({marks})",
-                    (metric, start, start + page, *tags),
+                    (start, start + page, *tags),
                 ).fetchall()
-            for tag, value, status, score in rows:
-                yield tag, value, status or "missing", score
+            for index, tag, value in rows:
+                score = float(stored.scores[index])
+                yield tag, value, names[stored.codes[index]], None if score != score else score
 
     def total_usage(self) -> Usage | None:
         """Judge usage summed over the samples, plus what samples interrupted by a kill (or
@@ -638,6 +800,8 @@ class RunDatabase:
         """:meth:`iter_samples` with the record, each result and the usage as their stored
         JSON text, not decoded (``results.jsonl`` is written from them as they are)."""
         last = -1
+        in_blocks: list[str] | None = None
+        longest = self._longest_block()  # once per pass over the run
         while True:
             with self._lock:
                 samples = self._db.execute(
@@ -647,16 +811,33 @@ class RunDatabase:
                 ).fetchall()
                 if not samples:
                     return
+                first, final = samples[0][0], samples[-1][0]
                 results = self._db.execute(
                     "SELECT idx, metric, result FROM results WHERE idx BETWEEN ? AND ?",
-                    (samples[0][0], samples[-1][0]),
+                    (first, final),
                 ).fetchall()
+                if in_blocks is None:
+                    in_blocks = (
+                        [
+                            m
+                            for (m,) in self._db.execute(
+                                "SELECT DISTINCT metric FROM score_blocks"
+                            ).fetchall()
+                        ]
+                        if self._has_blocks
+                        else []
+                    )
             by_index: dict[int, dict[str, str]] = {}
+            for metric, start, scores in self._blocks(in_blocks, first, final + 1, longest):
+                lo, hi = max(first, start), min(final + 1, start + len(scores))
+                for index, score in zip(range(lo, hi), scores[lo - start : hi - start].tolist()):
+                    if score == score:  # not NaN: this sample's result is in the block
+                        by_index.setdefault(index, {})[metric] = _plain_json(score)
             for index, metric, text in results:
                 by_index.setdefault(index, {})[metric] = text
             for index, row, sample_id, record, usage in samples:
                 yield index, row, sample_id, record, by_index.get(index, {}), usage
-            last = samples[-1][0]
+            last = final
 
 
 def _usage_of(value: Mapping[str, Any]) -> Usage:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from ragmeter._services import run_sync
+from ragmeter._services import fewer_collections, run_sync
 from ragmeter._version import __version__
 from ragmeter.dataset import (
     Dataset,
@@ -31,6 +31,7 @@ from ragmeter.metrics import (
     Metric,
     MetricResult,
     SampleMetric,
+    ScoreColumn,
     Status,
     resolve_metrics,
 )
@@ -79,12 +80,11 @@ def check_inputs(
     return dataset.without_rows(problems) if problems else dataset
 
 
-def _score_batch(metric: Metric, batch: Sequence[Any], context: BatchContext) -> list[MetricResult]:
+def _score_column(metric: Metric, batch: Sequence[Any], context: BatchContext) -> ScoreColumn:
     try:
-        return metric.score_batch(batch, context)
+        return metric.score_column(batch, context)
     except Exception as error:  # noqa: BLE001 - one metric's bug must not lose the rest of the run
-        message = f"{type(error).__name__}: {error}"
-        return [MetricResult.failed(message) for _ in batch]
+        return ScoreColumn.failed(len(batch), f"{type(error).__name__}: {error}")
 
 
 def evaluate(
@@ -364,9 +364,10 @@ def _open_store(
     made_dir = run_dir is not None and not Path(run_dir).exists()
     store = RunDatabase(path)
     try:
-        fingerprint, source, counts, skipped = _fill(
-            None if resuming else store, chunks, None if resuming else scorer
-        )
+        with fewer_collections():
+            fingerprint, source, counts, skipped = _fill(
+                None if resuming else store, chunks, None if resuming else scorer
+            )
         if resuming:
             _check_resumable(store, str(run_dir), fingerprint, infos, repeats)
     except BaseException:
@@ -571,7 +572,9 @@ class _PlainScorer:
         """Score and record, for each sample's index, the metrics it wants (None: all of
         them): each metric on the samples that want it, which share their preparation."""
         contexts: dict[tuple[int, ...], BatchContext] = {}
+        columns: dict[str, ScoreColumn] = {}
         written: list[tuple[int, str, MetricResult]] = []
+        together = all(names is None for _, names in wanted)  # consecutive samples, all metrics
         for metric in self.metrics:
             rows = tuple(
                 i for i, (_, names) in enumerate(wanted) if names is None or metric.name in names
@@ -580,11 +583,17 @@ class _PlainScorer:
                 continue
             part = batch if len(rows) == len(batch) else [batch[i] for i in rows]
             context = contexts.setdefault(rows, BatchContext())
-            for i, result in zip(rows, _score_batch(metric, part, context)):
-                written.append((wanted[i][0], metric.name, result))
-        store.put_results(written)
-        failed = Status.FAILED
-        self.reporter.advance(len(wanted), failed=sum(r.status is failed for _, _, r in written))
+            column = columns[metric.name] = _score_column(metric, part, context)
+            if not together:
+                written += (
+                    (wanted[i][0], metric.name, result) for i, result in zip(rows, column.results())
+                )
+        if together:
+            store.put_columns(wanted[0][0], columns)
+        else:
+            store.put_results(written)
+        failed = sum(column.n_failed for column in columns.values())
+        self.reporter.advance(len(wanted), failed=failed)
 
 
 class _Session:

@@ -16,6 +16,7 @@ from ragmeter.metrics._base import (
     BatchMetric,
     MetricResult,
     Requirements,
+    ScoreColumn,
     missing_fields_result,
 )
 from ragmeter.metrics.retrieval._judgments import Judgments, build_judgments
@@ -93,6 +94,11 @@ class RankingMetric(BatchMetric):
     def score_batch(
         self, samples: Sequence[Sample], context: BatchContext | None = None
     ) -> list[MetricResult]:
+        return self.score_column(samples, context).results()
+
+    def score_column(
+        self, samples: Sequence[Sample], context: BatchContext | None = None
+    ) -> ScoreColumn:
         context = context or BatchContext()
         judgments = context.memo(
             ("ranking-judgments", self.relevance_level),
@@ -105,30 +111,33 @@ class RankingMetric(BatchMetric):
         # Each query is a row of its own: a sample's bad grades (NaN, overflow) leave the
         # others' scores as they are, and are reported per sample below.
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            scores = self.compute(judgments)
-        # What the samples lack: the same for every ranking metric with these needs.
-        lacking = context.memo(
+            scores = np.array(self.compute(judgments), dtype=np.float64)
+        # What the samples lack, and which are graded: the same for every ranking metric
+        # with these needs.
+        lacking, graded = context.memo(
             ("ranking-missing", self.requires),
-            lambda: [self.missing_fields(sample) for sample in samples],
+            lambda: (
+                {i: m for i, s in enumerate(samples) if (m := self.missing_fields(s))},
+                [i for i, s in enumerate(samples) if s.relevance],
+            ),
         )
-        results = []
-        for sample, missing, score, n_relevant in zip(
-            samples, lacking, scores.tolist(), judgments.n_relevant.tolist()
-        ):
-            problem = self.sample_problem(sample) if sample.relevance and not missing else None
-            if missing:
-                results.append(missing_fields_result(missing))
-            elif problem is not None:
-                results.append(MetricResult.failed(problem))
-            elif not math.isfinite(score):
-                results.append(
-                    MetricResult.failed(
-                        f"{self.name} is {score} for this sample: its relevance grades are too "
-                        "large to add up; use smaller grades"
-                    )
-                )
-            elif n_relevant == 0 and not self.defined_without_relevant:
-                results.append(MetricResult.not_applicable(NO_RELEVANT))
-            else:
-                results.append(MetricResult.ok_finite(score))
-        return results
+        others: dict[int, MetricResult] = {}
+        for i in graded:
+            if i not in lacking and (problem := self.sample_problem(samples[i])) is not None:
+                others[i] = MetricResult.failed(problem)
+        for i in np.flatnonzero(~np.isfinite(scores)).tolist():
+            others.setdefault(
+                i,
+                MetricResult.failed(
+                    f"{self.name} is {scores[i]} for this sample: its relevance grades are "
+                    "too large to add up; use smaller grades"
+                ),
+            )
+        if not self.defined_without_relevant:
+            for i in np.flatnonzero(judgments.n_relevant == 0).tolist():
+                others.setdefault(i, MetricResult.not_applicable(NO_RELEVANT))
+        for i, missing in lacking.items():
+            others[i] = missing_fields_result(missing)  # before any other reason
+        if others:
+            scores[list(others)] = np.nan
+        return ScoreColumn(scores, others)
