@@ -239,9 +239,14 @@ def render(saved: dict[str, Any]) -> str:
             f"{q['n']:,} queries x {q['k']} retrieved ids, metrics {', '.join(q['metrics'])}: "
             "`ragmeter eval DATA -m ... --no-store -q -o RUN_DIR` in a subprocess (wall time "
             "from start to exit, everything included: imports, reading and checking the file, "
-            "scoring, run.db, results.jsonl, summary.json, the printed summary) against "
-            "`evaluate_run` (the vectorised kernels) on the same queries in the same run (best "
-            "of 3).",
+            "scoring, run.db, results.jsonl, summary.json, the printed summary; the median "
+            "of 3 runs, CPU the mean per run) against `evaluate_run` (the vectorised kernels) "
+            "on the same queries in the same run (best of 3)."
+            + (
+                f" The 3 runs: {', '.join(f'{w} s' for w in q['cli_wall_runs_s'])}."
+                if "cli_wall_runs_s" in q
+                else ""
+            ),
             "",
             "| queries | kernels s | CLI wall s | CLI CPU s | CLI / kernels | CLI peak RSS MB | "
             "results.jsonl lines | complete |",
