@@ -12,7 +12,12 @@ JSONL file; 4 metrics: precision@5, ndcg@10, mrr, map.
   on an installed machine, the modules' bytecode is cached: a first run on 1,000 queries
   writes it (``PYTHONDONTWRITEBYTECODE`` is dropped from the children's environment; with
   it, every run compiles ragmeter and its dependencies again, about 0.5 s here);
-* check: ``results.jsonl`` holds ``n`` lines with the 4 metrics each.
+* check: ``results.jsonl`` holds ``n`` lines with the 4 metrics each;
+* stages (:func:`time_stages`): what every run must do per row, each timed alone on the same
+  file in this process, 1,024 lines at a time, with garbage collection as in the run: parsing
+  the lines, validating them into samples, their records, the dataset fingerprint, storing
+  them in a run database; writing ``results.jsonl`` from the CLI's run; the interpreter with
+  the modules a run imports (fastest of 3). With the kernels they are the floor of this design.
 
     .venv/bin/python bench/_scale_retrieval.py --n 100000
 """
@@ -80,6 +85,62 @@ def time_kernels(run: dict, qrels: dict) -> float:
     return best
 
 
+#: Modules an ``eval`` of retrieval metrics imports (for the interpreter's own share).
+RUN_IMPORTS = (
+    "ragmeter.cli._app, ragmeter.cli._eval, ragmeter.runner, ragmeter.metrics.retrieval, "
+    "ragmeter.results, ragmeter.diagnosis, ragmeter.stats"
+)
+
+
+def time_stages(path: Path, run_dir: Path, env: dict[str, str]) -> dict[str, float]:
+    """Seconds of each stage a run must do per row (see the module's docstring)."""
+    import itertools
+
+    from ragmeter._services import fewer_collections
+    from ragmeter.dataset import DatasetFingerprint, Sample
+    from ragmeter.results import EvaluationResult, RunDatabase
+
+    times = dict.fromkeys(["parse", "validate", "record", "fingerprint", "store"], 0.0)
+    store = RunDatabase(None)
+    fingerprint = DatasetFingerprint()
+    start = 0
+    clock = time.perf_counter
+    with fewer_collections(), path.open(encoding="utf-8") as handle:
+        while lines := list(itertools.islice(handle, 1024)):
+            t0 = clock()
+            rows = [json.loads(line) for line in lines]
+            t1 = clock()
+            samples = [Sample.model_validate(row) for row in rows]
+            t2 = clock()
+            records = [sample.to_record() for sample in samples]
+            t3 = clock()
+            for record in records:
+                fingerprint.add_record(record)
+            t4 = clock()
+            store.put_samples(
+                (start + i, start + i + 1, record["id"], record) for i, record in enumerate(records)
+            )
+            t5 = clock()
+            for stage, took in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+                times[stage] += took
+            start += len(lines)
+    store.close()
+    result = EvaluationResult.load(run_dir)
+    with tempfile.TemporaryDirectory() as folder:
+        t0 = clock()
+        result.to_jsonl(Path(folder) / "results.jsonl")
+        times["results_jsonl"] = clock() - t0
+    assert result.store is not None
+    result.store.close()
+    imports = []
+    for _ in range(3):
+        t0 = clock()
+        subprocess.run([sys.executable, "-c", f"import {RUN_IMPORTS}"], env=env, check=True)
+        imports.append(clock() - t0)
+    times["interpreter_and_imports"] = min(imports)
+    return {stage: round(took, 3) for stage, took in times.items()}
+
+
 def run_retrieval(n: int = 100_000, k: int = 20, repeats: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ragmeter-scale-") as folder:
         data = Path(folder) / "data.jsonl"
@@ -115,6 +176,7 @@ def run_retrieval(n: int = 100_000, k: int = 20, repeats: int = 3) -> dict[str, 
         assert child.ru_maxrss >= before.ru_maxrss
         wall = sorted(walls)[len(walls) // 2]
         kernels_s = time_kernels(*read_data(data))
+        stages = time_stages(data, run_dir, env)
         lines = 0
         complete = True
         with (run_dir / "results.jsonl").open(encoding="utf-8") as results:
@@ -137,6 +199,7 @@ def run_retrieval(n: int = 100_000, k: int = 20, repeats: int = 3) -> dict[str, 
             "peak_rss_mb": round(child.ru_maxrss / 1024, 1),
             "results_lines": lines,
             "complete": complete and lines == n,
+            "stages_s": stages,
         }
 
 

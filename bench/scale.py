@@ -259,6 +259,36 @@ def render(saved: dict[str, Any]) -> str:
             f"- Peak RSS under {RETRIEVAL_RSS_TARGET_MB:.0f} MB: "
             f"{_met(q['peak_rss_mb'] < RETRIEVAL_RSS_TARGET_MB)} ({q['peak_rss_mb']:.0f} MB).",
         ]
+        if "stages_s" in q:
+            stages = q["stages_s"]
+            floor = sum(stages.values()) + q["kernels_s"]
+            out += [
+                "",
+                "### The floor: what every run does per row, each stage alone",
+                "",
+                "On the same file in the benchmark's process, 1,024 lines at a time with garbage "
+                "collection as in the run (`time_stages` in `_scale_retrieval.py`): parsing the "
+                "lines (`json.loads`), validating them into samples (`Sample.model_validate`), "
+                "their records (`to_record`), the dataset fingerprint that guards `--resume`, "
+                "storing them (`RunDatabase.put_samples`), writing `results.jsonl` from the "
+                "CLI's run, and the interpreter with the modules a run imports (fastest of 3).",
+                "",
+                "| " + " | ".join(stages) + " | sum | + kernels | / kernels |",
+                "|" + "---|" * (len(stages) + 3),
+                "| "
+                + " | ".join(f"{v:.3f}" for v in stages.values())
+                + f" | {sum(stages.values()):.2f} | {floor:.2f} | "
+                f"{floor / q['kernels_s']:.1f}x |",
+                "",
+                f"- These stages alone, without the rest of a run (checking each row's needs, "
+                f"scoring bookkeeping, the summary, the diagnosis, the printed table), take "
+                f"{floor / q['kernels_s']:.1f}x the kernels' time: "
+                + (
+                    "above the 5x target, so this design cannot meet it on this machine."
+                    if floor / q["kernels_s"] > RETRIEVAL_RATIO_TARGET
+                    else "under the 5x target."
+                ),
+            ]
     return "\n".join(out) + "\n"
 
 
