@@ -121,3 +121,26 @@ def test_default_embeddings_are_cached_on_disk_so_a_second_run_pays_nothing(tmp_
         assert paid > 0 and len(server.requests) == paid  # the second run sent nothing
     assert first.scores("semantic_similarity") == second.scores("semantic_similarity")
     assert (tmp_path / "cache.db").exists()
+
+
+class DropsOne(Metric):
+    """A buggy batch metric: one result short for every batch."""
+
+    name = "drops_one"
+
+    def score(self, sample: Sample) -> MetricResult:
+        return MetricResult.ok(1.0)
+
+    def score_batch(self, samples, context=None):
+        return [MetricResult.ok(1.0) for _ in samples[1:]]
+
+
+def test_a_batch_metric_with_too_few_results_fails_its_batch_and_nothing_else():
+    result = evaluate(RECORDS, [DropsOne(), "mrr"], batch_size=2)
+    failed = [s.scores["drops_one"] for s in result]
+    assert [r.status for r in failed] == [Status.FAILED] * 4
+    assert failed[0].error == (
+        "drops_one returned 1 results for a batch of 2 samples: its score_batch must return "
+        "one result per sample, in order"
+    )
+    assert result.scores("mrr") == [1.0, 1 / 3, 0.5, 0.0]  # "z" is relevant, not retrieved

@@ -82,9 +82,16 @@ def check_inputs(
 
 def _score_column(metric: Metric, batch: Sequence[Any], context: BatchContext) -> ScoreColumn:
     try:
-        return metric.score_column(batch, context)
+        column = metric.score_column(batch, context)
     except Exception as error:  # noqa: BLE001 - one metric's bug must not lose the rest of the run
         return ScoreColumn.failed(len(batch), f"{type(error).__name__}: {error}")
+    if len(column) != len(batch):  # a custom score_batch's bug: no result can be trusted
+        return ScoreColumn.failed(
+            len(batch),
+            f"{metric.name} returned {len(column)} results for a batch of {len(batch)} "
+            "samples: its score_batch must return one result per sample, in order",
+        )
+    return column
 
 
 def evaluate(
