@@ -71,9 +71,18 @@ class Statement:
 
 @dataclass(frozen=True)
 class ContextVerdict:
+    """Whether a context is useful (relevant), the judge's reason, and P(useful) when the
+    judge gave one: then the verdict is yes exactly when P >= 0.5."""
+
     useful: bool
     reason: str = ""
     probability: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.probability is not None and (self.probability >= 0.5) != self.useful:
+            raise ValueError(
+                f"verdict {self.useful} contradicts its probability {self.probability}"
+            )
 
 
 @dataclass(frozen=True)
@@ -94,7 +103,17 @@ class Support:
     passages: tuple[PassageSource | str, ...]
     matrix: tuple[tuple[bool, ...], ...]
     reasons: tuple[str, ...]
-    probabilities: tuple[float | None, ...] = ()
+    #: P(supported) per cell, when the judge's verdicts are probabilities (``()`` otherwise).
+    #: A cell's verdict is yes exactly when its probability is at least 0.5: one number
+    #: stands behind both, so a claim can never read "unsupported" with P 0.95.
+    probabilities: tuple[tuple[float, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.probabilities:
+            return
+        for row, chances in zip(self.matrix, self.probabilities, strict=True):
+            if tuple(p >= 0.5 for p in chances) != row:
+                raise ValueError(f"verdicts {row} contradict their probabilities {chances}")
 
     def supported(self, claim: int, passages: set[int] | None = None) -> bool:
         """Whether ``claim`` is supported by any of ``passages`` (all when ``None``)."""
@@ -102,6 +121,16 @@ class Support:
         if passages is None:
             return any(row)
         return any(row[j] for j in passages if j < len(row))
+
+    def probability(self, claim: int, passages: set[int] | None = None) -> float | None:
+        """P(``claim`` is supported by some passage of ``passages``, all when ``None``): the
+        largest of their cells, so that it is at least 0.5 exactly when :meth:`supported`
+        is true; ``None`` when the judge gave no probabilities."""
+        if not self.probabilities:
+            return None
+        row = self.probabilities[claim]
+        columns = range(len(row)) if passages is None else (j for j in passages if j < len(row))
+        return max((row[j] for j in columns), default=0.0)
 
     def column(self, source: str) -> int:
         return self.passages.index(source)

@@ -543,12 +543,13 @@ async def _verify_by_verdicts(
     cells = await asyncio.gather(*(one(c, t) for c in claims for t in texts))
     width = len(texts)
     rows = tuple(tuple(cells[i * width + j][0] for j in range(width)) for i in range(len(claims)))
-    probabilities = tuple(
-        max((cells[i * width + j][1] or 0.0 for j in range(width)), default=None)
-        if width and all(cells[i * width + j][1] is not None for j in range(width))
-        else None
-        for i in range(len(claims))
-    )
+    chances = [p for _, p in cells]
+    probabilities: tuple[tuple[float, ...], ...] = ()
+    if all(p is not None for p in chances):
+        probabilities = tuple(
+            tuple(float(chances[i * width + j] or 0.0) for j in range(width))
+            for i in range(len(claims))
+        )
     return Support(tuple(claims), tuple(labels), rows, ("",) * len(claims), probabilities)
 
 
@@ -622,9 +623,10 @@ def _context_verdicts(
         )
     usable = probabilities if probabilities and len(probabilities) == n_contexts else None
     return [
-        ContextVerdict(
-            bool(by_index[i].useful), by_index[i].reason, usable[i - 1] if usable else None
-        )
+        # With P(useful) the verdict is P >= 0.5 (one number behind both), else the label.
+        ContextVerdict(usable[i - 1] >= 0.5, by_index[i].reason, usable[i - 1])
+        if usable
+        else ContextVerdict(bool(by_index[i].useful), by_index[i].reason)
         for i in range(1, n_contexts + 1)
     ]
 

@@ -311,8 +311,10 @@ class StepRunner:
                 return await self._likelihood_verdict(task, inputs, facts)
             template = load_prompt(VERDICT_TEMPLATE, facts.language)
             judgment = await self._ask(template, [task], inputs, facts, schema=BinaryVerdict)
-            p_yes = judgment.probabilities[0] if judgment.probabilities else None
-            return bool(judgment.output.verdict), p_yes
+            if judgment.probabilities:
+                # One number behind the verdict and its probability.
+                return judgment.probabilities[0] >= 0.5, judgment.probabilities[0]
+            return bool(judgment.output.verdict), None
 
         return verdict
 

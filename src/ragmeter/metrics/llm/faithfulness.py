@@ -39,8 +39,9 @@ class Faithfulness(SampleMetric):
             columns = set(context_columns(support))
             verdicts = [support.supported(i, columns) for i in range(len(claims))]
             reasons = list(support.reasons)
-            if len(support.probabilities) == len(claims):
-                probabilities = list(support.probabilities)
+            # P(supported) by the contexts alone: the same cells as the verdict (the check
+            # may also have been asked against the reference, for answer correctness).
+            probabilities = [support.probability(i, columns) for i in range(len(claims))]
         supported = sum(verdicts)
         known = [p for p in probabilities if p is not None]
         soft = len(known) == len(probabilities)
