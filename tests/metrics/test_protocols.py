@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import re
 from pathlib import Path
 from typing import ClassVar
 
@@ -87,8 +88,10 @@ class Tagged(SampleMetric):
 
 
 def claims(messages, schema):
+    """Two claims made of the response's own words (claims not from it are left out)."""
     assert schema.__name__.startswith("ResponseAnalysis"), schema.__name__
-    return {"claims": ["one", "two"]}
+    answer = re.search(r"<answer>\n(.*?)\n</answer>", messages[-1].content, re.DOTALL)
+    return {"claims": [f"{answer.group(1)} one", f"{answer.group(1)} two"]}
 
 
 def test_judged_metric_is_the_per_sample_protocol():

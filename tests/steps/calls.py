@@ -1,10 +1,9 @@
 """Every judge call the steps make for a set of scenarios, recorded with what makes its cache
 key (messages, schema, prompt version, salt): the planner must keep making exactly these.
 
-``python -m tests.steps.calls > tests/steps/calls_ae19e48.json``, run with the code of commit
-ae19e48 first on the path (``git archive ae19e48 src | tar -x -C /tmp/orig`` and
-``PYTHONPATH=/tmp/orig/src:.``), wrote the fixture that ``test_calls_unchanged.py`` compares
-against. Messages and schemas are kept as digests (their start is kept readable).
+``python -m tests.steps.calls > tests/steps/calls_current.json`` wrote the fixture that
+``test_calls_unchanged.py`` compares against (first from commit ae19e48's code; again for
+issue 35's reverse-generated questions). Messages and schemas are kept as digests (their start is kept readable).
 """
 
 from __future__ import annotations
@@ -90,8 +89,13 @@ def batched_answer(messages: Any, schema: type[BaseModel]) -> dict[str, Any]:
     if name.startswith("ContextRelevance"):
         n = messages[-1].content.count("<item index=")
         return {"usefulness": [{"index": i, "useful": 1, "reason": "r"} for i in range(1, n + 1)]}
-    if name.startswith(("ResponseAnalysis", "ReferenceReview", "ContextUtilization")):
+    if name.startswith(
+        ("ResponseAnalysis", "ReverseQuestions", "ReferenceReview", "ContextUtilization")
+    ):
         out = scripts.answer(messages, schema)
+        if "claims" in out and ENGLISH["response"] in messages[-1].content:
+            # the English response's own claims (claims not from the response are left out)
+            out["claims"] = ["One year from purchase.", "AppleCare+ extends it to three years."]
         if "usefulness" in out:  # as many verdicts as there are contexts
             n = messages[-1].content.count("<item index=")
             out["usefulness"] = out["usefulness"][:n]

@@ -64,9 +64,11 @@ def test_judgments_sharing_a_template_are_one_call_doing_all_their_tasks():
     needs = [Need("response_claims"), Need("questions", n=3), Need("statements")]
     needs += [Need("usefulness_reference"), Need("entities")]
     facts = gather(j, needs, language="en")
+    # the questions are written from the answer alone: a template (and a call) of their own
     assert sorted(kinds(j)) == [
         "ReferenceReviewStatementsUsefulnessEntities",
-        "ResponseAnalysisClaimsQuestions",
+        "ResponseAnalysisClaims",
+        "ReverseQuestionsQuestions",
     ]
     review = next(c for c in j.calls if c.schema.__name__.startswith("ReferenceReview"))
     system = review.messages[0].content

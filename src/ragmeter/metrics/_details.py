@@ -199,6 +199,26 @@ class EntityFinding:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """Something the judge wrote that the metric did not use, and why: a claim copied from
+    the question, a repeat, a generated question equal to the user's."""
+
+    text: str
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "why": self.why}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> LeftOut:
+        return LeftOut(_str(data["text"]), _str(data["why"]))
+
+    @staticmethod
+    def of(pairs: Sequence[tuple[str, str]]) -> tuple[LeftOut, ...]:
+        return tuple(LeftOut(text, why) for text, why in pairs)
+
+
+@dataclass(frozen=True)
 class GeneratedQuestion:
     """A question generated back from the response and its similarity to the user input."""
 
@@ -310,7 +330,7 @@ class AbstentionFinding:
 #: The stored keys the typed fields take; every other key is ``extra``.
 _TYPED_KEYS = frozenset(
     {"claims", "statements", "contexts", "entities", "questions", "similarities"}
-    | {"noncommittal", "verdicts", "hops", "abstention", "standalone_question"}
+    | {"noncommittal", "verdicts", "hops", "abstention", "standalone_question", "left_out"}
 )
 
 
@@ -342,6 +362,8 @@ class Details(Mapping[str, Any]):
     #: Answer relevancy on a turn of a conversation: the question the generated questions
     #: were compared with, the turn's question rewritten to stand alone.
     standalone_question: str | None = None
+    #: What the judge wrote that was not used, and why (claims, generated questions).
+    left_out: tuple[LeftOut, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -367,6 +389,8 @@ class Details(Mapping[str, Any]):
             out["standalone_question"] = self.standalone_question
         if self.abstention is not None:
             out["abstention"] = self.abstention.to_dict()
+        if self.left_out:
+            out["left_out"] = [item.to_dict() for item in self.left_out]
         if self.matches:
             out["verdicts"] = [int(m.matched) for m in self.matches]
             if any(m.similarity is not None for m in self.matches):
@@ -398,6 +422,7 @@ class Details(Mapping[str, Any]):
         take("contexts", ContextJudgment.from_dict, ContextJudgment)
         take("entities", EntityFinding.from_dict, EntityFinding)
         take("hops", HopUse.from_dict, HopUse)
+        take("left_out", LeftOut.from_dict, LeftOut)
         similarities = data.get("similarities")
         if "verdicts" in data:
             matches = _matches(data["verdicts"], similarities)

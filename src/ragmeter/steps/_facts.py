@@ -178,6 +178,17 @@ class Facts:
     #: likelihoods): then metrics that count verdicts score the mean P(yes) instead, which
     #: agrees better with people and ties less (bench/RESULTS_meta_eval.md).
     calibrated_verdicts: bool = False
+    #: What the steps left out of the judge's answers, by judgment (see :meth:`discard`).
+    left_out: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+    def discard(self, name: str, text: str, why: str) -> None:
+        """Record that the judge's ``text`` for judgment ``name`` was left out, and why (a
+        claim copied from the question, a generated question equal to the user's)."""
+        self.left_out.setdefault(name, []).append((text, why))
+
+    def discarded(self, name: str) -> list[tuple[str, str]]:
+        """What was left out of judgment ``name``'s answer: (text, why) pairs."""
+        return self.left_out.get(name, [])
 
     def get(self, name: str) -> Any:
         """The fact of the judgment ``name``; ``None`` when not asked for or failed."""

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 
-from ragmeter._text import normalize
+from ragmeter._text import normalize, tokenize
 from ragmeter.dataset import Sample
 from ragmeter.judge import JudgeError, Judgment
 from ragmeter.steps._facts import (
@@ -44,6 +44,7 @@ from ragmeter.steps._table import (
     JudgmentKind,
     Request,
     Verdict,
+    judgment,
     register,
 )
 
@@ -103,6 +104,22 @@ def _n_questions(request: Request) -> int:
     return max((need.n for need in request.needs), default=0)
 
 
+def _read_claims(judgment: Judgment[Any], request: Request) -> list[str]:
+    """The claims that come from the response: one the judge copied from the question or
+    an example, or repeated, is left out and recorded (``facts.discarded``)."""
+    response, question = request.sample.response or "", request.sample.user_input or ""
+    kept: list[str] = []
+    for claim in (c.strip() for c in judgment.output.claims):
+        if not is_claim(claim):
+            continue
+        why = _not_from(claim, response, question, kept)
+        if why is None:
+            kept.append(claim)
+        else:
+            request.facts.discard("response_claims", claim, why)
+    return kept
+
+
 RESPONSE_CLAIMS = register(
     JudgmentKind[list[str]](
         name="response_claims",
@@ -110,18 +127,62 @@ RESPONSE_CLAIMS = register(
         task="claims",
         fields={"claims": (list[str], ...)},
         inputs=_response_inputs,
-        read=lambda judgment, _: [c.strip() for c in judgment.output.claims if is_claim(c)],
+        read=_read_claims,
     )
 )
 
 
+def _answer_only(request: Request) -> dict[str, DataValue]:
+    """Answer relevancy's reverse generation sees the answer alone: shown the question, a
+    judge copies it, and every answer then scores as relevant."""
+    return {"answer": request.sample.response or ""}
+
+
+@functools.cache
+def _example_questions() -> frozenset[str]:
+    """The questions of the reverse-generation examples (both languages), normalised."""
+    return frozenset(
+        _letters(q)
+        for language in ("en", "zh")
+        for example in judgment("questions").load(language).examples
+        for q in example.outputs.get("questions", [])
+    )
+
+
+def _copied(question: str, request: Request) -> str | None:
+    """Why a generated question cannot count: it is the user's question or an example's."""
+    text = _letters(question)
+    asked = {
+        _letters(request.sample.user_input or ""),
+        _letters(request.sample.question_in_context),
+    }
+    if text in asked:
+        return "the user's question word for word"
+    if text in _example_questions():
+        return "a question of the prompt's examples"
+    return None
+
+
+def _check_questions(output: Any, request: Request) -> str | None:
+    copies = [q for q in output.questions if q.strip() and _copied(q, request)]
+    return f"{len(copies)} generated questions are copies" if copies else None
+
+
 def _read_questions(judgment: Judgment[Any], request: Request) -> tuple[list[str], bool]:
-    questions = [q.strip() for q in judgment.output.questions if q.strip()]
-    # The embedded judge (a small model whose verdicts come from likelihoods) marks nearly
-    # every answer noncommittal: 37 of the 38 WikiEval dev answers it read, which made
-    # answer relevancy 0.0 for all but one (bench/RESULTS_meta_eval.md). Its flag is not used.
-    trusted = not request.facts.calibrated_verdicts
-    return questions[: _n_questions(request)], trusted and bool(judgment.output.noncommittal)
+    questions: list[str] = []
+    for question in (q.strip() for q in judgment.output.questions):
+        why = _copied(question, request) if question else "empty"
+        if why is None and _letters(question) not in {_letters(q) for q in questions}:
+            questions.append(question)
+        elif question:
+            request.facts.discard("questions", question, why or "a repeat")
+    questions = questions[: _n_questions(request)]
+    if request.facts.calibrated_verdicts:
+        # The embedded judge (a small model whose verdicts come from likelihoods) marks nearly
+        # every answer noncommittal (37 of the 38 WikiEval dev answers it read): the refusal
+        # phrases decide for it, as they do whether it abstains.
+        return questions, refusal_phrase(request.sample.response or "") is not None
+    return questions, bool(judgment.output.noncommittal)
 
 
 def _store_questions(facts: Facts, request: Request, value: tuple[list[str], bool]) -> None:
@@ -131,11 +192,14 @@ def _store_questions(facts: Facts, request: Request, value: tuple[list[str], boo
 QUESTIONS = register(
     JudgmentKind[tuple[list[str], bool]](
         name="questions",
-        template="response_analysis",
+        template="reverse_questions",
         task="questions",
         fields={"questions": (list[str], ...), "noncommittal": (Literal[0, 1], 0)},
-        inputs=_response_inputs,
+        inputs=_answer_only,
         params=lambda request: {"n": _n_questions(request)},
+        # A copy is re-asked once; what is still a copy then is left out (and recorded).
+        check=_check_questions,
+        tolerate_check=True,
         read=_read_questions,
         store=_store_questions,
     )
@@ -554,6 +618,55 @@ async def _verify_by_verdicts(
 
 
 # -- text helpers --------------------------------------------------------------------------------
+#: A claim that takes less than this share of its words (Chinese: characters) from the
+#: response did not come from it...
+MIN_GROUNDING = 0.2
+#: ... nor one that takes less than half from the response and most of the rest from the
+#: question. A resolved subject ("One year." -> "The AirPods Pro 2 warranty lasts one
+#: year.") takes some words from the question and keeps the claim; a copied question
+#: ("I order at 11:00 CET." when the answer says "within a few days") takes almost all.
+FROM_QUESTION = 0.8
+#: Chinese characters too common to show where a claim's words come from.
+_COMMON_CJK = frozenset("的是了在有和与及或也都就而")
+
+
+def _grounding_terms(text: str) -> set[str]:
+    return {t for t in tokenize(text) if t not in _COMMON_CJK}
+
+
+def grounding(claim: str, source: str) -> float:
+    """The share of ``claim``'s words (each Chinese character a word) that occur in
+    ``source``; 1.0 for a claim without words.
+
+    >>> grounding("The M5 battery lasts up to 12 days.", "It lasts up to 12 days in use.")
+    0.625
+    >>> grounding("I order at 11:00 Central European Time.", "It ships in a few days.")
+    0.0
+    """
+    terms = _grounding_terms(claim)
+    return len(terms & _grounding_terms(source)) / len(terms) if terms else 1.0
+
+
+def _not_from(text: str, response: str, question: str, kept: Sequence[str]) -> str | None:
+    """Why ``text`` (a claim) does not come from ``response``, or ``None`` when it does.
+
+    >>> _not_from("The AirPods Pro 2 warranty lasts one year.", "One year.",
+    ...           "How long is the AirPods Pro 2 warranty?", []) is None
+    True
+    >>> _not_from("I order at 11:00 CET.", "It ships in a few days.",
+    ...           "I order at 11:00 CET. When will it ship?", [])
+    'copied from the question (0% of its words are in the response)'
+    """
+    if any(_letters(text) == _letters(other) for other in kept):
+        return "a repeat of an earlier claim"
+    share = grounding(text, response)
+    if share < 0.5 and grounding(text, question) >= FROM_QUESTION:
+        return f"copied from the question ({share:.0%} of its words are in the response)"
+    if share < MIN_GROUNDING:
+        return f"not in the response ({share:.0%} of its words are)"
+    return None
+
+
 _QUESTION_MARKS = ("?", "？")
 _NOT_WORDS = re.compile(r"[\W_]+", re.UNICODE)
 #: Shorter texts ("yes", "1 年") are contained in too many passages by chance.

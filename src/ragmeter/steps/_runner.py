@@ -101,6 +101,7 @@ class StepRunner:
         schema: type[BaseModel] | None = None,
         check: Callable[[Any], str | None] | None = None,
         output_keys: dict[str, tuple[str, ...]] | None = None,
+        tolerate: bool = False,
     ) -> Any:
         """Ask the judge; when ``check`` finds the answer incomplete (e.g. fewer verdicts
         than claims), re-ask once, then give up with a :class:`StepError`."""
@@ -117,7 +118,7 @@ class StepRunner:
                 salt=self._salt(attempt),
             )
             problem = check(judgment.output) if check else None
-            if problem is None:
+            if problem is None or (tolerate and attempt):
                 return judgment
         raise StepError(f"{problem} (also after a re-ask)")
 
@@ -288,6 +289,7 @@ class StepRunner:
             params=params,
             check=check if any(kind.check for kind in kinds) else None,
             output_keys={kind.task: kind.keys for kind in kinds},
+            tolerate=all(kind.tolerate_check for kind in kinds if kind.check),
         )
         for item, request in members:
             assert item.kind.read is not None

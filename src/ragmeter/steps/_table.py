@@ -82,6 +82,9 @@ class JudgmentKind(Generic[T]):
     #: Finds an incomplete answer (e.g. a context left unrated): the call is asked again
     #: once, then the judgment fails with a ``StepError``.
     check: Callable[[Any, Request], str | None] | None = None
+    #: Whether the re-ask's answer is used although ``check`` still finds the problem (its
+    #: ``read`` leaves the faulty items out) instead of failing the judgment.
+    tolerate_check: bool = False
     #: Values for ``{placeholders}`` in the task's instruction.
     params: Callable[[Request], dict[str, Any]] | None = None
     #: Judgments whose facts this one reads: asked for with it and answered before it.

@@ -40,8 +40,10 @@ def test_prompt_function_and_steps_metrics_run_report_compare_and_gate_together(
     direct = PromptMetric("direct", kind="discrete", instruction="Is it direct?",
                           labels=["pass", "fail"])  # fmt: skip
     metrics = [direct, length, MultiHopCompleteness()]
-    before = evaluate(rows(6, "Two years."), metrics, judge=judge(), progress=False)
-    after = evaluate(rows(6, "Two years, via the X200 bundle."), metrics, judge=judge(),
+    # the scripted claims are the responses' own (a claim not from the response is left out)
+    answer = " ".join(BOTH)
+    before = evaluate(rows(6, answer), metrics, judge=judge(), progress=False)
+    after = evaluate(rows(6, answer + " Both come in the X200 bundle."), metrics, judge=judge(),
                      progress=False)  # fmt: skip
     assert before.scores("direct") == [1.0] * 6
     assert before.scores("multihop_completeness") == [1.0] * 6

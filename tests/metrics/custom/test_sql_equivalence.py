@@ -560,7 +560,9 @@ class ClaimsAgree(SampleMetric):
 
 def claims(messages, schema):
     assert schema.__name__.startswith("ResponseAnalysis"), schema.__name__
-    return {"claims": ["The query lists the customers of Paris."]}
+    # A claim made of the query's own words (a claim not from the response is left out).
+    answer = re.search(r"<answer>\n(.*?)\n</answer>", messages[-1].content, re.DOTALL)
+    return {"claims": [f"The query {answer.group(1)} lists customers."]}
 
 
 def test_a_judged_fallback_gets_the_runs_judge_only_where_execution_is_impossible(db, tmp_path):

@@ -36,7 +36,9 @@ def answer(messages, schema):
     and 3 useful; 4 of 5 reference statements found (the seeds' 0.8)."""
     name = schema.__name__
     out = {}
-    if name.startswith("ResponseAnalysis"):
+    if name.startswith("ReverseQuestions"):
+        out |= {"questions": QUESTIONS, "noncommittal": 0}
+    elif name.startswith("ResponseAnalysis"):
         if "claims" in schema.model_fields:
             out["claims"] = CLAIMS
         if "questions" in schema.model_fields:

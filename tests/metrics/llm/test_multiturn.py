@@ -85,8 +85,12 @@ def test_a_follow_up_is_scored_against_its_standalone_question():
     assert result.score == pytest.approx(0.85, abs=1e-6)
     assert result.details["standalone_question"] == STANDALONE
     assert "standalone" in result.reason
-    (call,) = judge.calls  # the rewrite is asked with the questions, in one call
-    assert set(call.schema.model_fields) == {"questions", "noncommittal", "standalone"}
+    # the rewrite is asked of the response analysis; the questions of the answer alone
+    rewrite, questions = sorted(judge.calls, key=lambda c: c.schema.__name__)
+    assert set(rewrite.schema.model_fields) == {"standalone"}
+    assert set(questions.schema.model_fields) == {"questions", "noncommittal"}
+    assert "<question>" not in questions.messages[-1].content
+    assert "<conversation>" not in questions.messages[-1].content
 
 
 def test_the_same_question_without_its_history_is_penalised():
@@ -97,7 +101,7 @@ def test_the_same_question_without_its_history_is_penalised():
     result = AnswerRelevancy(judge=judge, embeddings=embeddings()).score(sample)
     assert result.score == pytest.approx(0.0, abs=1e-6)
     assert "standalone_question" not in result.details
-    (call,) = judge.calls
+    (call,) = judge.calls  # a single turn: no rewrite
     assert "standalone" not in call.schema.model_fields
 
 
@@ -142,8 +146,8 @@ def test_a_conversation_costs_the_calls_of_its_turns_alone():
     alone = ScriptedJudge(answer)
     samples = [s.model_copy(update={"history": None}) for s in turns()]
     evaluate(samples, metrics, judge=alone, embeddings=embeddings())
-    # per turn: response_analysis, reference_review, verify = 3 calls; 2 turns = 6
-    assert len(with_history.calls) == len(alone.calls) == 6
+    # per turn: response_analysis, reverse_questions, reference_review, verify = 4 calls
+    assert len(with_history.calls) == len(alone.calls) == 8
     assert [r.sample.metadata["turn"] for r in result.samples] == [1, 2]
     assert {r.sample.metadata["conversation_id"] for r in result.samples} == {"c1"}
 
@@ -170,7 +174,7 @@ def test_a_chinese_conversation_gets_the_chinese_instruction():
     }
     judge = ScriptedJudge(answer)
     AnswerRelevancy(judge=judge, embeddings=embeddings()).score(Dataset.from_records([record])[1])
-    (call,) = judge.calls
+    (call,) = [c for c in judge.calls if "standalone" in c.schema.model_fields]
     assert "最新一条消息" in call.messages[0].content
     assert (
         "user: Pulse S3 是什么？\nassistant: Pulse S3 是一款无线耳机。" in call.messages[-1].content

@@ -20,7 +20,7 @@ from tests.metrics.llm import scripts
 SUITE = ["faithfulness", "answer_relevancy", "context_precision", "context_recall"]
 
 
-def test_standard_suite_reproduces_the_seeds_in_three_calls():
+def test_standard_suite_reproduces_the_seeds_in_four_calls():
     judge, embeddings = scripts.judge(), scripts.embeddings()
     result = evaluate([scripts.SAMPLE], SUITE, judge=judge, embeddings=embeddings)
     scores = {name: result.scores(name)[0] for name in SUITE}
@@ -28,10 +28,12 @@ def test_standard_suite_reproduces_the_seeds_in_three_calls():
     assert round(scores["answer_relevancy"], 3) == 0.523  # seeds: mean(0.55, 0.50, 0.52)
     assert round(scores["context_precision"], 3) == 0.833  # seeds: useful at ranks 1 and 3
     assert scores["context_recall"] == pytest.approx(0.8)  # seeds: 4 of 5 statements
-    assert len(judge.calls) == 3
+    assert len(judge.calls) == 4
     assert [c.schema.__name__ for c in judge.calls][-1] == "VerifySupport"
-    assert result.config["usage"]["calls"] == 3
-    assert "response_analysis@2/zh" in result.config["prompt_versions"]
+    assert result.config["usage"]["calls"] == 4
+    assert {"response_analysis@3/zh", "reverse_questions@1/zh"} <= set(
+        result.config["prompt_versions"]
+    )
 
 
 def test_on_topic_answer_relevancy_from_the_seeds():
@@ -58,7 +60,7 @@ def test_the_call_budget_does_not_grow_with_contexts():
 
         judge = scripts.ScriptedJudge(answer)
         evaluate([sample], SUITE, judge=judge, embeddings=scripts.embeddings())
-        assert len(judge.calls) == 3
+        assert len(judge.calls) == 4
 
 
 def test_details_carry_claims_verdicts_and_reasons():
@@ -165,8 +167,8 @@ def test_a_second_run_is_served_from_the_cache():
     judge = scripts.judge()
     evaluate([scripts.SAMPLE], SUITE, judge=judge, embeddings=scripts.embeddings())
     again = evaluate([scripts.SAMPLE], SUITE, judge=judge, embeddings=scripts.embeddings())
-    assert len(judge.calls) == 3
-    assert again.config["usage"]["calls"] == 0 and again.config["usage"]["cached_calls"] == 3
+    assert len(judge.calls) == 4
+    assert again.config["usage"]["calls"] == 0 and again.config["usage"]["cached_calls"] == 4
 
 
 def test_english_samples_get_english_prompts():
@@ -222,10 +224,10 @@ def test_independent_steps_of_a_sample_run_concurrently():
             cache=NullCache(),
         )
         result = evaluate([scripts.SAMPLE], SUITE, judge=judge, embeddings=scripts.embeddings())
-        assert len(server.requests) == 3
-        # Claims+questions and the reference review were in flight together: two rounds of
-        # requests, not three (counted by the server, not timed: a loaded machine is slow).
-        assert server.max_in_flight == 2
+        assert len(server.requests) == 4
+        # Claims, the reverse-generated questions and the reference review were in flight
+        # together: two rounds of requests (counted by the server, not timed).
+        assert server.max_in_flight == 3
     assert result.scores("faithfulness")[0] == pytest.approx(2 / 3)
 
 
@@ -269,6 +271,6 @@ def test_each_sample_records_its_judge_usage(tmp_path):
     result = evaluate(
         [scripts.SAMPLE], SUITE, judge=scripts.judge(), embeddings=scripts.embeddings()
     )
-    assert result.samples[0].usage["calls"] == 3
+    assert result.samples[0].usage["calls"] == 4
     loaded = EvaluationResult.load(result.save(tmp_path / "run"))
     assert loaded.samples[0].usage == result.samples[0].usage

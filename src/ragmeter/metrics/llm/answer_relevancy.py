@@ -5,7 +5,7 @@ import numpy as np
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
-from ragmeter.metrics._details import Details, GeneratedQuestion
+from ragmeter.metrics._details import Details, GeneratedQuestion, LeftOut
 from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need
 
@@ -23,8 +23,11 @@ def mean_similarity(similarities: list[float]) -> float:
 
 class AnswerRelevancy(SampleMetric):
     """How well the response answers the question: ``strictness`` questions are generated
-    back from the response and their mean cosine similarity to the user input is the score;
-    a noncommittal response ("I don't know") scores 0.
+    back from the response alone (the judge never sees the user's question, so it cannot
+    copy it) and their mean cosine similarity to the user input is the score; a
+    noncommittal response ("I don't know") scores 0. A generated question equal to the
+    user's or to one of the prompt's examples is re-asked once, then left out (details'
+    ``left_out``).
 
     On a turn of a conversation (a sample with a ``history``) a follow-up such as "and its
     price?" says little on its own: the judge rewrites it as a standalone question ("What is
@@ -56,6 +59,7 @@ class AnswerRelevancy(SampleMetric):
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None
     ) -> MetricResult:
         questions = facts.questions or []
+        left_out = LeftOut.of(facts.discarded("questions"))
         standalone = facts.standalone_question if sample.conversation is not None else None
         if facts.noncommittal:
             return MetricResult.ok(
@@ -65,10 +69,14 @@ class AnswerRelevancy(SampleMetric):
                     questions=tuple(GeneratedQuestion(q) for q in questions),
                     noncommittal=True,
                     standalone_question=standalone,
+                    left_out=left_out,
                 ),
             )
         if not questions:
-            return MetricResult.failed("the judge generated no question from the response")
+            copies = f" ({len(left_out)} were copies, left out)" if left_out else ""
+            return MetricResult.failed(
+                f"the judge generated no usable question from the response{copies}"
+            )
         assert embeddings is not None
         target = standalone if standalone is not None else sample.user_input or ""
         vectors = await embeddings.embed([target, *questions], kind="query")
@@ -83,5 +91,6 @@ class AnswerRelevancy(SampleMetric):
                 ),
                 noncommittal=False,
                 standalone_question=standalone,
+                left_out=left_out,
             ),
         )

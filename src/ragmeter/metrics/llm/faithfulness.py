@@ -1,7 +1,7 @@
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
-from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details
+from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details, LeftOut
 from ragmeter.metrics._sample import SampleMetric
 from ragmeter.steps import Facts, Need, context_columns
 
@@ -28,8 +28,12 @@ class Faithfulness(SampleMetric):
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None
     ) -> MetricResult:
         claims = facts.response_claims or []
+        left_out = LeftOut.of(facts.discarded("response_claims"))
         if not claims:
-            return MetricResult.not_applicable("the response makes no factual claim")
+            dropped = f" ({len(left_out)} claims the judge wrote are not the response's)"
+            return MetricResult.not_applicable(
+                "the response makes no factual claim" + (dropped if left_out else "")
+            )
         probabilities: list[float | None] = [None] * len(claims)
         if not sample.retrieved_contexts:
             verdicts = [False] * len(claims)
@@ -59,8 +63,10 @@ class Faithfulness(SampleMetric):
             return MetricResult.ok(
                 extra["soft_score"],
                 reason=f"{reason} (score: their mean P(supported))",
-                details=Details(claims=entries, extra=extra),
+                details=Details(claims=entries, left_out=left_out, extra=extra),
             )
         return MetricResult.ok(
-            supported / len(claims), reason=reason, details=Details(claims=entries, extra=extra)
+            supported / len(claims),
+            reason=reason,
+            details=Details(claims=entries, left_out=left_out, extra=extra),
         )
