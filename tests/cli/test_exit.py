@@ -249,6 +249,24 @@ def test_failed_results_outrank_the_gate(tmp_path, server):
     assert last_line(result.output).endswith("(also: the gate failed)")
 
 
+def test_accepted_failures_still_fail_the_gates_coverage_floor(tmp_path, server):
+    """--allow-failures accepts the run; the gate still needs every gated result scored."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[thresholds]]\nmetric = "faithfulness"\nmin = 0.4\n', encoding="utf-8")
+    server.fault_rate(Fault.server_error(), 1.0)
+    short = evaluate(tmp_path / "a", server, "--gate", str(gate), "--allow-failures")
+    assert short.exit_code == 3, short.output
+    assert last_line(short.output).startswith(
+        "exit 3: the gate failed: faithfulness: coverage 0/4 (0%) < 100% (4 results failed "
+        "or missing): compute them again with ragmeter eval --resume RUN_DIR"
+    )
+    lowered = evaluate(
+        tmp_path / "b", server, "--gate", str(gate), "--allow-failures", "--min-coverage", "0"
+    )
+    assert lowered.exit_code == 1, lowered.output  # no sample has a score: the rule fails
+    assert last_line(lowered.output).startswith("exit 1: the gate failed")
+
+
 # -- generate --------------------------------------------------------------------------------
 
 

@@ -141,14 +141,14 @@ def test_compare_across_judges_gives_no_verdict_and_names_both_judges(tmp_path):
     assert f"faithfulness: not comparable: judge changed ({GPT_LABEL} vs {DEEPSEEK_LABEL})" in (
         shown.output
     )
-    assert "● faithfulness +0.1" not in shown.output
-    assert "● mrr +0.1" in shown.output  # no judge: compared as ever
+    assert "● faithfulness: not comparable" in shown.output  # no word: no verdict
+    assert "● better: mrr +0.1" in shown.output  # no judge: compared as ever
     allowed = runner.invoke(app, ["compare", base, cand, "--allow-judge-change"], env=WIDE)
     assert allowed.exit_code == 0, allowed.output
     assert allowed.output.splitlines()[0] == (
         f"warning: faithfulness: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}"
     )
-    assert "● faithfulness +0.1" in allowed.output
+    assert "● better: faithfulness +0.1" in allowed.output
     assert "not comparable" not in allowed.output
 
 
@@ -158,7 +158,7 @@ def test_compare_with_the_same_judge_or_an_old_run(tmp_path):
     base, cand = judged_runs(tmp_path / "same", GPT, GPT)
     same = runner.invoke(app, ["compare", base, cand], env=WIDE)
     assert same.exit_code == 0, same.output
-    assert same.output.startswith("● faithfulness +0.1")
+    assert same.output.startswith("● better: faithfulness +0.1")
     assert "judge" not in same.output and "warning" not in same.output
     base, cand = judged_runs(tmp_path / "old", None, GPT)
     old = runner.invoke(app, ["compare", base, cand], env=WIDE)
@@ -167,7 +167,7 @@ def test_compare_with_the_same_judge_or_an_old_run(tmp_path):
         "warning: faithfulness: judge unknown: the baseline run did not record it (the other "
         "run: gpt-4o-mini @ api.openai.com)"
     )
-    assert "● faithfulness +0.1" in old.output
+    assert "● better: faithfulness +0.1" in old.output
 
 
 def test_report_compare_shows_the_judge_change_in_a_banner(tmp_path):
@@ -315,3 +315,33 @@ def test_show_and_compare_print_strict_json_only(tmp_path):
     document = _strict_json(compared.stdout)
     assert [c["metric"] for c in document["comparisons"]] == ["recall@3", "mrr"]
     assert document["comparability"]["comparable"] is True
+
+
+def test_compare_calls_a_change_better_or_worse_only_when_it_is_significant(tmp_path):
+    """Issue 35: mrr +0.07 with p = 1.00 read "better"; it is no significant change."""
+    from ragmeter import evaluate
+    from tests._prepared import Prepared
+
+    ids = [f"s{i}" for i in range(30)]
+    rows = [{"id": i, "user_input": f"question {i}"} for i in ids]
+    mrr = [0.2 + 0.02 * (k % 5) for k in range(30)]
+    one_moved = [v + (1.0 if k == 0 else 0.0) for k, v in enumerate(mrr)]
+    all_rose = [v + 0.1 + 0.01 * (k % 3) for k, v in enumerate(mrr)]
+    runs = {"base": {"mrr": mrr, "recall": mrr}, "cand": {"mrr": one_moved, "recall": all_rose}}
+    for name, columns in runs.items():
+        metrics = [Prepared(m, dict(zip(ids, values))) for m, values in columns.items()]
+        evaluate(rows, metrics, run_dir=tmp_path / name).store.close()
+    shown = runner.invoke(
+        app, ["compare", str(tmp_path / "base"), str(tmp_path / "cand")], env=WIDE
+    )
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0].startswith("● no significant change: mrr +0.03 (95% CI")
+    assert "p = 1.00): not significant with 30 samples" in lines[0]
+    assert lines[1].startswith("● better: recall +0.110 (95% CI")
+    assert lines[1].endswith("significant with 30 samples, better.")
+    worse = runner.invoke(
+        app, ["compare", str(tmp_path / "cand"), str(tmp_path / "base")], env=WIDE
+    )
+    assert worse.output.splitlines()[1].startswith("● worse: recall -0.110")
+    assert worse.output.splitlines()[0].startswith("● no significant change: mrr -0.03")

@@ -133,15 +133,16 @@ def test_compare_across_judges_gives_no_verdict_unless_allowed(tmp_path: Path):
     assert refused.exit_code == 0, refused.output
     assert f"not comparable: {line}" in refused.output
     assert f"faithfulness: not comparable: judge changed ({GPT_LABEL} vs" in refused.output
-    assert "● mrr +0.1" in refused.output and "● faithfulness +0.1" not in refused.output
+    assert "● better: mrr +0.1" in refused.output
+    assert "● faithfulness: not comparable" in refused.output  # no word: no verdict
     allowed = invoke(
         "runs", "compare", "gpt", "deepseek", "--store", url, "--allow-judge-change", "--top", "0"
     )
     assert allowed.exit_code == 0, allowed.output
-    assert f"warning: {line}" in allowed.output and "● faithfulness +0.1" in allowed.output
+    assert f"warning: {line}" in allowed.output and "● better: faithfulness +0.1" in allowed.output
     same = invoke("runs", "compare", "gpt", "gpt-again", "--store", url, "--top", "0")
     assert same.exit_code == 0, same.output
-    assert "judge" not in same.output and "● faithfulness +0.1" in same.output
+    assert "judge" not in same.output and "● better: faithfulness +0.1" in same.output
 
 
 def _strict_json(text: str):

@@ -174,7 +174,7 @@ def test_compare_gives_paired_deltas_with_intervals_and_p_values(api, several):
     assert math.isclose(mrr["difference"], mrr["candidate_mean"] - mrr["baseline_mean"])
     assert mrr["ci"]["low"] <= mrr["difference"] <= mrr["ci"]["high"]
     assert 0 <= mrr["p_value"] <= 1 and mrr["p_adjusted"] >= mrr["p_value"]
-    assert mrr["change"] in {"better", "worse", "no change"} and mrr["verdict"]
+    assert mrr["change"] in {"better", "worse", "no significant change"} and mrr["verdict"]
     assert metrics["flaky"]["n_pairs"] == 6  # q1 failed in the baseline, q7 n/a in both
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from ragmeter.dashboard._i18n import EN, ZH, Translator, from_accept_language, pick_language
+from ragmeter.stats._compare import Change
 
 
 @pytest.mark.parametrize(
@@ -46,3 +49,12 @@ def _fields(text: str) -> list[str]:
     import string
 
     return [name for _, name, _, _ in string.Formatter().parse(text) if name]
+
+
+def test_every_word_for_a_change_has_a_string_in_both_languages():
+    """The compare page shows ``change_<Comparison.change>``: one key per word it can say."""
+    words = get_args(Change)
+    assert "no significant change" in words
+    assert {f"change_{w}" for w in words} == {k for k in EN if k.startswith("change_")}
+    assert EN["change_no significant change"] == "no significant change"
+    assert ZH["change_no significant change"] == "无显著变化"

@@ -246,3 +246,21 @@ def test_a_run_links_to_its_trends_and_to_a_comparison_with_its_previous_run(cli
     assert EN["compare_previous"] not in first  # the first nightly has none
     experiment = client.get(f"/runs/{ids[3]}").text
     assert EN["compare_previous"] not in experiment  # nor a run name seen once
+
+
+def test_a_change_that_is_not_significant_is_called_so_in_both_languages(client, several):
+    """flaky rose by 0.1 on 6 pairs with Holm-adjusted p = 0.28: not "better", nor "no change"."""
+    _, ids = several
+    params = {"a": ids[0], "b": ids[2]}
+    flaky = next(
+        m for m in client.get("/api/compare", params=params).json()["metrics"]
+        if m["metric"] == "flaky"
+    )  # fmt: skip
+    assert flaky["difference"] > 0.05 and not flaky["significant"]
+    assert flaky["change"] == "no significant change"
+    for language, word in (("en", "no significant change"), ("zh", "无显著变化")):
+        text = client.get("/compare", params={**params, "lang": language}).text
+        row = re.search(r'id="paired-flaky">(.*?)</tr>', text)
+        assert row is not None
+        assert f'<td class="change-no-significant-change">{word}</td>' in row.group(1)
+        assert ">better<" not in text and ">变好<" not in text

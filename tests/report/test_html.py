@@ -212,8 +212,9 @@ def test_compare_deltas_on_hand_checked_data():
     dom = parse(render_html(after, compare=before))
     row = dom.find(id="compare-table").find("tr", data_metric="mrr")
     cells = [c.text() for c in row.find_all("td")]
-    assert cells[2:5] == ["0.5000", "0.7500", "+0.2500 better"]
-    assert row.find("td", data_change="better")
+    # One sample of two moved: p = 1.00, so no word of "better" and no colour.
+    assert cells[2:5] == ["0.5000", "0.7500", "+0.2500 no significant change"]
+    assert row.find("td", data_change="same") and not row.find_all("td", data_change="better")
     assert cells[6:9] == ["2", "1", "0"]  # paired, improved, worsened
     section = dom.find(id="compare").text()
     assert "Both runs have the same 2 samples" in section
@@ -221,13 +222,31 @@ def test_compare_deltas_on_hand_checked_data():
     assert "mrr +0.25 (95% CI" in dom.find("ul", class_="verdicts").text()
 
 
-def test_compare_colours_a_drop_as_worse_and_a_rise_of_a_lower_metric_too():
+def _delta_cell(result, baseline):
+    row = parse(render_html(result, compare=baseline)).find(id="compare-table")
+    return row.find("tr", data_metric="m").find_all("td")[4]
+
+
+def test_compare_colours_a_significant_rise_of_a_lower_metric_as_worse_and_a_drop_better():
+    base = [0.2 + 0.01 * (i % 5) for i in range(20)]
+    low = built({"m": [MetricResult.ok(v) for v in base]}, direction=Direction.LOWER_IS_BETTER)
+    high = built(
+        {"m": [MetricResult.ok(v + 0.4 + 0.01 * (i % 3)) for i, v in enumerate(base)]},
+        direction=Direction.LOWER_IS_BETTER,
+    )
+    cell = _delta_cell(high, low)  # every one of 20 samples rose: p < 0.001
+    assert (cell.text(), cell.attrs["data-change"]) == ("+0.4095 worse", "worse")
+    cell = _delta_cell(low, high)
+    assert (cell.text(), cell.attrs["data-change"]) == ("-0.4095 better", "better")
+
+
+def test_a_change_that_is_not_significant_is_neither_better_nor_coloured():
+    """The shape of issue 35: +0.07 with p = 1.00 read "better" in green."""
     low = built({"m": [MetricResult.ok(0.2)]}, direction=Direction.LOWER_IS_BETTER)
     high = built({"m": [MetricResult.ok(0.6)]}, direction=Direction.LOWER_IS_BETTER)
-    cell = parse(render_html(high, compare=low)).find("td", data_change="worse")
-    assert cell.text() == "+0.4000 worse"
-    cell = parse(render_html(low, compare=high)).find("td", data_change="better")
-    assert cell.text() == "-0.4000 better"
+    cell = _delta_cell(high, low)  # one sample: not even testable
+    assert cell.text() == "+0.4000 no significant change"
+    assert cell.attrs["data-change"] == "same" and "worse" not in cell.attrs["class"]
 
 
 def test_compare_states_when_the_sample_sets_differ(llm_result, improved_result):
@@ -239,9 +258,11 @@ def test_compare_states_when_the_sample_sets_differ(llm_result, improved_result)
         for r in section.find(id="compare-table").find_all("tr")
         if "data-metric" in r.attrs
     }
-    assert rows["mrr"][2:5] == ["0.6250", "1.0000", "+0.3750 better"]
+    assert rows["mrr"][2:5] == ["0.6250", "1.0000", "+0.3750 no significant change"]
     assert rows["faithfulness"][5] == "4/4 → 3/4"
-    assert rows["rouge_l"][4].endswith("worse")
+    assert rows["rouge_l"][4].startswith("-") and rows["rouge_l"][4].endswith(
+        " no significant change"
+    )  # 3 shared samples: too few for any change to be significant
     changes = [
         [c.text() for c in r.find_all("td")]
         for r in section.find(id="changes-table").find_all("tr", data_metric="mrr")

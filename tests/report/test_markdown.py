@@ -41,12 +41,22 @@ def test_deltas_against_a_baseline():
     after = evaluate(ranking([1, 2]), ["mrr"])
     text = render_markdown(after, compare=before)
     assert "### Change from baseline" in text
-    assert "| `mrr` | ↑ | 0.5000 | 0.7500 | +0.2500 better | 1 / 0 |" in text
+    assert "| `mrr` | ↑ | 0.5000 | 0.7500 | +0.2500 no significant change | 1 / 0 |" in text
     assert "Both runs have the same 2 samples" in text
     # The verdict of the statistics: one sample of two moved, too few to tell.
     assert "- mrr +0.25 (95% CI" in text and "not significant with 2 samples" in text
     worse = render_markdown(before, compare=after)
-    assert "| `mrr` | ↑ | 0.7500 | 0.5000 | -0.2500 worse | 0 / 1 |" in worse
+    assert "| `mrr` | ↑ | 0.7500 | 0.5000 | -0.2500 no significant change | 0 / 1 |" in worse
+
+
+def test_a_significant_change_is_better_or_worse():
+    before = evaluate(ranking([2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3]), ["mrr"])
+    after = evaluate(ranking([1] * 12), ["mrr"])  # every sample rose: p < 0.001
+    text = render_markdown(after, compare=before)
+    assert "| `mrr` | ↑ | 0.4167 | 1.0000 | +0.5833 better | 12 / 0 |" in text
+    assert "significant with 12 samples, better." in text
+    worse = render_markdown(before, compare=after)
+    assert "| `mrr` | ↑ | 1.0000 | 0.4167 | -0.5833 worse | 0 / 12 |" in worse
 
 
 def test_findings_as_bullets_with_figures(llm_result, findings):
@@ -67,7 +77,8 @@ def test_write_report_in_both_formats(tmp_path, llm_result, findings):
     assert "岚屿" in html.read_text(encoding="utf-8")
     md = write_report(llm_result, tmp_path / "summary.md", format="markdown", compare=llm_result)
     assert md.read_text(encoding="utf-8").startswith("## ragmeter report")
-    assert "0.0000 |" in md.read_text(encoding="utf-8")  # every delta against itself is 0
+    # every delta against itself is 0
+    assert "0.0000 no significant change |" in md.read_text(encoding="utf-8")
 
 
 def test_write_report_rejects_an_unknown_format(tmp_path, llm_result):

@@ -298,19 +298,25 @@ def test_delta_bars_show_each_means_change_with_its_interval():
     after = evaluate(ranking([1, 2]), ["mrr"])
     svg = parse(render_html(after, compare=before)).find("svg", class_="deltas")
     bar = svg.find("rect", data_metric="mrr")
-    assert "better" in bar.attrs["class"].split()  # (1 + 0.5) / 2 − (1 + 0) / 2 = +0.25
+    # (1 + 0.5) / 2 − (1 + 0) / 2 = +0.25, on 2 samples: not significant, so grey
+    assert bar.attrs["class"].split() == ["dbar", "same"]
     assert float(bar.attrs["x"]) == 320.0  # a rise starts at zero (170 + 300 / 2)
     (found,) = compare(before, after, metrics=["mrr"])
     assert found.ci is not None
     title = bar.find("title").text()
     assert title == f"mrr: +0.2500, CI {found.ci.low:+.4f} to {found.ci.high:+.4f}"
     assert svg.find_all("line", class_="whisker", data_metric="mrr")
-    # a drop of a lower-is-better metric is an improvement
-    low = built({"m": [OK(0.6), OK(0.4)]}, direction=Direction.LOWER_IS_BETTER)
-    lower = built({"m": [OK(0.2), OK(0.1)]}, direction=Direction.LOWER_IS_BETTER)
+    # a significant drop of a lower-is-better metric is an improvement: green
+    base = [0.6 + 0.01 * (i % 4) for i in range(16)]
+    low = built({"m": [OK(v) for v in base]}, direction=Direction.LOWER_IS_BETTER)
+    lower = built(
+        {"m": [OK(v - 0.3 - 0.01 * (i % 3)) for i, v in enumerate(base)]},
+        direction=Direction.LOWER_IS_BETTER,
+    )
     svg = parse(render_html(lower, compare=low)).find("svg", class_="deltas")
     bar = svg.find("rect", data_metric="m")
-    assert "better" in bar.attrs["class"].split() and float(bar.attrs["x"]) < 320.0
+    assert bar.attrs["class"].split() == ["dbar", "better", "sig"]
+    assert float(bar.attrs["x"]) < 320.0
 
 
 @pytest.mark.parametrize("n", [0, 1])
@@ -335,9 +341,10 @@ def test_delta_bars_give_no_bar_across_a_changed_judge():
     svg = parse(render_html(after, compare=before)).find("svg", class_="deltas")
     assert svg.find_all("rect", data_metric="faithfulness") == []
     assert "faithfulness not comparable: judge changed" in svg.attrs["aria-label"]
-    # mrr needs no judge: every sample 0.1 lower, so the bar is a drop of 0.1, worse
+    # mrr needs no judge: every sample 0.1 lower, a drop of 0.1; on 5 samples a sign-flip
+    # test cannot go below p = 1/16, so it is not significant and the bar is grey
     bar = svg.find("rect", data_metric="mrr")
-    assert "worse" in bar.attrs["class"].split()
+    assert bar.attrs["class"].split() == ["dbar", "same"]
     assert bar.find("title").text().startswith("mrr: -0.1000")
 
 

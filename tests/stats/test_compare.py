@@ -99,7 +99,7 @@ def test_change_reads_the_metric_direction(direction, difference, change):
     )
     assert c.change == change
     assert c.verdict().endswith(f"significant with 50 samples, {change}.")
-    assert comparison(direction=direction, difference=difference).change == "no change"
+    assert comparison(direction=direction, difference=difference).change == "no significant change"
 
 
 def test_verdict_rise_holm_unpaired_and_rounding():
@@ -127,7 +127,7 @@ def test_to_dict_is_json_ready():
     data = json.loads(json.dumps(comparison().to_dict()))
     assert data["direction"] == "higher"
     assert data["ci"] == {"low": -0.07, "high": 0.01, "level": 0.95, "method": "bca"}
-    assert (data["significant"], data["change"]) == (False, "no change")
+    assert (data["significant"], data["change"]) == (False, "no significant change")
     assert data["verdict"].startswith("answer_correctness -0.03")
 
 
@@ -177,7 +177,7 @@ def test_fewer_than_two_pairs_is_not_tested_and_says_why():
         "m +0.10 on 1 sample: not tested; a paired comparison needs at least 2 samples scored "
         "in both runs."
     )
-    assert one.change == "no change"
+    assert one.change == "no significant change"
     none = compare(baseline, run({"m": [None, 0.9, None]}), **FAST)[0]
     assert (none.n_pairs, none.difference, none.baseline_mean) == (0, None, None)
     assert none.verdict() == (
@@ -278,7 +278,7 @@ def test_the_motivating_question_0_69_vs_0_72_on_50_samples():
     last_week = np.clip(truth + rng.normal(0, 0.15, 50), 0, 1)
     now = np.clip(truth + rng.normal(0.0, 0.15, 50), 0, 1)
     (c,) = compare(run({"answer_correctness": last_week}), run({"answer_correctness": now}))
-    assert not c.significant and c.change == "no change"
+    assert not c.significant and c.change == "no significant change"
     assert "not significant with 50 samples; about" in c.verdict()
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ragmeter.diagnosis import Finding
     from ragmeter.results import EvaluationResult
     from ragmeter.stats import Comparability
+    from ragmeter.stats import Comparison as StatsComparison
     from ragmeter.store import Store
 
 
@@ -331,9 +332,6 @@ def resolve_run(ref: str | Path) -> "EvaluationResult":
     )
 
 
-EXIT_GATE_FAILED = int(ExitCode.GATE_FAILED)
-
-
 def apply_gate(
     candidate: "EvaluationResult",
     gate_file: Path,
@@ -343,11 +341,14 @@ def apply_gate(
     junit: Path | None = None,
     markdown: Path | None = None,
     allow_judge_change: bool = False,
-) -> int:
-    """Run the gate, print and write its report; the exit code (0 pass, 1 fail, 2 usage,
-    4 a report file could not be written). Regression rules across a changed judge or
-    embedding model are refused (exit 2, both named) unless ``allow_judge_change``; every
-    way the runs were measured differently is printed as a warning."""
+    min_coverage: float = 1.0,
+) -> tuple[ExitCode, str]:
+    """Run the gate, print and write its report; the exit code and why (0 pass, 1 a rule
+    failed, 2 usage, 3 a rule's metric has fewer results scored than its floor,
+    ``min_coverage`` unless the rule sets one; 4 a report file could not be written).
+    Regression rules across a changed judge or embedding model are refused (exit 2, both
+    named) unless ``allow_judge_change``; every way the runs were measured differently is
+    printed as a warning."""
     import os
 
     from ragmeter.gate import (
@@ -370,12 +371,13 @@ def apply_gate(
             candidate_name=candidate_name,
             baseline_name=None if baseline_dir is None else str(baseline_dir),
             allow_judge_change=allow_judge_change,
+            min_coverage=min_coverage,
         )
     except (GateFileError, GateUsageError, FileNotFoundError, ImportError) as error:
         errors.print(
             f"[bold red]error:[/bold red] {escape(str(error))}", highlight=False, soft_wrap=True
         )
-        return EXIT_USAGE
+        return ExitCode.USAGE, "the gate could not be applied"
     print_differences(report.differences)
     table = Table(title="gate", title_justify="left")
     table.add_column("")
@@ -418,13 +420,27 @@ def apply_gate(
         )
     )
     console.print(verdict)
+    short = report.coverage_reason()
     if not written:
-        return int(ExitCode.IO_ERROR)
-    return 0 if report.passed else EXIT_GATE_FAILED
+        return ExitCode.IO_ERROR, "the gate's report was not written"
+    if short is not None:
+        return ExitCode.RESULTS_FAILED, f"the gate failed: {short}"
+    if not report.passed:
+        return ExitCode.GATE_FAILED, "the gate failed"
+    return ExitCode.OK, "the gate passed"
 
 
-#: The colour of a comparison's mark, by its change.
+#: The colour of a comparison's mark, by its change: green or red only when significant.
 CHANGE_COLOURS = {"better": "green", "worse": "red", "not comparable": "yellow"}
+
+
+def print_comparison(found: "StatsComparison") -> None:
+    """One metric's comparison: its change in words ("better" and "worse" only when it is
+    significant, else "no significant change"; :attr:`Comparison.change`), then its verdict."""
+    change = found.change
+    colour = CHANGE_COLOURS.get(change, "white")
+    word = "" if change == "not comparable" else f"{change}: "  # the verdict says it
+    console.print(f"[{colour}]● {word}[/{colour}]{escape(found.verdict())}", highlight=False)
 
 
 def print_differences(lines: Iterable[str]) -> None:
@@ -476,6 +492,16 @@ JunitOption = Annotated[
 ]
 MarkdownOption = Annotated[
     Path | None, typer.Option("--markdown", help="Write the gate's summary as markdown.")
+]
+MinCoverageOption = Annotated[
+    float,
+    typer.Option(
+        "--min-coverage",
+        min=0.0,
+        max=1.0,
+        help="The gate exits 3 when a rule's metric has fewer than this share of its results "
+        "scored (n/a not counted; default 1: all). A rule's own min_coverage overrides it.",
+    ),
 ]
 
 

@@ -17,6 +17,7 @@ from ragmeter.cli._app import (
     GateOption,
     JunitOption,
     MarkdownOption,
+    MinCoverageOption,
     _fail,
     _print_problems,
     app,
@@ -443,6 +444,7 @@ def eval_command(
     allow_judge_change: AllowJudgeChangeOption = False,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
+    min_coverage: MinCoverageOption = 1.0,
     store: Annotated[
         str | None,
         typer.Option(
@@ -498,9 +500,10 @@ def eval_command(
     what was computed is kept), 3 when more results failed than --max-failed-share allows
     (default 0; --allow-failures accepts any) or --max-cost stopped the run before every
     sample was judged (what was judged is kept: --resume with a higher --max-cost goes on),
-    4 when a file, the run store or a tracker (--mlflow, --wandb) could not be read or
-    written, 130 when interrupted. The last line says which and why. A run that a tracker did
-    not take is kept in its directory.
+    or when a gate rule's metric has fewer results scored than --min-coverage (default 1:
+    all, n/a aside; a rule's min_coverage overrides it), 4 when a file, the run store or a
+    tracker (--mlflow, --wandb) could not be read or written, 130 when interrupted. The last
+    line says which and why. A run that a tracker did not take is kept in its directory.
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
@@ -601,22 +604,18 @@ def eval_command(
         if failed is not None:
             outcome.add(*failed)
         if gate is not None:
-            code = apply_gate(
-                result,
-                gate,
-                baseline,
-                candidate_name=str(run_dir),
-                junit=junit,
-                markdown=markdown,
-                allow_judge_change=allow_judge_change,
+            outcome.add(
+                *apply_gate(
+                    result,
+                    gate,
+                    baseline,
+                    candidate_name=str(run_dir),
+                    junit=junit,
+                    markdown=markdown,
+                    allow_judge_change=allow_judge_change,
+                    min_coverage=min_coverage,
+                )
             )
-            gate_said = {
-                ExitCode.OK: "the gate passed",
-                ExitCode.GATE_FAILED: "the gate failed",
-                ExitCode.USAGE: "the gate could not be applied",
-                ExitCode.IO_ERROR: "the gate's report was not written",
-            }
-            outcome.add(ExitCode(code), gate_said[ExitCode(code)])
     if result.store is not None:
         result.store.close()  # its journal goes into run.db: the folder is complete and can move
     outcome.exit(_computed(result))

@@ -11,7 +11,9 @@ code   name            when
                        is wrong (a rejected key: HTTP 401/403/404); fix it and run again
 3      RESULTS_FAILED  more results failed than ``--max-failed-share`` allows (default 0:
                        any), or ``eval --max-cost`` stopped the run before every sample
-                       was judged (``--resume`` goes on); ``generate`` kept no question
+                       was judged (``--resume`` goes on); a gate rule's metric has fewer
+                       results scored than ``--min-coverage`` (default 1: all, n/a
+                       aside); ``generate`` kept no question
 4      IO_ERROR        a file or the run store could not be read or written: disk full,
                        read-only media, no permission, a corrupt file, a store server that
                        does not answer; what was computed before is kept
@@ -33,6 +35,8 @@ from typing import Annotated, NoReturn
 import typer
 from rich.markup import escape
 
+from ragmeter._percent import percent
+
 
 class ExitCode(IntEnum):
     """The exit codes of every ``ragmeter`` command (the module's table says when)."""
@@ -52,7 +56,8 @@ EXIT_CODES_HELP = (
     "Exit codes: 0 all computed; 1 a gate rule failed (generate: fewer questions than asked; "
     "monitor: an alert fired); "
     "2 usage or configuration error (also a rejected API key); 3 more results failed than "
-    "--max-failed-share allows, or --max-cost stopped the run; 4 a file or the run store "
+    "--max-failed-share allows, --max-cost stopped the run, or a gated metric's results "
+    "are not all scored (--min-coverage); 4 a file or the run store "
     "could not be read or written; 130 interrupted."
 )
 
@@ -71,21 +76,6 @@ AllowFailuresOption = Annotated[
         "--allow-failures", help="Exit 0 even when results failed (they are still reported)."
     ),
 ]
-
-
-def percent(share: float) -> str:
-    """``share`` as a percentage with as many decimals as it needs to not read as 0 or 100.
-
-    >>> percent(0.3), percent(0.001), percent(0.9996), percent(1.0)
-    ('30%', '0.1%', '99.96%', '100%')
-    """
-    for digits in range(3):
-        text = f"{share * 100:.{digits}f}%"
-        if (share == 0 or text != f"{0:.{digits}f}%") and (
-            share == 1 or text != f"{100:.{digits}f}%"
-        ):
-            return text
-    return f"{share * 100:.3f}%"
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,22 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import (
-    CHANGE_COLOURS,
     AllowJudgeChangeOption,
     BaselineOption,
     JunitOption,
     MarkdownOption,
+    MinCoverageOption,
     _fail,
     app,
     apply_gate,
     console,
     print_comparability,
+    print_comparison,
     print_run,
     resolve_run,
     run_folder,
 )
-from ragmeter.cli._exit import fail_io
+from ragmeter.cli._exit import ExitCode, Outcome, fail_io
 from ragmeter.cli._judging import whole_paragraphs
 
 if TYPE_CHECKING:
@@ -218,8 +219,7 @@ def compare_command(
         return
     print_comparability(checked, allowed=allow_judge_change)
     for c in comparisons:
-        colour = CHANGE_COLOURS.get(c.change, "white")
-        console.print(f"[{colour}]●[/{colour}] {escape(c.verdict())}", highlight=False)
+        print_comparison(c)
 
 
 @app.command("gate")
@@ -233,10 +233,13 @@ def gate_command(
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
     allow_judge_change: AllowJudgeChangeOption = False,
+    min_coverage: MinCoverageOption = 1.0,
 ) -> None:
     """Pass or fail a run: floors and ceilings per metric, and regressions against a baseline
-    that are larger than allowed and significant. Exit code 0 pass, 1 fail, 2 usage error
-    (4 when a run or a report file cannot be read or written).
+    that are larger than allowed and significant. Exit code 0 pass, 1 fail, 2 usage error,
+    3 when a rule's metric has results that failed or are missing (every result must be
+    scored, n/a aside, unless --min-coverage or the rule's min_coverage lowers the floor),
+    4 when a run or a report file cannot be read or written; the last line says why.
 
     The judge must stay fixed: regression rules against a baseline judged by another model
     or with other generation settings (or embedded by another model) are refused, exit 2,
@@ -246,7 +249,7 @@ def gate_command(
     an annotation.
     """
     result = resolve_run(candidate)
-    code = apply_gate(
+    code, reason = apply_gate(
         result,
         gate,
         baseline,
@@ -254,8 +257,12 @@ def gate_command(
         junit=junit,
         markdown=markdown,
         allow_judge_change=allow_judge_change,
+        min_coverage=min_coverage,
     )
-    raise typer.Exit(code)
+    outcome = Outcome()
+    if code is not ExitCode.OK:
+        outcome.add(code, reason)
+    outcome.exit(reason)
 
 
 def default_report_path(ref: str, result: "EvaluationResult", suffix: str) -> Path:

@@ -10,7 +10,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import (
-    CHANGE_COLOURS,
     AllowJudgeChangeOption,
     CommandGroup,
     _fail,
@@ -18,6 +17,7 @@ from ragmeter.cli._app import (
     console,
     open_run_store,
     print_comparability,
+    print_comparison,
     print_run,
     run_folder,
 )
@@ -212,8 +212,7 @@ def compare_command(
         names = [c.metric for c in comparisons]
         print_comparability(comparability(base, result, metrics=names), allowed=allow_judge_change)
         for c in comparisons:
-            colour = CHANGE_COLOURS.get(c.change, "white")
-            console.print(f"[{colour}]●[/{colour}] {escape(c.verdict())}", highlight=False)
+            print_comparison(c)
         for table in tag_delta_tables(base, result, names, alpha, allow_judge_change):
             console.print(table)
         if top:

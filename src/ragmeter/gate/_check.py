@@ -1,14 +1,15 @@
 """Applying a gate's rules to a candidate run (and its baseline): pass or fail per rule,
-with the figures behind each verdict."""
+with the figures behind each verdict, and the coverage floor every rule's metric must meet."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragmeter._percent import percent
 from ragmeter.gate._rules import GateRules, Regression, Threshold
 from ragmeter.metrics import Direction
-from ragmeter.results import EvaluationResult
+from ragmeter.results import Aggregate, EvaluationResult
 from ragmeter.stats import (
     Comparison,
     MeanEstimate,
@@ -28,9 +29,94 @@ class JudgeChangedError(GateUsageError):
     regression rule compares: the message names both sides."""
 
 
+#: The share of a gated metric's results that must be scored unless a rule says otherwise
+#: (``run_gate(min_coverage=...)``, ``--min-coverage``): all of them, n/a aside.
+DEFAULT_MIN_COVERAGE = 1.0
+
+#: How a coverage shortfall is remedied, after the shortfalls themselves.
+COVERAGE_FIX = (
+    "compute them again with ragmeter eval --resume RUN_DIR, or lower the floor with "
+    "--min-coverage (min_coverage=) or a rule's min_coverage"
+)
+
+
+def floor_text(floor: float) -> str:
+    """A coverage floor as a percentage, as precise as it was given: 100%, 95%, 99.5%."""
+    return f"{floor * 100:g}%"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of a rule's results the candidate scored, against the rule's ``floor``.
+
+    ``scored`` of ``total`` results (samples of the rule's metric, over its group if it has
+    one) got a score, ``not_applicable`` were n/a: the metric does not apply there (a response
+    with no claims), a legitimate outcome that is left out of the share. The rest failed or
+    were never computed, the run having stopped first (``missing``): the share is
+    ``scored / (total - not_applicable)``.
+    """
+
+    metric: str
+    scored: int
+    total: int
+    not_applicable: int
+    floor: float
+    group: str = ""
+
+    @property
+    def applicable(self) -> int:
+        return self.total - self.not_applicable
+
+    @property
+    def missing(self) -> int:
+        """Results that failed or were never computed."""
+        return self.applicable - self.scored
+
+    @property
+    def share(self) -> float:
+        """Scored over applicable; 1.0 when nothing applies (nothing failed)."""
+        return self.scored / self.applicable if self.applicable else 1.0
+
+    @property
+    def passed(self) -> bool:
+        return self.share >= self.floor
+
+    def figures(self) -> str:
+        """ "coverage 2/30 (7%)", with the n/a results left out when there are any."""
+        text = f"coverage {self.scored}/{self.applicable} ({percent(self.share)})"
+        if self.not_applicable:
+            text += f", {self.not_applicable} n/a not counted"
+        return text
+
+    def shortfall(self) -> str:
+        """ "coverage 2/30 (7%) < 100% (28 results failed or missing)"."""
+        missing = f"{self.missing} result{'s' * (self.missing != 1)} failed or missing"
+        na = f"; {self.not_applicable} n/a not counted" if self.not_applicable else ""
+        return (
+            f"coverage {self.scored}/{self.applicable} ({percent(self.share)}) < "
+            f"{floor_text(self.floor)} ({missing}{na})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scored": self.scored,
+            "total": self.total,
+            "not_applicable": self.not_applicable,
+            "applicable": self.applicable,
+            "missing": self.missing,
+            "share": self.share,
+            "min_coverage": self.floor,
+            "passed": self.passed,
+        }
+
+
 @dataclass(frozen=True)
 class RuleOutcome:
-    """One rule's verdict: ``passed``, and in ``message`` the figures it rests on."""
+    """One rule's verdict: ``passed``, and in ``message`` the figures it rests on.
+
+    ``coverage`` is how many of the rule's results the candidate scored against its floor; a
+    rule whose coverage falls short fails whatever its figures (``coverage_failed``).
+    """
 
     kind: Literal["threshold", "regression"]
     rule: str
@@ -38,6 +124,11 @@ class RuleOutcome:
     passed: bool
     message: str
     figures: dict[str, Any] = field(default_factory=dict)
+    coverage: Coverage | None = None
+
+    @property
+    def coverage_failed(self) -> bool:
+        return self.coverage is not None and not self.coverage.passed
 
 
 @dataclass
@@ -48,6 +139,8 @@ class GateReport:
     #: How the baseline and the candidate were measured differently on the metrics the
     #: regression rules compare (judge, embedding model, settings, prompt versions): warnings.
     differences: list[str] = field(default_factory=list)
+    #: The coverage floor of the rules that set none of their own.
+    min_coverage: float = DEFAULT_MIN_COVERAGE
 
     @property
     def passed(self) -> bool:
@@ -56,6 +149,24 @@ class GateReport:
     @property
     def failures(self) -> list[RuleOutcome]:
         return [o for o in self.outcomes if not o.passed]
+
+    @property
+    def coverage_failures(self) -> list[RuleOutcome]:
+        """The rules whose metric has fewer results scored than their floor."""
+        return [o for o in self.outcomes if o.coverage_failed]
+
+    def coverage_reason(self) -> str | None:
+        """Why coverage failed, each metric (and group) once, and the fix; None when it did
+        not: "faithfulness: coverage 2/30 (7%) < 100% (28 results failed or missing):
+        compute them again with ragmeter eval --resume RUN_DIR, or lower the floor ..." """
+        found = [
+            f"{o.metric}{o.coverage.group}: {o.coverage.shortfall()}"
+            for o in self.coverage_failures
+            if o.coverage is not None
+        ]
+        if not found:
+            return None
+        return f"{'; '.join(dict.fromkeys(found))}: {COVERAGE_FIX}"
 
 
 def _fmt(value: float | None) -> str:
@@ -88,59 +199,96 @@ def _estimate(
     return groups.get(str(rule.value), {}).get(rule.metric)
 
 
-def _check_threshold(result: EvaluationResult, rule: Threshold, rules: GateRules) -> RuleOutcome:
+class _Counts:
+    """Each metric's result counts over the candidate, and over each tag group asked for
+    (one pass over the run per tag)."""
+
+    def __init__(self, result: EvaluationResult) -> None:
+        self.result = result
+        self.by_tag: dict[str, dict[str, dict[str, Aggregate]]] = {}
+
+    def coverage(self, rule: Threshold | Regression, floor: float) -> Coverage:
+        if rule.min_coverage is not None:
+            floor = rule.min_coverage
+        if rule.tag is None:
+            agg: Aggregate | None = self.result.aggregates.get(rule.metric)
+            group = ""
+        else:
+            if rule.tag not in self.by_tag:
+                groups = self.result.breakdowns([rule.tag]).get(rule.tag, [])
+                self.by_tag[rule.tag] = {g.value: g.aggregates for g in groups}
+            agg = self.by_tag[rule.tag].get(str(rule.value), {}).get(rule.metric)
+            group = f" [{rule.tag}={rule.value}]"
+        if agg is None:
+            return Coverage(rule.metric, 0, 0, 0, floor, group)
+        return Coverage(rule.metric, agg.n_ok, agg.n_total, agg.n_not_applicable, floor, group)
+
+
+def _check_threshold(
+    result: EvaluationResult, rule: Threshold, rules: GateRules, coverage: Coverage
+) -> RuleOutcome:
     estimate = _estimate(result, rule, rules)
+    problems: list[str] = []
+    figures: dict[str, Any] = {}
+    summary = ""
     if estimate is None or estimate.n == 0:
         where = f" in group {rule.tag}={rule.value}" if rule.tag else ""
-        return RuleOutcome(
-            "threshold", rule.name, rule.metric, False, f"no sample{where} has a score"
-        )
-    value = {
-        "mean": estimate.mean,
-        "ci_low": estimate.ci.low if estimate.ci else None,
-        "ci_high": estimate.ci.high if estimate.ci else None,
-    }[rule.statistic]
-    coverage = estimate.n / estimate.n_total if estimate.n_total else 0.0
-    problems = []
-    if value is None:
-        problems.append(f"{rule.statistic} is undefined with {estimate.n} scored sample(s)")
+        problems.append(f"no sample{where} has a score")
     else:
-        if rule.min is not None and value < rule.min:
-            problems.append(f"{rule.statistic} {value:.4f} < {rule.min:g}")
-        if rule.max is not None and value > rule.max:
-            problems.append(f"{rule.statistic} {value:.4f} > {rule.max:g}")
-    if rule.min_coverage is not None and coverage < rule.min_coverage:
-        problems.append(f"coverage {coverage:.0%} < {rule.min_coverage:.0%}")
-    ci = (
-        f" ({estimate.ci.level:.0%} CI {estimate.ci.low:.4f} to {estimate.ci.high:.4f})"
-        if estimate.ci
-        else ""
-    )
-    figures = f"mean {_fmt(estimate.mean)}{ci} over {estimate.n}/{estimate.n_total} scored samples"
-    message = f"{'; '.join(problems)}: {figures}" if problems else figures
+        value = {
+            "mean": estimate.mean,
+            "ci_low": estimate.ci.low if estimate.ci else None,
+            "ci_high": estimate.ci.high if estimate.ci else None,
+        }[rule.statistic]
+        if value is None:
+            problems.append(f"{rule.statistic} is undefined with {estimate.n} scored sample(s)")
+        else:
+            if rule.min is not None and value < rule.min:
+                problems.append(f"{rule.statistic} {value:.4f} < {rule.min:g}")
+            if rule.max is not None and value > rule.max:
+                problems.append(f"{rule.statistic} {value:.4f} > {rule.max:g}")
+        ci = (
+            f" ({estimate.ci.level:.0%} CI {estimate.ci.low:.4f} to {estimate.ci.high:.4f})"
+            if estimate.ci
+            else ""
+        )
+        summary = (
+            f"mean {_fmt(estimate.mean)}{ci} over {estimate.n}/{estimate.n_total} scored samples"
+        )
+        if coverage.not_applicable:
+            summary += f" ({coverage.not_applicable} n/a)"
+        figures = {
+            "mean": estimate.mean,
+            "ci": None if estimate.ci is None else [estimate.ci.low, estimate.ci.high],
+            "n": estimate.n,
+            "n_total": estimate.n_total,
+        }
+    if not coverage.passed:
+        problems.append(coverage.shortfall())
+    message = ": ".join(part for part in ("; ".join(problems), summary) if part)
     return RuleOutcome(
         "threshold",
         rule.name,
         rule.metric,
         not problems,
         message,
-        {
-            "mean": estimate.mean,
-            "ci": None if estimate.ci is None else [estimate.ci.low, estimate.ci.high],
-            "n": estimate.n,
-            "n_total": estimate.n_total,
-        },
+        {**figures, "coverage": coverage.to_dict()},
+        coverage,
     )
 
 
-def _check_regression(rule: Regression, comparison: Comparison) -> RuleOutcome:
+def _check_regression(rule: Regression, comparison: Comparison, coverage: Coverage) -> RuleOutcome:
+    short = "" if coverage.passed else f"{coverage.shortfall()}; "
+    figures = {**comparison.to_dict(), "coverage": coverage.to_dict()}
     if comparison.difference is None:
         return RuleOutcome(
             "regression",
             rule.name,
             rule.metric,
             False,
-            f"cannot compare: {comparison.verdict()}",
+            f"{short}cannot compare: {comparison.verdict()}",
+            figures,
+            coverage,
         )
     sign = 1 if comparison.direction is Direction.HIGHER_IS_BETTER else -1
     worse_by = -sign * comparison.difference
@@ -149,9 +297,10 @@ def _check_regression(rule: Regression, comparison: Comparison) -> RuleOutcome:
         "regression",
         rule.name,
         rule.metric,
-        not regressed,
-        comparison.verdict(),
-        comparison.to_dict(),
+        not regressed and coverage.passed,
+        f"{short}{comparison.verdict()}",
+        figures,
+        coverage,
     )
 
 
@@ -163,8 +312,15 @@ def run_gate(
     candidate_name: str = "candidate",
     baseline_name: str | None = None,
     allow_judge_change: bool = False,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
 ) -> GateReport:
     """Every rule's verdict on ``candidate`` (regression rules against ``baseline``).
+
+    Every rule also needs ``min_coverage`` (its own ``min_coverage`` if it sets one) of the
+    candidate's results of its metric (over its group) scored, n/a not counted: by default
+    all of them, so a run whose judge was down fails rather than passing on the few samples
+    it scored. A rule short of its floor fails; :attr:`GateReport.coverage_failures` lists
+    them and :meth:`GateReport.coverage_reason` says why and how to lower the floor.
 
     Raises :class:`GateUsageError` when a rule names a metric a run lacks, or regression
     rules are given without a baseline; :class:`JudgeChangedError` when a regression rule's
@@ -172,6 +328,10 @@ def run_gate(
     settings in the two runs, unless ``allow_judge_change``. The report's ``differences``
     list every difference of the compared metrics (refused or allowed, settings, prompts).
     """
+    if not 0.0 <= min_coverage <= 1.0:
+        raise GateUsageError(
+            f"min_coverage is a share of the results from 0 to 1, got {min_coverage!r}"
+        )
     every_rule: list[Threshold | Regression] = [*rules.thresholds, *rules.regressions]
     for rule in every_rule:
         _require(candidate, rule.metric, "candidate")
@@ -198,7 +358,11 @@ def run_gate(
                 "--allow-judge-change (allow_judge_change=True) to gate anyway."
             )
         differences = checked.lines()
-    outcomes = [_check_threshold(candidate, rule, rules) for rule in rules.thresholds]
+    counts = _Counts(candidate)
+    outcomes = [
+        _check_threshold(candidate, rule, rules, counts.coverage(rule, min_coverage))
+        for rule in rules.thresholds
+    ]
     if baseline is not None and rules.regressions:
         # Rules over the whole run are compared together, so Holm corrects across them;
         # each group's rule is compared on its own group.
@@ -230,5 +394,7 @@ def run_gate(
                     value=rule.value,
                     allow_judge_change=allow_judge_change,
                 )
-            outcomes.append(_check_regression(rule, comparison))
-    return GateReport(outcomes, candidate_name, baseline_name, differences)
+            outcomes.append(
+                _check_regression(rule, comparison, counts.coverage(rule, min_coverage))
+            )
+    return GateReport(outcomes, candidate_name, baseline_name, differences, min_coverage)

@@ -4,11 +4,28 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from ragmeter.gate._check import GateReport
+from ragmeter.gate._check import GateReport, RuleOutcome, floor_text
+
+
+def _coverage_properties(case: ET.Element, outcome: RuleOutcome) -> None:
+    coverage = outcome.coverage
+    if coverage is None:
+        return
+    properties = ET.SubElement(case, "properties")
+    for name, value in (
+        ("coverage.scored", coverage.scored),
+        ("coverage.applicable", coverage.applicable),
+        ("coverage.not_applicable", coverage.not_applicable),
+        ("coverage.share", f"{coverage.share:.6g}"),
+        ("coverage.min_coverage", f"{coverage.floor:g}"),
+    ):
+        ET.SubElement(properties, "property", name=name, value=str(value))
 
 
 def to_junit(report: GateReport) -> str:
-    """JUnit XML: one test case per rule, failed rules as failures with their figures."""
+    """JUnit XML: one test case per rule, failed rules as failures with their figures (of
+    type ``coverage`` when the rule's coverage fell short), each rule's coverage and floor
+    as properties."""
     suite = ET.Element(
         "testsuite",
         name="ragmeter gate",
@@ -21,10 +38,12 @@ def to_junit(report: GateReport) -> str:
         case = ET.SubElement(
             suite, "testcase", classname=f"ragmeter.gate.{outcome.kind}", name=outcome.rule
         )
+        _coverage_properties(case, outcome)
         if outcome.passed:
             ET.SubElement(case, "system-out").text = outcome.message
         else:
-            failure = ET.SubElement(case, "failure", message=outcome.message, type=outcome.kind)
+            kind = "coverage" if outcome.coverage_failed else outcome.kind
+            failure = ET.SubElement(case, "failure", message=outcome.message, type=kind)
             failure.text = f"{outcome.rule}\n{outcome.message}"
     suites = ET.Element("testsuites", name="ragmeter")
     suites.append(suite)
@@ -35,26 +54,44 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _coverage_cell(outcome: RuleOutcome) -> str:
+    coverage = outcome.coverage
+    if coverage is None:
+        return "—"
+    mark = "" if coverage.passed else " ❌"
+    figures = coverage.figures().removeprefix("coverage ")
+    return f"{figures}, floor {floor_text(coverage.floor)}{mark}"
+
+
 def to_markdown(report: GateReport) -> str:
-    """A summary for a GitHub step summary or a pull-request comment."""
+    """A summary for a GitHub step summary or a pull-request comment: each rule with its
+    figures and its coverage against its floor."""
     verdict = "✅ passed" if report.passed else f"❌ failed ({len(report.failures)} rule(s))"
     against = f" against `{report.baseline}`" if report.baseline else ""
     lines = [
         f"## ragmeter gate: {verdict}",
         "",
-        f"Candidate `{report.candidate}`{against}.",
+        f"Candidate `{report.candidate}`{against}. Coverage floor: "
+        f"{floor_text(report.min_coverage)} of each rule's results scored (n/a not counted), "
+        "unless the rule sets its own `min_coverage`.",
         "",
     ]
+    reason = report.coverage_reason()
+    if reason is not None:
+        lines += [f"> ❌ **Coverage below the floor:** {_cell(reason)}", ""]
     if report.differences:
         lines.append("> ⚠️ **The runs were not measured the same way:**")
         lines += [f"> - {_cell(d)}" for d in report.differences]
         lines.append("")
     lines += [
-        "| | rule | figures |",
-        "|:-:|---|---|",
+        "| | rule | figures | coverage |",
+        "|:-:|---|---|---|",
     ]
     for o in report.outcomes:
-        lines.append(f"| {'✅' if o.passed else '❌'} | {_cell(o.rule)} | {_cell(o.message)} |")
+        lines.append(
+            f"| {'✅' if o.passed else '❌'} | {_cell(o.rule)} | {_cell(o.message)} "
+            f"| {_cell(_coverage_cell(o))} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,9 @@ class GateFileError(ValueError):
 @dataclass(frozen=True)
 class Threshold:
     """``metric`` (over the group ``tag=value`` if given) must have ``statistic`` >= ``min``
-    and/or <= ``max``, and at least ``min_coverage`` of its samples scored."""
+    and/or <= ``max``, and at least ``min_coverage`` of the results it applies to scored (not
+    n/a); without ``min_coverage``, the gate's floor (:func:`run_gate`'s ``min_coverage``,
+    ``--min-coverage``, 1.0 by default: every one)."""
 
     metric: str
     min: float | None = None
@@ -49,20 +51,26 @@ class Threshold:
 class Regression:
     """Fail when ``metric`` gets worse than the baseline by more than ``max_drop`` (in its
     own direction: a rise for lower-is-better metrics), and, when ``significant``, the change
-    is significant at ``alpha`` (paired test, Holm-corrected over the gate's metrics)."""
+    is significant at ``alpha`` (paired test, Holm-corrected over the gate's metrics). The
+    candidate must have at least ``min_coverage`` of the results the metric applies to scored
+    (else the gate's floor, as for a :class:`Threshold`)."""
 
     metric: str
     max_drop: float = 0.0
     significant: bool = True
     tag: str | None = None
     value: str | None = None
+    min_coverage: float | None = None
 
     @property
     def name(self) -> str:
         rule = f"worse by more than {self.max_drop:g}"
         if self.significant:
             rule += " and significant"
-        return f"{self.metric}{_group(self.tag, self.value)}: not {rule}"
+        name = f"{self.metric}{_group(self.tag, self.value)}: not {rule}"
+        if self.min_coverage is not None:
+            name += f", coverage >= {self.min_coverage:g}"
+        return name
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ def _group(tag: str | None, value: str | None) -> str:
 
 
 _THRESHOLD_KEYS = {"metric", "min", "max", "statistic", "min_coverage", "tag", "value"}
-_REGRESSION_KEYS = {"metric", "max_drop", "significant", "tag", "value"}
+_REGRESSION_KEYS = {"metric", "max_drop", "significant", "tag", "value", "min_coverage"}
 
 
 def _check_keys(kind: str, index: int, entry: Any, allowed: set[str]) -> dict[str, Any]:
@@ -117,7 +125,7 @@ def parse_rules(data: dict[str, Any]) -> GateRules:
                 _number(entry.get("min"), f"threshold rule {i + 1} min"),
                 _number(entry.get("max"), f"threshold rule {i + 1} max"),
                 statistic,
-                _number(entry.get("min_coverage"), f"threshold rule {i + 1} min_coverage"),
+                _coverage(entry.get("min_coverage"), f"threshold rule {i + 1} min_coverage"),
                 entry.get("tag"),
                 None if entry.get("value") is None else str(entry["value"]),
             )
@@ -132,6 +140,7 @@ def parse_rules(data: dict[str, Any]) -> GateRules:
                 bool(entry.get("significant", True)),
                 entry.get("tag"),
                 None if entry.get("value") is None else str(entry["value"]),
+                _coverage(entry.get("min_coverage"), f"regression rule {i + 1} min_coverage"),
             )
         )
     if not thresholds and not regressions:
@@ -155,6 +164,13 @@ def _number(value: Any, where: str) -> float | None:
     return float(value)
 
 
+def _coverage(value: Any, where: str) -> float | None:
+    share = _number(value, where)
+    if share is not None and not 0.0 <= share <= 1.0:
+        raise GateFileError(f"{where}: a share of the results from 0 to 1, got {value!r}")
+    return share
+
+
 def load_rules(path: str | Path) -> GateRules:
     """Read a gate file (``.toml``, ``.yaml`` / ``.yml``)::
 
@@ -165,6 +181,7 @@ def load_rules(path: str | Path) -> GateRules:
     metric = "faithfulness"
     min = 0.8             # the mean must be at least 0.8
     statistic = "ci_low"  # ...or its confidence interval's lower end
+    min_coverage = 0.95   # 95% of its results scored (default: all; n/a is not counted)
 
     [[thresholds]]
     metric = "noise_sensitivity_relevant"

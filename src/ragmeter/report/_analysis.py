@@ -295,19 +295,12 @@ def _metric_delta(
     )
 
 
-def significance(
-    baseline: EvaluationResult, result: EvaluationResult, allow_judge_change: bool = False
-) -> list[str]:
-    """The plain-language verdict of each metric both runs have ("not comparable" for one
-    whose judge or embedding model changed, unless ``allow_judge_change``)."""
-    return [c.verdict() for c in metric_tests(baseline, result, allow_judge_change)]
-
-
 def metric_tests(
     baseline: EvaluationResult, result: EvaluationResult, allow_judge_change: bool = False
 ) -> list[StatsComparison]:
     """:func:`ragmeter.stats.compare` on the metrics both runs have: per metric the change,
-    its bootstrap CI and the test behind :func:`significance`'s verdicts."""
+    its bootstrap CI, the test behind its verdict (``verdict()``) and its change in words
+    (``change``: better or worse only when significant)."""
     from ragmeter.stats import compare
 
     names = {m.name for m in baseline.metrics}

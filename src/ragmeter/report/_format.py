@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ragmeter._services import redact_url
 from ragmeter.metrics import Direction
 
+if TYPE_CHECKING:
+    from ragmeter.stats import Comparison as StatsComparison
+
 #: Shown where there is no value (never 0, which would read as a score).
 NONE = "—"
 
+#: How a score moved, as the reports colour it: one sample's move, or a metric's change
+#: when it is significant (:func:`metric_change`).
 Change = Literal["better", "worse", "same"]
 
 
@@ -62,11 +67,26 @@ def arrow(direction: Direction) -> str:
 
 
 def change(delta: float | None, direction: Direction, tolerance: float = 1e-9) -> Change:
-    """Whether a move of ``delta`` is an improvement for a metric going ``direction``."""
+    """Whether a move of ``delta`` is an improvement for a metric going ``direction``: one
+    sample's move. A metric's change between two runs is :func:`metric_change`."""
     if delta is None or abs(delta) <= tolerance:
         return "same"
     up = delta > 0
     return "better" if up == (direction is Direction.HIGHER_IS_BETTER) else "worse"
+
+
+def metric_change(found: StatsComparison | None) -> tuple[Change, str]:
+    """A metric's change between two runs as the reports show it: its colour ("better" and
+    "worse" only when significant, else "same": neutral) and its word, the statistics' own
+    (:attr:`ragmeter.stats.Comparison.change`: "better", "worse", "no significant change",
+    "not comparable"); ``("same", "")`` when the metric was not compared.
+    """
+    if found is None:
+        return "same", ""
+    word = found.change
+    if word == "better" or word == "worse":
+        return word, word
+    return "same", word
 
 
 def cost(usage: Mapping[str, Any]) -> str:

@@ -16,10 +16,11 @@ if TYPE_CHECKING:
     from ragmeter.stats import Comparison as StatsComparison
 
 
-def delta_cell(delta: MetricDelta) -> Markup:
-    """The change of the mean, coloured by whether it is better or worse."""
-    kind = fmt.change(delta.delta, delta.direction)
-    label = "" if kind == "same" or delta.delta is None else f" {kind}"
+def delta_cell(delta: MetricDelta, found: StatsComparison | None = None) -> Markup:
+    """The change of the mean with the statistics' word for it (``found``: the metric's
+    comparison), green or red only when it is significant, neutral otherwise."""
+    kind, word = fmt.metric_change(found)
+    label = "" if not word or delta.delta is None else f" {word}"
     return el("td", fmt.signed(delta.delta), label, class_=f"num {kind}", data_change=kind)
 
 
@@ -31,7 +32,8 @@ def _mean(agg: Aggregate | None) -> str:
     return fmt.score(agg.mean if agg is not None else None)
 
 
-def _means_table(comparison: Comparison) -> Markup:
+def _means_table(comparison: Comparison, tests: Sequence[StatsComparison]) -> Markup:
+    found = {c.metric: c for c in tests}
     head = el(
         "tr",
         el("th", "metric"),
@@ -52,7 +54,7 @@ def _means_table(comparison: Comparison) -> Markup:
             el("td", fmt.arrow(d.direction), class_="dir"),
             el("td", _mean(d.baseline), class_="num"),
             el("td", _mean(d.current), class_="num"),
-            delta_cell(d),
+            delta_cell(d, found.get(d.metric)),
             el("td", f"{_coverage(d.baseline)} → {_coverage(d.current)}", class_="num"),
             el("td", d.n_paired, class_="num"),
             el("td", d.n_better, class_="num better" if d.n_better else "num"),
@@ -154,7 +156,7 @@ def _bar(found: StatsComparison) -> Bar:
         found.difference,
         ci.low if ci else None,
         ci.high if ci else None,
-        fmt.change(found.difference, found.direction),
+        fmt.metric_change(found)[0],
         found.significant,
     )
 
@@ -223,7 +225,9 @@ def compare_section(
             "Baseline: ",
             el("b", baseline_label),
             ". Δ = this run − baseline. Real change or noise: the bootstrap interval of the "
-            "difference and a permutation test, Holm-corrected across metrics (below the table).",
+            "difference and a permutation test, Holm-corrected across metrics (below the "
+            "table); a change is called better or worse only when that test finds it "
+            "significant, else no significant change.",
             class_="muted",
         ),
         el(
@@ -253,8 +257,9 @@ def compare_section(
                 "p",
                 "Bar: this run − baseline, over the samples scored in both runs when they "
                 "share samples (else each run's mean), as in the verdicts above; whisker: its "
-                "bootstrap confidence interval. Green: better, red: worse, in each metric's "
-                "direction; a solid bar is significant after Holm correction, a pale one is not.",
+                "bootstrap confidence interval. Green: significantly better, red: "
+                "significantly worse (after Holm correction), in each metric's direction; "
+                "grey: no significant change.",
                 class_="muted",
             ),
             bars,
@@ -274,5 +279,5 @@ def compare_section(
         scatters(comparison),
     ]
     return join(
-        [*notes, _means_table(comparison), significance, *charts, *scatter, heading, changes]
+        [*notes, _means_table(comparison, tests), significance, *charts, *scatter, heading, changes]
     )

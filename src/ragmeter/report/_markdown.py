@@ -14,8 +14,8 @@ from ragmeter.report._analysis import (
     default_title,
     mean_estimates,
     measured,
+    metric_tests,
     run_label,
-    significance,
 )
 from ragmeter.report._html_abstention import WRONG as ABSTENTION_WRONG
 from ragmeter.report._html_abstention import abstention_counts, claim_diagnostics
@@ -110,16 +110,18 @@ def _compare_table(
     result: EvaluationResult, baseline: EvaluationResult, allow_judge_change: bool = False
 ) -> str:
     comparison = compare_runs(result, baseline, top=0)
+    tests = metric_tests(baseline, result, allow_judge_change)
+    found = {c.metric: c for c in tests}
     rows = []
     for d in comparison.metrics:
-        kind = fmt.change(d.delta, d.direction)
+        word = fmt.metric_change(found.get(d.metric))[1]
         rows.append(
             [
                 md_code(d.metric),
                 fmt.arrow(d.direction),
                 fmt.score(d.baseline.mean if d.baseline else None),
                 fmt.score(d.current.mean if d.current else None),
-                fmt.signed(d.delta) + ("" if kind == "same" or d.delta is None else f" {kind}"),
+                fmt.signed(d.delta) + ("" if not word or d.delta is None else f" {word}"),
                 f"{d.n_better} / {d.n_worse}",
             ]
         )
@@ -128,15 +130,13 @@ def _compare_table(
         ["---", ":-:", "--:", "--:", "--:", "--:"],
         rows,
     )
-    verdicts = "".join(
-        f"- {md(text)}\n" for text in significance(baseline, result, allow_judge_change)
-    )
+    verdicts = "".join(f"- {md(c.verdict())}\n" for c in tests)
     return (
         _measured(measured(baseline, result, allow_judge_change))
         + f"Baseline: {md(run_label(baseline))}. {comparison.sample_note()}\n\n"
         + table
         + "\nReal change or noise (bootstrap CI of the difference, permutation test, "
-        "Holm-corrected across metrics):\n\n" + verdicts
+        "Holm-corrected across metrics; better or worse only when significant):\n\n" + verdicts
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -26,6 +26,11 @@ TESTS = ("permutation", "wilcoxon")
 SIGN_FLIP = "sign-flip permutation"
 WILCOXON = "wilcoxon"
 UNPAIRED = "permutation (unpaired)"
+
+#: How a metric changed between two runs, in words (:attr:`Comparison.change`): "better"
+#: and "worse" only when the change is significant. Every surface that words a metric's
+#: change (CLI, reports, dashboard) reads it from there.
+Change = Literal["better", "worse", "no significant change", "not comparable"]
 
 
 @dataclass(frozen=True)
@@ -74,13 +79,15 @@ class Comparison:
         return self.p_adjusted is not None and self.p_adjusted < self.alpha
 
     @property
-    def change(self) -> str:
-        """ "better", "worse" (significant changes, read in the metric's direction), "no
-        change", or "not comparable" (the judge or embedding model changed)."""
+    def change(self) -> Change:
+        """ "better" or "worse" (read in the metric's direction) only when the change is
+        :attr:`significant`: the test's p-value, Holm-corrected, below alpha; else "no
+        significant change" however large the difference looks; "not comparable" when the
+        judge or embedding model changed."""
         if self.not_comparable is not None:
             return "not comparable"
         if not self.significant or not self.difference:
-            return "no change"
+            return "no significant change"
         rose = self.difference > 0
         return "better" if rose == (self.direction is Direction.HIGHER_IS_BETTER) else "worse"
 
