@@ -3,7 +3,8 @@ key (messages, schema, prompt version, salt): the planner must keep making exact
 
 ``python -m tests.steps.calls > tests/steps/calls_current.json`` wrote the fixture that
 ``test_calls_unchanged.py`` compares against (first from commit ae19e48's code; again for
-issue 35's reverse-generated questions). Messages and schemas are kept as digests (their start is kept readable).
+issue 35's reverse-generated questions). Messages and schemas are kept as digests (their
+start is kept readable).
 """
 
 from __future__ import annotations
