@@ -103,6 +103,15 @@ def test_max_cost_stops_the_run_then_resume_finishes_it(tmp_path, server):
     kept = EvaluationResult.load(tmp_path / "run")
     assert kept.aggregates["faithfulness"].n_ok == judged
     assert kept.config["budget"]["stopped"] is True
+    # the samples never started are counted as such, in show as in the run, not as failed
+    faithfulness = kept.aggregates["faithfulness"]
+    assert (faithfulness.n_failed, faithfulness.n_not_started) == (0, 6 - judged)
+    shown = invoke("show", str(tmp_path / "run"))
+    assert shown.exit_code == 0, shown.output
+    row = next(line for line in shown.output.splitlines() if "│ faithfulness" in line)
+    cells = [cell.strip() for cell in row.strip("│ ").split("│")]
+    assert cells[3:7] == [f"{judged}/6", "0", "0", str(6 - judged)], shown.output
+    assert f"not started: {6 - judged} results" in shown.output
 
     resumed = invoke("eval", "--resume", str(tmp_path / "run"), "--max-cost", "100", "-q",
                      "--no-store", "--cache", str(tmp_path / "cache.db"))  # fmt: skip

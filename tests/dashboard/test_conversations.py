@@ -74,6 +74,7 @@ def test_the_api_lists_conversations_worst_first_with_both_levels(multi_turn):
         "n_ok": 2,
         "n_failed": 0,
         "n_not_applicable": 0,
+        "n_not_started": 0,
     }
     mrr = body["levels"]["mrr"]
     # Per conversation (0.75 + 0.0) / 2 = 0.375; per turn (1.0 + 0.5 + 0.0) / 3 = 0.5.

@@ -1,7 +1,7 @@
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.diagnosis import Condition, diagnose, load_rules
+from ragmeter.diagnosis import Condition, Figure, diagnose, load_rules
 from tests._prepared import Prepared
 
 
@@ -35,8 +35,10 @@ def test_low_recall_points_at_retrieval_with_figures_and_worst_samples_first():
     assert finding.rule_id == "retrieval_misses" and finding.area == "retrieval"
     assert (finding.n_matching, finding.n_evaluated) == (3, 5)
     assert finding.sample_ids == ["s4", "s0", "s2"]
-    assert finding.figures["context_recall (matching)"] == pytest.approx(0.2)
-    assert finding.figures["context_recall (run)"] == pytest.approx(0.5)
+    (figure,) = finding.figures
+    assert (figure.name, figure.n_flagged, figure.n_run) == ("context_recall", 3, 5)
+    assert figure.flagged == pytest.approx(0.2) and figure.run == pytest.approx(0.5)
+    assert figure.text() == "context_recall 0.20 over the 3 samples flagged (run mean 0.50 over 5)"
     assert "chunking" in " ".join(finding.advice)
 
 
@@ -86,6 +88,40 @@ def test_a_rule_reads_only_samples_scored_on_every_metric_it_needs():
     assert findings["unsupported_without_context"].sample_ids == ["s4", "s1"]
 
 
+def test_a_figure_labelled_the_runs_is_the_runs_mean_not_the_evaluated_subsets():
+    # The rule reads s1-s4 (s0 has no faithfulness) and flags s1 and s4. Recall over the
+    # four it read is 0.575; the run's recall, as its summary shows it, is 0.48 over all 5.
+    result = run(
+        {
+            "context_recall": [0.1, 0.2, 0.9, 0.9, 0.3],
+            "faithfulness": [None, 0.2, 0.9, 1.0, 0.1],
+        }
+    )
+    finding = {f.rule_id: f for f in diagnose(result)}["unsupported_without_context"]
+    figures = {f.name: f for f in finding.figures}
+    recall, faithfulness = figures["context_recall"], figures["faithfulness"]
+    assert recall.run == pytest.approx(result.aggregates["context_recall"].mean)  # 0.48
+    assert recall.run == pytest.approx(0.48) and recall.n_run == 5
+    assert recall.flagged == pytest.approx(0.25) and recall.n_flagged == 2
+    assert faithfulness.run == pytest.approx(result.aggregates["faithfulness"].mean)
+    assert faithfulness.n_run == 4
+    assert recall.text() == "context_recall 0.25 over the 2 samples flagged (run mean 0.48 over 5)"
+    assert finding.to_dict()["figures"][0] == {
+        "name": "faithfulness",
+        "flagged": pytest.approx(0.15),
+        "n_flagged": 2,
+        "run": pytest.approx(0.55),
+        "n_run": 4,
+    }
+
+
+def test_a_figure_over_one_sample_says_sample():
+    assert (
+        Figure("mrr", 0.0, 1, 0.5, 2).text()
+        == "mrr 0.00 over the 1 sample flagged (run mean 0.50 over 2)"
+    )
+
+
 def test_a_rare_pattern_below_the_share_stays_quiet():
     result = run({"context_recall": [0.1] + [0.9] * 9})
     assert diagnose(result) == []
@@ -95,7 +131,7 @@ def test_alternative_metrics_and_cutoff_patterns():
     result = run({"recall@5": [0.0, 0.0, 1.0]})
     (finding,) = diagnose(result)
     assert finding.rule_id == "retrieval_misses"
-    assert "recall@5 (run)" in finding.figures
+    assert [f.name for f in finding.figures] == ["recall@5"]
 
 
 def test_findings_speak_the_dataset_language():

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ragmeter import Direction, EvaluationResult, MetricResult, Sample, evaluate
-from ragmeter.diagnosis._finding import Finding
+from ragmeter.diagnosis._finding import Figure, Finding
 from ragmeter.judge import JudgeOutputError
 from ragmeter.results import MetricInfo, SampleResult
 from ragmeter.testing import ScriptedJudge
@@ -202,7 +202,7 @@ FINDINGS = [
         advice=["Increase top-k", "Try a hybrid retriever"],
         n_matching=1,
         n_evaluated=4,
-        figures={"context_recall (matching)": 0.0, "context_recall (run)": 0.6667},
+        figures=[Figure("context_recall", 0.0, 1, 0.6667, 4)],
         sample_ids=["en-capital", "not-in-run"],
     ),
     Finding(
@@ -214,7 +214,7 @@ FINDINGS = [
         advice=["Tell the generator to answer only from the contexts"],
         n_matching=2,
         n_evaluated=4,
-        figures={"faithfulness (matching)": 0.25},
+        figures=[Figure("faithfulness", 0.25, 2, 0.5, 4)],
         sample_ids=["zh-warranty"],
     ),
 ]

@@ -173,3 +173,19 @@ def test_the_markdown_claim_level_table():
 def test_context_precision_alone_shows_no_claim_level_section():
     result = evaluate(RECORDS, [Given("context_precision", [0.5] * 10)])
     assert not parse(render_html(result)).find_all("section", id="claims")
+
+
+def test_samples_the_run_never_started_get_their_own_row_not_no_outcome():
+    from ragmeter import Status
+    from ragmeter.report._html_abstention import abstention_counts
+    from ragmeter.results import MetricInfo, SampleResult
+
+    not_started = MetricResult(None, Status.NOT_STARTED, reason="not started: max_cost")
+    samples = [
+        SampleResult(0, 1, "s0", Sample(id="s0", user_input="q"), {"abstention": not_started})
+    ]
+    run = EvaluationResult(samples, [MetricInfo("abstention", Direction.HIGHER_IS_BETTER)], {})
+    counts = abstention_counts(run)
+    assert counts is not None and counts.not_started == samples and counts.unknown == []
+    rows = {name: found for name, _, found in counts.rows()}
+    assert rows["not started"] == samples and "no outcome recorded" not in rows

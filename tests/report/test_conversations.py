@@ -99,7 +99,10 @@ def test_turn_is_a_tag_and_conversation_id_is_not(page):
     assert [t.attrs["data-tag"] for t in section.find_all("table")] == ["turn"]
     # Turn 1: (1.0 + 0.0) / 2 = 0.5; turn 2: (0.5 + 1.0) / 2 = 0.75.
     cells = [tr.find_all("td") for tr in section.find("tbody").find_all("tr")]
-    assert [(c[0].text(), c[2].text()) for c in cells] == [("1", "0.5000"), ("2", "0.7500")]
+    assert [(c[0].text(), c[2].text()) for c in cells] == [
+        ("1", "0.5000n=2/2"),
+        ("2", "0.7500n=2/2"),
+    ]
 
 
 def test_a_single_turn_run_has_no_conversations_section():

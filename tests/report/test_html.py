@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ragmeter import Direction, MetricResult, evaluate
+from ragmeter import Direction, MetricResult, Status, evaluate
 from ragmeter.report import render_html, sample_card
 from tests.report.conftest import XSS, built, ranking
 from tests.report.dom import parse
@@ -151,8 +151,12 @@ def test_findings_show_share_figures_advice_and_linked_samples(llm_result, findi
     ]
     first = cards[0]
     assert "1/4 samples (25%)" in first.text()
-    assert "context_recall (run)0.6667" in first.text()
-    assert [li.text() for li in first.find("ul").find_all("li")] == [
+    # each figure names the samples it covers: those flagged, and the run's own mean
+    assert [li.text() for li in first.find("ul", class_="figures").find_all("li")] == [
+        "context_recall 0.00 over the 1 sample flagged (run mean 0.67 over 4)"
+    ]
+    assert "(run)" not in first.text()
+    assert [li.text() for li in first.find("ul", class_="advice").find_all("li")] == [
         "Increase top-k",
         "Try a hybrid retriever",
     ]
@@ -172,8 +176,9 @@ def test_tag_breakdowns(llm_result):
     dom = parse(render_html(llm_result))
     table = dom.find("table", data_tag="language")
     rows = [[c.text() for c in r.find_all("td")] for r in table.find("tbody").find_all("tr")]
-    assert rows[0][:3] == ["en", "2", "0.5000"]  # faithfulness of en: (0 + 1) / 2
-    assert rows[1][:3] == ["zh", "2", "0.7500"]
+    # faithfulness of en: (0 + 1) / 2, over both of its samples
+    assert rows[0][:3] == ["en", "2", "0.5000n=2/2"]
+    assert rows[1][:3] == ["zh", "2", "0.7500n=2/2"]
 
 
 def test_failed_results_are_listed_with_their_error(improved_result):
@@ -340,3 +345,31 @@ def test_compare_banner_lists_how_the_runs_were_measured_differently():
     assert "faithfulness +0.1" in prompts.find("ul", class_="verdicts").text()
     same = parse(render_html(run(better, config=judged_config(GPT)), compare=before))
     assert same.find_all(id="comparability") == []
+
+
+def _stopped_run():
+    """Three samples, the last one never started (a budget stopped the run)."""
+    not_started = MetricResult(None, Status.NOT_STARTED, reason="not started: max_cost")
+    return built(
+        {"faithfulness": [MetricResult.ok(1.0), MetricResult.failed("judge down"), not_started]}
+    )
+
+
+def test_results_never_started_have_a_column_of_their_own_not_failed():
+    run = _stopped_run()
+    dom = parse(render_html(run))
+    head = [th.text() for th in dom.find(id="summary-table").find("thead").find_all("th")]
+    assert head[-2:] == ["failed", "not started"]
+    row = dom.find("tr", data_metric="faithfulness")
+    cells = [td.text() for td in row.find_all("td")]
+    assert cells[5:] == ["1/3", "0", "1", "1"]  # scored/total, n/a, failed, not started
+    assert "Not started: the run stopped before computing it" in dom.find(id="summary").text()
+    # not listed among the failures, and its card says what it is
+    assert "not started" not in dom.find(id="failures").text()
+    card = parse(sample_card(run.samples[2], run.metrics)).find(id="sample-2")
+    assert "not started" in card.find("td", class_="status-not_started").text()
+
+
+def test_a_complete_run_has_no_not_started_column(llm_result):
+    head = parse(render_html(llm_result)).find(id="summary-table").find("thead").text()
+    assert "not started" not in head

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter import EvaluationResult, evaluate
+from ragmeter import EvaluationResult, MetricResult, Status, evaluate
 from ragmeter.report import render_html, render_markdown, write_report
 from ragmeter.testing import ScriptedJudge
-from tests.report.conftest import CASES, METRICS, answer, ranking
+from tests.report.conftest import CASES, METRICS, answer, built, ranking
 
 
 def test_metric_table(llm_result):
@@ -64,7 +64,7 @@ def test_findings_as_bullets_with_figures(llm_result, findings):
     assert "### Findings" in text
     assert (
         "- **检索漏掉相关上下文 \\<b\\>retrieval misses\\</b\\>** (high, retrieval): "
-        "1/4 samples (25%); context_recall (matching) 0.0000, context_recall (run) 0.6667"
+        "1/4 samples (25%); context_recall 0.00 over the 1 sample flagged (run mean 0.67 over 4)"
     ) in text
     assert "  - try:\n    - Increase top-k\n    - Try a hybrid retriever" in text
     assert "  - samples: `en-capital`, `not-in-run`" in text
@@ -114,3 +114,14 @@ def test_the_change_from_a_baseline_judged_by_another_model_starts_with_a_banner
     assert "- faithfulness +0.1" in allowed
     same = run({"faithfulness": [v + 0.1 for v in faith]}, config=judged_config(GPT))
     assert "> " not in render_markdown(same, compare=before)
+
+
+def test_results_never_started_are_counted_apart_from_failures():
+    not_started = MetricResult(None, Status.NOT_STARTED, reason="not started: max_cost")
+    text = render_markdown(built({"mrr": [MetricResult.ok(0.5), not_started]}))
+    assert (
+        "| metric | better | mean | 95% CI | median | coverage | n/a | failed | not started |"
+        in text
+    )
+    assert "| 1/2 | 0 | 0 | 1 |" in text
+    assert "Not started: the run stopped before computing it" in text

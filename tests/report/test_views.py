@@ -250,6 +250,36 @@ def test_lower_is_better_inverts_the_scale_and_unbounded_metrics_use_their_range
     }
 
 
+def test_a_group_mean_says_how_many_of_its_samples_it_covers():
+    # hard: s0 scored 0.5, s1 failed, so its mean is over 1 of its 2 samples; easy: 2 of 2.
+    samples = [
+        SampleResult(
+            i,
+            i + 1,
+            f"s{i}",
+            Sample(id=f"s{i}", user_input="q", metadata={"level": level}),
+            {"faithfulness": result},
+        )
+        for i, (level, result) in enumerate(
+            [
+                ("hard", OK(0.5)),
+                ("hard", MetricResult.failed("judge down")),
+                ("easy", OK(1.0)),
+                ("easy", OK(0.0)),
+            ]
+        )
+    ]
+    run = EvaluationResult(
+        samples, [MetricInfo("faithfulness", Direction.HIGHER_IS_BETTER)], {"tags": ["level"]}
+    )
+    table = parse(render_html(run)).find("table", data_tag="level")
+    cells = {r.find("td").text(): r.find_all("td")[2] for r in table.find("tbody").find_all("tr")}
+    assert cells["hard"].find("span", class_="n").text() == "n=1/2"
+    assert cells["hard"].text() == "0.5000n=1/2"
+    assert cells["easy"].text() == "0.5000n=2/2"
+    assert "over 1 scored of the group's 2 samples" in cells["hard"].attrs["title"]
+
+
 # --- 5. run vs run: paired scatter and delta bars ---------------------------------------
 
 

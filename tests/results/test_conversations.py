@@ -228,3 +228,24 @@ def test_a_metric_outside_0_1_is_rated_on_its_own_range():
     assert conversation_scales(found, metrics) == {"latency": (2.0, 8.0)}
     # Lower is better: B (8.0) rates 0, C (5.0) 0.5, A (2.0) 1.
     assert [c.conversation_id for c in worst_conversations(found, metrics)] == ["B", "C", "A"]
+
+
+def test_a_turn_never_started_is_counted_as_such_not_lost():
+    from ragmeter import Status
+
+    not_started = MetricResult(None, Status.NOT_STARTED, reason="not started: max_cost")
+    turns = [
+        SampleResult(
+            i,
+            i + 1,
+            f"A#{i + 1}",
+            Sample(id=f"A#{i + 1}", metadata={"conversation_id": "A", "turn": i + 1}),
+            {"mrr": result},
+        )
+        for i, result in enumerate([MetricResult.ok(1.0), not_started])
+    ]
+    run = EvaluationResult(turns, [MetricInfo("mrr", Direction.HIGHER_IS_BETTER)])
+    (conversation,) = run.conversations()
+    mrr = conversation.metrics["mrr"]
+    assert (mrr.n_ok, mrr.n_failed, mrr.n_not_started, mrr.n_turns) == (1, 0, 1, 2)
+    assert mrr.to_dict()["n_not_started"] == 1

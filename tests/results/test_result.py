@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from ragmeter import EvaluationResult, MetricResult, Status, evaluate
+from ragmeter import Direction, EvaluationResult, MetricResult, Status, evaluate
 
 RECORDS = [
     {"id": "a", "retrieved_context_ids": ["x", "y"], "reference_context_ids": ["y"], "lang": "en"},
@@ -147,7 +147,7 @@ def test_skipped_rows_read_back_say_their_problem_once(tmp_path):
 
 def test_results_jsonl_from_the_store_is_what_the_samples_write(tmp_path):
     # Written straight from the stored JSON (no sample or result rebuilt): the same lines as
-    # each SampleResult.to_dict(), a failed, an n/a, a missing result and usage included.
+    # each SampleResult.to_dict(), a failed, an n/a, a not-started result and usage included.
     from tests.metrics.llm import scripts
     from tests.runner._fakes import samples
 
@@ -164,7 +164,31 @@ def test_results_jsonl_from_the_store_is_what_the_samples_write(tmp_path):
     expected = "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in loaded.samples)
     assert written == expected
     first = json.loads(written.splitlines()[0])
-    assert first["metrics"]["rouge_l"]["status"] == "failed"
-    assert "not computed" in first["metrics"]["rouge_l"]["error"]
+    assert first["metrics"]["rouge_l"]["status"] == "not_started"
+    assert "the run stopped before this result" in first["metrics"]["rouge_l"]["reason"]
     assert first["usage"]["calls"] > 0
     assert loaded.sample_ids() == ["case-0", "case-1", "case-2"] == result.sample_ids()
+
+
+def test_results_never_started_are_counted_apart_from_failures_and_computed_again(tmp_path):
+    from ragmeter.results import MetricInfo, RunDatabase
+
+    db = RunDatabase(tmp_path / "run.db")
+    db.put_samples((i, i + 1, f"s{i}", {"response": "x", "metadata": {}}) for i in range(4))
+    not_started = MetricResult(None, Status.NOT_STARTED, reason="not started: max_cost")
+    # s0 ok, s1 failed, s2 a row saying not started, s3 no row at all (the run stopped)
+    db.put_results(
+        [(0, "m", MetricResult.ok(1.0)), (1, "m", MetricResult.failed("x")), (2, "m", not_started)]
+    )
+    assert db.todo(["m"], 0, 4) == {1: ["m"], 2: ["m"], 3: ["m"]}  # what a resume computes
+    assert db.count_todo(["m"]) == 3
+    db.set_meta("metrics", [MetricInfo("m", Direction.HIGHER_IS_BETTER).to_dict()])
+    result = EvaluationResult.from_store(db)
+    agg = result.aggregates["m"]
+    assert (agg.n_total, agg.n_ok, agg.n_failed, agg.n_not_started) == (4, 1, 1, 2)
+    assert agg.coverage == 0.25 and agg.to_dict()["n_not_started"] == 2
+    statuses = [s.scores["m"].status for s in result]
+    assert statuses == [Status.OK, Status.FAILED, Status.NOT_STARTED, Status.NOT_STARTED]
+    in_memory = EvaluationResult(result.samples, result.metrics, result.config)
+    assert in_memory.aggregates == result.aggregates  # counted alike from the samples
+    db.close()

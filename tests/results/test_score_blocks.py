@@ -65,7 +65,7 @@ def test_every_reader_answers_as_for_rows(tmp_path, upto):
     pairs = list(blocks.scores("a").pairs())
     assert pairs[0] == ("ok", 0.0) and pairs[1] == ("ok", 18 / 19)
     assert pairs[3] == ("not_applicable", None) and pairs[5] == ("failed", None)
-    assert pairs[N - 1] == (("ok", 16 / 19) if upto == N else ("missing", None))  # 22*37 % 19
+    assert pairs[N - 1] == (("ok", 16 / 19) if upto == N else ("not_started", None))  # 22*37 % 19
     for metrics in (["a"], ["a", "b"], ["b", "c"]):
         assert blocks.count_todo(metrics) == rows.count_todo(metrics)
         for start in range(0, N, 4):  # windows that cut blocks
@@ -133,7 +133,7 @@ def test_a_file_of_format_1_is_read_and_upgraded_when_written(tmp_path):
     upgraded = RunDatabase(path)
     assert upgraded.get_meta("schema_version") == 2
     upgraded.put_columns(0, {"c": ScoreColumn(np.array([0.5]), {})})
-    assert list(upgraded.scores("c").pairs())[:2] == [("ok", 0.5), ("missing", None)]
+    assert list(upgraded.scores("c").pairs())[:2] == [("ok", 0.5), ("not_started", None)]
     upgraded.close()
 
 

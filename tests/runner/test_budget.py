@@ -3,12 +3,15 @@ what was judged, and resume without a call made twice; ``limit`` / ``sample`` su
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ragmeter import EvaluationResult, evaluate
 from ragmeter.dataset import Dataset
 from ragmeter.dataset import sample as draw
 from ragmeter.judge import JudgeConfig, MemoryCache, NullCache, OpenAIJudge, Price
+from ragmeter.metrics import Status
 from ragmeter.testing import FakeOpenAIServer
 from tests.metrics.llm import scripts
 from tests.runner._fakes import samples, server_responder
@@ -131,3 +134,37 @@ def test_limit_and_sample_score_a_subset_that_a_resume_finds_again(tmp_path):
         evaluate(data, ["rouge_l"], limit=2, sample=2)
     with pytest.raises(ValueError, match="give sample too"):
         evaluate(data, ["rouge_l"], stratify="question_type")
+
+
+def test_samples_the_budget_never_started_are_not_started_not_failed_and_resume(tmp_path):
+    data = samples(6)
+    run_dir = tmp_path / "run"
+    with FakeOpenAIServer(responder=server_responder) as server:
+        stopped = evaluate(
+            data, SUITE, judge=priced_judge(server), run_dir=run_dir, concurrency=1, max_cost=6.0
+        )
+        judged = stopped.config["budget"]["samples_judged"]
+        assert 1 <= judged < 6
+        kept = EvaluationResult.load(run_dir)
+        faithfulness = kept.aggregates["faithfulness"]
+        assert (faithfulness.n_ok, faithfulness.n_failed) == (judged, 0)
+        assert faithfulness.n_not_started == 6 - judged == faithfulness.n_total - judged
+        assert kept.aggregates["rouge_l"].n_not_started == 0  # no judge: all scored
+        statuses = [s.scores["faithfulness"].status for s in kept]
+        assert statuses == [Status.OK] * judged + [Status.NOT_STARTED] * (6 - judged)
+        last = kept.samples[-1].scores["faithfulness"]
+        assert last.error is None and "max_cost" in (last.reason or "")
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        assert summary["aggregates"]["faithfulness"]["n_not_started"] == 6 - judged
+        assert summary["aggregates"]["faithfulness"]["n_failed"] == 0
+        lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+        assert json.loads(lines[-1])["metrics"]["faithfulness"]["status"] == "not_started"
+
+        calls = chat_calls(server)
+        resumed = evaluate(
+            data, SUITE, judge=priced_judge(server), run_dir=run_dir, resume=True, max_cost=100.0
+        )
+        assert chat_calls(server) == calls + (6 - judged) * 3  # only those never started
+    assert resumed.aggregates["faithfulness"].n_ok == 6
+    assert resumed.aggregates["faithfulness"].n_not_started == 0
+    assert {s.scores["faithfulness"].status for s in resumed} == {Status.OK}

@@ -76,7 +76,9 @@ def test_an_interrupted_run_resumes_without_repeating_a_paid_call(tmp_path):
         first_calls = len(server.requests)
         stopped = EvaluationResult.load(run_dir)
         assert stopped.scores("faithfulness")[:3] == baseline.scores("faithfulness")[:3]
-        assert stopped.aggregates["faithfulness"].n_failed == 5  # not computed yet, not hidden
+        faithfulness = stopped.aggregates["faithfulness"]
+        # not computed yet: counted, not hidden, and not failures
+        assert (faithfulness.n_not_started, faithfulness.n_failed) == (5, 0)
         assert stopped.scores("rouge_l") == baseline.scores("rouge_l")  # cheap metrics ran first
 
         resumed = evaluate(

@@ -76,6 +76,32 @@ def test_failures_are_kept_and_the_run_is_marked_partial(store_url: str):
     assert (aggregate.n_ok, aggregate.n_failed, aggregate.mean) == (2, 1, 0.75)
 
 
+def test_results_never_started_are_stored_as_such_and_the_run_is_partial(
+    store_url: str, tmp_path: Path
+):
+    import sqlite3
+
+    from ragmeter import EvaluationResult, Status
+
+    evaluate(rows(3), [Given("faithfulness", {f"q{i}": 0.5 for i in range(3)})], run_dir=tmp_path)
+    with sqlite3.connect(tmp_path / "run.db") as db:  # as a run its budget stopped leaves it
+        db.execute("DELETE FROM results WHERE idx = 2")
+    db.close()
+    stopped = EvaluationResult.load(tmp_path)
+    store = Store(store_url)
+    info = store.record(stopped)
+    assert info.status == "partial"
+    assert info.aggregates["faithfulness"]["n_not_started"] == 1
+    assert info.aggregates["faithfulness"]["n_failed"] == 0
+    loaded = store.load(info.id)
+    never = loaded.samples[2].scores["faithfulness"]
+    assert never.status is Status.NOT_STARTED and "the run stopped" in (never.reason or "")
+    aggregate = loaded.aggregates["faithfulness"]
+    assert (aggregate.n_ok, aggregate.n_failed, aggregate.n_not_started) == (2, 0, 1)
+    assert stopped.store is not None
+    stopped.store.close()
+
+
 def test_runs_are_listed_newest_first_and_found_by_id_prefix_or_name(store_url: str):
     store = Store(store_url)
     first = store.record(run({"q0": 0.1}), name="a", tags=["x"])

@@ -56,6 +56,7 @@ EXPECTED = {
     "mrr/n_total": 4,
     "mrr/n_failed": 0,
     "mrr/n_not_applicable": 0,
+    "mrr/n_not_started": 0,
     "recall@2": 0.5,
     "recall@2/median": 0.5,
     "exploding": 1.0,

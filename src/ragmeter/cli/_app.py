@@ -88,8 +88,8 @@ def _fail(message: str, rows: "list[InvalidRow] | None" = None) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-def _format(value: float | None) -> str:
-    return "—" if value is None else f"{value:.4f}"
+def _format(value: float | None, digits: int = 4) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def summary_table(result: "EvaluationResult") -> Table:
@@ -103,6 +103,9 @@ def summary_table(result: "EvaluationResult") -> Table:
     # thousandths wide, about the 2 decimals shown (summary.json and the report keep theirs).
     n_resamples = max(200, min(2_000, 40_000_000 // max(1, len(result))))
     estimates = estimate_means(result, n_resamples=n_resamples)
+    # Results the run stopped before (its budget, a refused judge) get a column of their
+    # own: they are not failures, and a resumed run computes them.
+    unstarted = any(a.n_not_started for a in result.aggregates.values())
     table = Table(title=f"{len(result)} samples", title_justify="left")
     table.add_column("metric", no_wrap=True)
     table.add_column("mean", justify="right")
@@ -110,6 +113,8 @@ def summary_table(result: "EvaluationResult") -> Table:
     table.add_column("scored", justify="right")
     table.add_column("n/a", justify="right")
     table.add_column("failed", justify="right")
+    if unstarted:
+        table.add_column("not started", justify="right")
     table.add_column("", justify="center")
     for name, agg in result.aggregates.items():
         ci = estimates[name].ci
@@ -120,6 +125,11 @@ def summary_table(result: "EvaluationResult") -> Table:
             f"{agg.n_ok}/{agg.n_total}",
             str(agg.n_not_applicable),
             f"[red]{agg.n_failed}[/red]" if agg.n_failed else "0",
+            *(
+                [f"[yellow]{agg.n_not_started}[/yellow]" if agg.n_not_started else "0"]
+                if unstarted
+                else []
+            ),
             "↑" if agg.direction is Direction.HIGHER_IS_BETTER else "↓",
         )
     return table
@@ -152,26 +162,30 @@ def print_findings(findings: "list[Finding]") -> None:
             highlight=False,
         )
         console.print(f"  {escape(f.explanation)}", highlight=False, style="dim")
-        figures = " · ".join(f"{name} {value:.2f}" for name, value in f.figures.items())
-        console.print(f"  {escape(figures)}", highlight=False)
+        for figure in f.figures:
+            console.print(f"  {escape(figure.text())}", highlight=False)
         console.print(f"  e.g. {escape(', '.join(f.sample_ids[:5]))}", highlight=False)
         for tip in f.advice:
             console.print(f"  → {escape(tip)}", highlight=False)
 
 
 def breakdown_tables(result: "EvaluationResult") -> list[Table]:
-    """Per tag, each metric's mean per tag value (columns, with their sample counts)."""
+    """Per tag, each metric's mean per tag value (columns, with their sample counts), each
+    mean with the samples it covers: ``0.50 n=1/2`` is a mean over 1 scored of 2."""
     tables = []
     for tag, groups in result.breakdowns().items():
         table = Table(title=f"by {tag}", title_justify="left")
         table.add_column("metric", no_wrap=True)
         for group in groups:
             table.add_column(
-                f"{escape(group.value)}\n[dim]n={group.n_samples}[/dim]", justify="right"
+                f"{escape(group.value)}\n[dim]{group.n_samples} samples[/dim]", justify="right"
             )
         for m in result.metrics:
-            row = [group.aggregates[m.name].mean for group in groups]
-            table.add_row(m.name, *("—" if v is None else f"{v:.2f}" for v in row))
+            cells = [
+                f"{_format(agg.mean, 2)} [dim]{agg.scored_of_total()}[/dim]"
+                for agg in (group.aggregates[m.name] for group in groups)
+            ]
+            table.add_row(m.name, *cells)
         tables.append(table)
     return tables
 
@@ -195,6 +209,14 @@ def print_run(result: "EvaluationResult", *, breakdowns: bool = True) -> "list[F
     from ragmeter.diagnosis import diagnose
 
     console.print(summary_table(result))
+    unstarted = sum(a.n_not_started for a in result.aggregates.values())
+    if unstarted:
+        console.print(
+            f"[yellow]not started:[/yellow] {unstarted} results the run stopped before "
+            "(its budget, a refused judge, a kill): not failures; ragmeter eval --resume RUN_DIR "
+            "computes them",
+            highlight=False,
+        )
     print_judge_noise(result)
     if breakdowns:
         for table in breakdown_tables(result):

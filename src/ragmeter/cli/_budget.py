@@ -185,6 +185,6 @@ def budget_stopped(result: "EvaluationResult", run_dir: Path) -> str | None:
     return (
         f"--max-cost stopped the run: spent {spent} of a budget of {limit}; "
         f"{budget.get('samples_judged')} of {budget.get('samples')} samples judged{after}; "
-        f"the results of the others are missing. Continue with ragmeter eval --resume "
+        f"the others are not started. Continue with ragmeter eval --resume "
         f"{run_dir} --max-cost HIGHER (what was spent counts)"
     )

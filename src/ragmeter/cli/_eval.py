@@ -349,10 +349,25 @@ def _computed(result: "EvaluationResult") -> str:
     """``all 40 results computed (3 n/a)``, or ``28 of 40 results computed``."""
     aggregates = result.aggregates.values()
     total = sum(a.n_total for a in aggregates)
-    failed = sum(a.n_failed for a in aggregates)
+    computed = sum(a.n_ok + a.n_not_applicable for a in aggregates)
     n_na = sum(a.n_not_applicable for a in aggregates)
-    done = f"all {total}" if not failed else f"{total - failed} of {total}"
+    done = f"all {total}" if computed == total else f"{computed} of {total}"
     return f"{done} results computed" + (f" ({n_na} n/a)" if n_na else "")
+
+
+def _not_started(result: "EvaluationResult", run_dir: Path) -> tuple[ExitCode, str] | None:
+    """Exit 3 for results the run never started that neither its budget nor a refused
+    judge explains (they are not failures, yet the run is not complete); else ``None``."""
+    aggregates = result.aggregates.values()
+    n_not_started = sum(a.n_not_started for a in aggregates)
+    if not n_not_started:
+        return None
+    total = sum(a.n_total for a in aggregates)
+    return (
+        ExitCode.RESULTS_FAILED,
+        f"{n_not_started} of {total} results were not started (the run stopped before "
+        f"them); compute them with ragmeter eval --resume {run_dir}",
+    )
 
 
 def _stopped_by_storage(error: OSError, run_dir: Path | None) -> NoReturn:
@@ -603,6 +618,9 @@ def eval_command(
         failed = _failed_results(result, run_dir, FailurePolicy(max_failed_share, allow_failures))
         if failed is not None:
             outcome.add(*failed)
+        unstarted = _not_started(result, run_dir)
+        if unstarted is not None:
+            outcome.add(*unstarted)
         if gate is not None:
             outcome.add(
                 *apply_gate(

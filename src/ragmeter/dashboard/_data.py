@@ -2,8 +2,8 @@
 pages render it. The statistics come from :mod:`ragmeter.stats` (bootstrap intervals,
 paired tests); nothing here re-derives them.
 
-A score is a number only when its status is ``ok``; a failed or not-applicable result has
-``score: null`` and its status, never a number standing in for it.
+A score is a number only when its status is ``ok``; a failed, not-applicable or not-started
+result has ``score: null`` and its status, never a number standing in for it.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ STATUSES = {
     "failed": Status.FAILED,
     "n/a": Status.NOT_APPLICABLE,
     "not_applicable": Status.NOT_APPLICABLE,
+    "not_started": Status.NOT_STARTED,
 }
 MAX_PER_PAGE = 200
 CHANGED_SHOWN = 20
@@ -91,6 +92,7 @@ def run_summary(info: RunInfo) -> dict[str, Any]:
             "n_ok": aggregate.get("n_ok"),
             "n_failed": aggregate.get("n_failed"),
             "n_not_applicable": aggregate.get("n_not_applicable"),
+            "n_not_started": aggregate.get("n_not_started", 0),  # 0 in runs from before it
         }
     return {
         "id": info.id,
@@ -191,7 +193,7 @@ def check_query(query: SampleQuery, metrics: Sequence[str]) -> None:
         if value and value != "index" and value not in metrics:
             raise QueryError(f"{name}: no metric {value!r} in this run; it has {list(metrics)}")
     if query.status and query.status not in STATUSES:
-        raise QueryError(f"status: expected ok, failed or n/a, got {query.status!r}")
+        raise QueryError(f"status: expected ok, failed, n/a or not_started, got {query.status!r}")
     if query.order not in ("asc", "desc"):
         raise QueryError(f"order: expected asc or desc, got {query.order!r}")
     if query.page < 1 or not 1 <= query.per_page <= MAX_PER_PAGE:
@@ -349,6 +351,7 @@ def conversation_summary_json(conversation: ConversationResult) -> dict[str, Any
                 "n_ok": m.n_ok,
                 "n_failed": m.n_failed,
                 "n_not_applicable": m.n_not_applicable,
+                "n_not_started": m.n_not_started,
             }
             for name, m in conversation.metrics.items()
         },

@@ -40,6 +40,7 @@ table.runs td.params, table.runs td.tags { white-space: normal; overflow-wrap: a
 table.runs th.num { white-space: normal; min-width: 48px; }
 td.status-failed { color: var(--bad); font-weight: 600; }
 td.status-not_applicable { color: var(--muted); }
+td.status-not_started { color: var(--muted); font-style: italic; }
 .chart { overflow-x: auto; margin: 6px 0 18px; }
 .chart svg { max-width: 100%; height: auto; }
 th a.sort { color: inherit; }
@@ -137,7 +138,8 @@ def run_record(ui: Ui, info: RunInfo) -> Markup:
 
 
 def _run_status(ui: Ui, info: RunInfo) -> str:
-    """ "complete", or "partial" (some results failed), in the page's language."""
+    """ "complete", or "partial" (some results failed or were not started), in the page's
+    language."""
     return ui.t("complete") if info.status == "complete" else ui.t("partial")
 
 
@@ -256,7 +258,12 @@ def samples_page(
     base = f"/runs/{info.id}/samples"
     statuses = [("", t("any_status"))] + [
         (value, t(f"status_{key}"))
-        for value, key in (("ok", "ok"), ("failed", "failed"), ("n/a", "not_applicable"))
+        for value, key in (
+            ("ok", "ok"),
+            ("failed", "failed"),
+            ("n/a", "not_applicable"),
+            ("not_started", "not_started"),
+        )
     ]
     form = el(
         "form",

@@ -5,15 +5,15 @@ from typing import TYPE_CHECKING, Any
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.diagnosis._finding import Finding
+    from ragmeter.diagnosis._finding import Figure, Finding
     from ragmeter.diagnosis._rules import Condition, Rule, diagnose, load_rules
 
-__all__ = ["Condition", "Finding", "Rule", "diagnose", "load_rules"]
+__all__ = ["Condition", "Figure", "Finding", "Rule", "diagnose", "load_rules"]
 
 # Each name is imported on first use (see ragmeter._lazy), not with the package.
 _EXPORTS = _lazy.exports(
     {
-        "ragmeter.diagnosis._finding": ("Finding",),
+        "ragmeter.diagnosis._finding": ("Figure", "Finding"),
         "ragmeter.diagnosis._rules": ("Condition", "Rule", "diagnose", "load_rules"),
     }
 )

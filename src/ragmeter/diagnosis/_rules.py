@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ragmeter.diagnosis._finding import Finding
+from ragmeter.diagnosis._finding import Figure, Finding
 from ragmeter.metrics import Direction
 from ragmeter.prompts import Language, detect_language
 from ragmeter.results import EvaluationResult
@@ -183,8 +183,9 @@ def diagnose(
     """The rules that fire on ``result``, most severe and most widespread first.
 
     A rule reads only the samples that have an ok score for every metric it names; a rule
-    whose metrics the run lacks stays silent. Each finding cites the means behind it and the
-    samples that show it, worst first.
+    whose metrics the run lacks stays silent. Each finding cites the means behind it, each
+    over the samples flagged next to the run's own mean (:class:`Figure`), and the samples
+    that show it, worst first.
     """
     names = [m.name for m in result.metrics]
     directions = {m.name: m.direction for m in result.metrics}
@@ -219,10 +220,18 @@ def diagnose(
         sign = 1 if directions[key] is Direction.HIGHER_IS_BETTER else -1
         # samples without a score for the order_by metric (one the rule does not read) go last
         worst_first = sorted(matching, key=lambda i: (i not in order, sign * order.get(i, 0.0)))
-        figures: dict[str, float] = {}
-        for metric in read:
-            figures[f"{metric} (matching)"] = statistics.fmean(scored[metric][i] for i in matching)
-            figures[f"{metric} (run)"] = statistics.fmean(scored[metric][i] for i in evaluated)
+        figures = [
+            Figure(
+                key,
+                statistics.fmean(scored[key][i] for i in matching),
+                len(matching),
+                # over every sample with a value, not only those the rule evaluated: the
+                # run's mean, as its summary shows it
+                statistics.fmean(scored[key].values()),
+                len(scored[key]),
+            )
+            for key in read
+        ]
         words = rule.words(language)
         findings.append(
             Finding(

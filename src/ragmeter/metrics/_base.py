@@ -32,6 +32,9 @@ class Status(str, Enum):
     NOT_APPLICABLE = "not_applicable"
     #: The metric should have applied but could not be computed (see ``error``).
     FAILED = "failed"
+    #: The run stopped before computing it (its budget, a refused judge, a kill): not a
+    #: failure, and ``resume`` computes it (see ``reason``).
+    NOT_STARTED = "not_started"
 
 
 class Direction(str, Enum):

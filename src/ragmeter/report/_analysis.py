@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 #: Bootstrap resamples of the summary's confidence intervals (as ``ragmeter show`` draws).
 CI_RESAMPLES = 2_000
+#: What the summary's "not started" column counts (shown when a run has any).
+NOT_STARTED_NOTE = (
+    "Not started: the run stopped before computing it (its budget, a refused judge, a "
+    "kill); not a failure, and resuming the run computes it."
+)
 
 
 def ok_result(sample: SampleResult, metric: str) -> MetricResult | None:

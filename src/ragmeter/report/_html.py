@@ -11,6 +11,7 @@ from ragmeter.metrics import Direction
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import (
     CI_RESAMPLES,
+    NOT_STARTED_NOTE,
     compare_runs,
     default_title,
     embedding_models,
@@ -74,7 +75,12 @@ def _header(result: EvaluationResult, title: str, baseline: EvaluationResult | N
         [
             el("h1", title),
             el("dl", items, class_="meta"),
-            el("p", f"Judge error: {error}. Unjudged results count as failed.", class_="banner bad")
+            el(
+                "p",
+                f"Judge error: {error}. The results it left unjudged are not started (not "
+                "failed): fix it, then resume the run.",
+                class_="banner bad",
+            )
             if error
             else None,
         ]
@@ -103,6 +109,7 @@ def _ci_cell(estimate: MeanEstimate | None) -> Markup:
 
 def _summary(result: EvaluationResult) -> Markup:
     estimates = mean_estimates(result)
+    unstarted = any(a.n_not_started for a in result.aggregates.values())
     head = el(
         "tr",
         el("th", "metric"),
@@ -113,6 +120,7 @@ def _summary(result: EvaluationResult) -> Markup:
         el("th", "coverage", class_="num"),
         el("th", "n/a", class_="num"),
         el("th", "failed", class_="num"),
+        el("th", "not started", class_="num") if unstarted else None,
     )
     rows = []
     for metric in result.metrics:
@@ -140,6 +148,7 @@ def _summary(result: EvaluationResult) -> Markup:
                 ),
                 el("td", agg.n_not_applicable, class_="num"),
                 el("td", agg.n_failed, class_="num worse" if agg.n_failed else "num"),
+                el("td", agg.n_not_started, class_="num") if unstarted else None,
                 data_metric=metric.name,
             )
         )
@@ -148,7 +157,8 @@ def _summary(result: EvaluationResult) -> Markup:
         "Mean and median cover the scored samples only; coverage = scored / all. "
         f"95% CI: bootstrap (BCa, {CI_RESAMPLES:,} resamples) interval of the mean, as "
         "ragmeter show prints it; none below 2 scored samples. "
-        "n/a: the metric does not apply; failed: it should have, but could not be computed.",
+        "n/a: the metric does not apply; failed: it should have, but could not be computed."
+        + (f" {NOT_STARTED_NOTE}" if unstarted else ""),
         class_="muted",
     )
     return join(
@@ -182,13 +192,16 @@ def _scale(means: Sequence[float | None]) -> tuple[float, float]:
 
 
 def _shaded(agg: Aggregate, scale: tuple[float, float], direction: Direction) -> Markup:
-    title = f"{agg.n_ok}/{agg.n_total} scored"
+    """A group's mean with the samples it covers (``n=scored/total``), shaded."""
+    title = f"mean over {agg.n_ok} scored of the group's {agg.n_total} samples"
+    scored = el("span", agg.scored_of_total(), class_="n")
     if agg.mean is None:
-        return el("td", fmt.score(None), class_="num", title=title)
+        return el("td", fmt.score(None), scored, class_="num", title=title)
     good = goodness(agg.mean, *scale, direction is Direction.HIGHER_IS_BETTER)
     return el(
         "td",
         fmt.score(agg.mean),
+        scored,
         class_="num shaded",
         title=title,
         style=f"background:{shade(good)}",
@@ -209,7 +222,8 @@ def _breakdowns(result: EvaluationResult) -> Markup:
     parts = [
         el(
             "p",
-            "Each cell is a tag group's mean, shaded from red (worse) through yellow to green "
+            "Each cell is a tag group's mean over its scored samples, n=scored/total under it "
+            "(samples: all of the group's), shaded from red (worse) through yellow to green "
             "(better) in the metric's direction, on 0–1 (a metric whose means leave 0–1: from "
             "its lowest to its highest group mean). ",
             legend(),

@@ -27,8 +27,9 @@ WRONG = ("wrongly_refused", "hallucinated_instead_of_refusing")
 
 @dataclass
 class AbstentionCounts:
-    """How the run's samples split over the abstention outcomes, failures and n/a included
-    (``unknown``: scored without an outcome, e.g. a metric of the same name of your own)."""
+    """How the run's samples split over the abstention outcomes, failures, n/a and samples
+    not started included (``unknown``: scored without an outcome, e.g. a metric of the same
+    name of your own)."""
 
     n_total: int = 0
     outcomes: dict[str, list[SampleResult]] = field(
@@ -36,6 +37,7 @@ class AbstentionCounts:
     )
     failed: list[SampleResult] = field(default_factory=list)
     not_applicable: list[SampleResult] = field(default_factory=list)
+    not_started: list[SampleResult] = field(default_factory=list)
     unknown: list[SampleResult] = field(default_factory=list)
 
     def rows(self) -> list[tuple[str, str, list[SampleResult]]]:
@@ -43,6 +45,8 @@ class AbstentionCounts:
         rows = [(name, meaning, self.outcomes[name]) for name, meaning in OUTCOMES]
         rows.append(("failed", "no verdict: the judge or the input failed", self.failed))
         rows.append(("not applicable", "nothing to judge", self.not_applicable))
+        if self.not_started:
+            rows.append(("not started", "the run stopped before judging it", self.not_started))
         if self.unknown:
             rows.append(("no outcome recorded", "scored without an outcome", self.unknown))
         return rows
@@ -69,6 +73,8 @@ def abstention_counts(result: EvaluationResult) -> AbstentionCounts | None:
             counts.failed.append(sample)
         elif found.status is Status.NOT_APPLICABLE:
             counts.not_applicable.append(sample)
+        elif found.status is Status.NOT_STARTED:
+            counts.not_started.append(sample)
         elif found.details.abstention is None:
             counts.unknown.append(sample)
         else:

@@ -18,13 +18,11 @@ def share_text(finding: Finding) -> str:
 
 
 def _figures(finding: Finding) -> Markup | None:
+    """Each figure in words, naming the samples it covers (flagged, and the whole run)."""
     if not finding.figures:
         return None
-    rows = [
-        el("tr", el("td", name), el("td", fmt.score(value), class_="num"))
-        for name, value in finding.figures.items()
-    ]
-    return el("table", el("tbody", rows), class_="figures", style="width:auto")
+    items = [el("li", figure.text(), data_metric=figure.name) for figure in finding.figures]
+    return el("ul", items, class_="figures plain")
 
 
 def _baseline_note(finding: Finding, before: dict[str, Finding] | None) -> Markup | None:
@@ -57,7 +55,9 @@ def finding_card(finding: Finding, links: Links, before: dict[str, Finding] | No
         text(finding.explanation, "p") if finding.explanation else None,
         _figures(finding),
         el("h5", "advice") if finding.advice else None,
-        el("ul", [text(a, "li") for a in finding.advice]) if finding.advice else None,
+        el("ul", [text(a, "li") for a in finding.advice], class_="advice")
+        if finding.advice
+        else None,
         el(
             "p",
             el("span", "samples, worst first: ", class_="muted"),

@@ -9,6 +9,7 @@ from ragmeter.diagnosis import Finding
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import (
     CI_RESAMPLES,
+    NOT_STARTED_NOTE,
     Measured,
     compare_runs,
     default_title,
@@ -58,6 +59,7 @@ def _ci(estimate: MeanEstimate | None) -> str:
 
 def _metric_table(result: EvaluationResult) -> str:
     estimates = mean_estimates(result)
+    unstarted = any(a.n_not_started for a in result.aggregates.values())
     rows = []
     for metric in result.metrics:
         agg = result.aggregates[metric.name]
@@ -71,16 +73,19 @@ def _metric_table(result: EvaluationResult) -> str:
                 f"{agg.n_ok}/{agg.n_total}",
                 str(agg.n_not_applicable),
                 str(agg.n_failed),
+                *([str(agg.n_not_started)] if unstarted else []),
             ]
         )
     table = _table(
-        ["metric", "better", "mean", "95% CI", "median", "coverage", "n/a", "failed"],
-        ["---", ":-:", "--:", "--:", "--:", "--:", "--:", "--:"],
+        ["metric", "better", "mean", "95% CI", "median", "coverage", "n/a", "failed"]
+        + (["not started"] if unstarted else []),
+        ["---", ":-:", "--:", "--:", "--:", "--:", "--:", "--:"] + (["--:"] if unstarted else []),
         rows,
     )
     return (
         table + f"\n\n95% CI: bootstrap (BCa, {CI_RESAMPLES:,} resamples) interval of the mean, "
         "as `ragmeter show` prints it; none below 2 scored samples. Coverage = scored / all."
+        + (f" {NOT_STARTED_NOTE}" if unstarted else "")
     )
 
 
@@ -267,7 +272,7 @@ def _claim_diagnostics(result: EvaluationResult) -> str | None:
 
 
 def _finding_line(finding: Finding) -> str:
-    figures = ", ".join(f"{md(name)} {fmt.score(v)}" for name, v in finding.figures.items())
+    figures = "; ".join(md(figure.text()) for figure in finding.figures)
     line = (
         f"- **{md(finding.title)}** ({md(finding.severity)}, {md(finding.area)}): "
         f"{finding.n_matching}/{finding.n_evaluated} samples ({fmt.percent(finding.share)})"

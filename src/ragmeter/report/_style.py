@@ -92,6 +92,7 @@ svg.deltas .dbar.sig.better { fill: var(--good); }
 svg.deltas .dbar.sig.worse { fill: var(--bad); }
 svg.deltas .whisker { stroke: var(--fg); stroke-width: 1.2; }
 td.shaded { color: var(--fg); }
+td .n { display: block; font-size: 11px; color: var(--muted); }
 tr:hover td.shaded { filter: brightness(.97); }
 .legend { display: inline-flex; align-items: center; gap: 2px; margin-left: 6px;
   vertical-align: middle; }
@@ -144,6 +145,7 @@ td.text { max-width: 340px; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
 .status-failed { color: var(--bad); }
 .status-not_applicable { color: var(--muted); }
+.status-not_started { color: var(--muted); font-style: italic; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 @media print { nav { display: none; } .sample, .finding { break-inside: avoid; } }
 """

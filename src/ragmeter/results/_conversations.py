@@ -25,7 +25,8 @@ TURN_FIELD = "turn"
 class ConversationMetric:
     """One metric over one conversation's turns. ``mean`` covers the ok turns only (None
     when none is ok); ``worst_turn`` is the turn number of the worst ok score in the metric's
-    direction (the earliest on a tie) and ``worst_score`` that score."""
+    direction (the earliest on a tie) and ``worst_score`` that score. ``n_not_started``
+    turns the run stopped before scoring (its budget, a refused judge, a kill)."""
 
     metric: str
     mean: float | None
@@ -34,10 +35,11 @@ class ConversationMetric:
     n_ok: int
     n_failed: int
     n_not_applicable: int
+    n_not_started: int = 0
 
     @property
     def n_turns(self) -> int:
-        return self.n_ok + self.n_failed + self.n_not_applicable
+        return self.n_ok + self.n_failed + self.n_not_applicable + self.n_not_started
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +50,7 @@ class ConversationMetric:
             "n_ok": self.n_ok,
             "n_failed": self.n_failed,
             "n_not_applicable": self.n_not_applicable,
+            "n_not_started": self.n_not_started,
         }
 
 
@@ -161,13 +164,15 @@ def _is_worse(score: float, than: float, direction: Direction) -> bool:
 
 def _metric_over(metric: MetricInfo, turns: Sequence[SampleResult]) -> ConversationMetric:
     ok: list[tuple[int, float]] = []
-    failed = not_applicable = 0
+    failed = not_applicable = not_started = 0
     for sample in turns:
         result = sample.scores.get(metric.name)
         if result is None or result.status is Status.FAILED:
             failed += 1
         elif result.status is Status.NOT_APPLICABLE:
             not_applicable += 1
+        elif result.status is Status.NOT_STARTED:
+            not_started += 1
         elif result.score is not None:
             ok.append((turn_of(sample), result.score))
     worst: tuple[int, float] | None = None
@@ -182,6 +187,7 @@ def _metric_over(metric: MetricInfo, turns: Sequence[SampleResult]) -> Conversat
         len(ok),
         failed,
         not_applicable,
+        not_started,
     )
 
 

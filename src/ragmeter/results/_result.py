@@ -94,7 +94,10 @@ class SampleResult:
 @dataclass(frozen=True)
 class Aggregate:
     """A metric over the run. ``mean`` and ``median`` cover the ok samples only; the counts
-    say how many samples that is, so nothing failed or not applicable is averaged away."""
+    say how many samples that is, so nothing failed, not applicable or not started is
+    averaged away. ``n_not_started`` counts the results the run stopped before computing (a
+    budget, a judge that refused its configuration, a kill): not failures, and a resumed
+    run computes them."""
 
     metric: str
     direction: Direction
@@ -104,11 +107,20 @@ class Aggregate:
     n_failed: int
     mean: float | None
     median: float | None
+    n_not_started: int = 0
 
     @property
     def coverage(self) -> float:
         """Share of samples that got a score."""
         return self.n_ok / self.n_total if self.n_total else 0.0
+
+    def scored_of_total(self) -> str:
+        """ "n=1/2": the samples that got a score (what ``mean`` covers) of all of them.
+
+        >>> Aggregate("mrr", Direction.HIGHER_IS_BETTER, 2, 1, 0, 1, 0.5, 0.5).scored_of_total()
+        'n=1/2'
+        """
+        return f"n={self.n_ok}/{self.n_total}"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "direction": self.direction.value, "coverage": self.coverage}
@@ -143,10 +155,11 @@ class Tally:
             n_total=sum(self.counts.values()),
             n_ok=len(scores),
             n_not_applicable=self.counts[Status.NOT_APPLICABLE.value],
-            # A result the run never computed (it stopped) counts as failed, never as absent.
-            n_failed=self.counts[Status.FAILED.value] + self.counts["missing"],
+            n_failed=self.counts[Status.FAILED.value],
             mean=statistics.fmean(scores) if scores else None,
             median=statistics.median(scores) if scores else None,
+            # A result the run never computed (it stopped) is counted, never absent.
+            n_not_started=self.counts[Status.NOT_STARTED.value],
         )
 
 
@@ -278,13 +291,19 @@ class EvaluationResult:
         return self._samples
 
     def _missing(self) -> MetricResult:
-        """The result of a metric the run never computed for a sample."""
+        """The result of a metric the run never computed for a sample: not started (not
+        failed: the run stopped first), with why and how to go on."""
         judge_error = self.config.get("judge_error")
-        return MetricResult.failed(
-            f"not judged: {judge_error} (fix it, then resume the run)"
-            if judge_error
-            else "not computed: the run stopped before this result (resume the run)"
-        )
+        if judge_error:
+            reason = f"not judged: {judge_error} (fix it, then resume the run)"
+        elif (self.config.get("budget") or {}).get("stopped"):
+            reason = (
+                "not started: max_cost (--max-cost) stopped the run before this sample "
+                "(resume the run with a higher max_cost)"
+            )
+        else:
+            reason = "not started: the run stopped before this result (resume the run)"
+        return MetricResult(None, Status.NOT_STARTED, reason=reason)
 
     def _stream(self) -> Iterator[SampleResult]:
         assert self.store is not None
@@ -517,6 +536,7 @@ class EvaluationResult:
         from ragmeter.stats import estimate_means  # numpy and the bootstrap: only when shown
 
         estimates = estimate_means(self, n_resamples=REPR_CI_RESAMPLES)
+        unstarted = any(a.n_not_started for a in self.aggregates.values())
         e = html.escape
         cell = 'style="padding:2px 8px;text-align:{}"'
         head = "".join(
@@ -529,6 +549,7 @@ class EvaluationResult:
                 ("ok / total", "right"),
                 ("failed", "right"),
                 ("n/a", "right"),
+                *((("not started", "right"),) if unstarted else ()),
             )
         )
         rows = []
@@ -543,6 +564,7 @@ class EvaluationResult:
                 (f"{agg.n_ok:,} / {agg.n_total:,} ({agg.coverage:.0%})", "right"),
                 (f"{agg.n_failed:,}", "right"),
                 (f"{agg.n_not_applicable:,}", "right"),
+                *(((f"{agg.n_not_started:,}", "right"),) if unstarted else ()),
             )
             rows.append(
                 "<tr>"

@@ -80,12 +80,20 @@ CREATE TABLE IF NOT EXISTS score_blocks (
 #: The tables every run database has (``meta`` is made first; format 1 has no
 #: ``score_blocks``).
 _TABLES = frozenset({"meta", "samples", "results"})
-#: A sample's status in a :class:`StoredScores` column, by code: ``missing`` where the run
-#: has no result (yet).
-STATUS_NAMES = ("missing", Status.OK.value, Status.NOT_APPLICABLE.value, Status.FAILED.value)
+#: A sample's status in a :class:`StoredScores` column, by code: ``not_started`` where the
+#: run has no result (yet): it stopped before it (its budget, a refused judge, a kill). The
+#: file holds no row for such a result, as it always has, so runs of every format read alike.
+STATUS_NAMES = (
+    Status.NOT_STARTED.value,
+    Status.OK.value,
+    Status.NOT_APPLICABLE.value,
+    Status.FAILED.value,
+)
 _STATUS_CODES = {name: code for code, name in enumerate(STATUS_NAMES)}
 _OK_CODE = _STATUS_CODES[Status.OK.value]
-_FAILED = Status.FAILED.value
+#: The statuses of a row that a resumed run computes again, as if it had none.
+_TO_REDO = frozenset({Status.FAILED.value, Status.NOT_STARTED.value})
+_TO_REDO_SQL = ", ".join(f"'{status}'" for status in sorted(_TO_REDO))
 #: How records and results are stored as text (one encoder: ``json.dumps`` with options makes
 #: a new one per call). ``results.jsonl`` is written from these texts as they are.
 to_json = json.JSONEncoder(ensure_ascii=False).encode
@@ -587,7 +595,8 @@ class RunDatabase:
 
     def todo(self, metrics: Sequence[str], start: int, stop: int) -> dict[int, list[str]]:
         """Samples with index in [start, stop) that lack an ok (or not applicable) result
-        for some of ``metrics``: index -> those metrics, in the given order."""
+        for some of ``metrics`` (none yet, failed or not started): index -> those metrics, in
+        the given order."""
         marks = ",".join("?" * len(metrics))
         with self._lock:
             rows = self._db.execute(
@@ -604,7 +613,7 @@ class RunDatabase:
                 if start <= first + i < stop
             )
         for index, metric, status in rows:  # a row is the result read where both are
-            if status == _FAILED:
+            if status in _TO_REDO:
                 done.discard((index, metric))
             else:
                 done.add((index, metric))
@@ -623,7 +632,8 @@ class RunDatabase:
             with self._lock:
                 complete = self._db.execute(
                     "SELECT COUNT(*) FROM (SELECT idx FROM results WHERE metric IN "
-                    f"({marks}) AND status != 'failed' GROUP BY idx HAVING COUNT(*) = ?)",
+                    f"({marks}) AND status NOT IN ({_TO_REDO_SQL}) "
+                    "GROUP BY idx HAVING COUNT(*) = ?)",
                     (*metrics, len(metrics)),
                 ).fetchone()[0]
             return n - int(complete)
@@ -642,7 +652,7 @@ class RunDatabase:
         return done
 
     def _done_mask(self, metric: str, n: int) -> NDArray[np.bool_]:
-        """Per sample: whether ``metric`` has a result other than failed."""
+        """Per sample: whether ``metric`` has a result other than failed or not started."""
         mask = np.zeros(n, dtype=bool)
         for _, first, scores in self._blocks([metric], 0, n):
             part = scores[: max(0, n - first)]
@@ -652,7 +662,7 @@ class RunDatabase:
                 "SELECT idx, status FROM results WHERE metric = ? AND idx < ?", (metric, n)
             ).fetchall()
         for index, status in rows:  # a row is the result read where both are
-            mask[index] = status != _FAILED
+            mask[index] = status not in _TO_REDO
         return mask
 
     def _longest_block(self) -> int | None:
@@ -684,7 +694,7 @@ class RunDatabase:
             yield metric, first, np.frombuffer(blob, dtype="<f8")
 
     def scores(self, metric: str) -> StoredScores:
-        """``metric``'s (status, score) per sample in dataset order (status ``missing``
+        """``metric``'s (status, score) per sample in dataset order (status ``not_started``
         where the run has not computed it yet), read at once into 9 bytes a sample (the
         rows of ``results`` a page at a time)."""
         n = self.n_samples()

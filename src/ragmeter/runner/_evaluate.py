@@ -159,8 +159,9 @@ def evaluate(
     share); resume with the same options. ``max_cost`` stops starting samples once what the
     run spent (in ``run_dir``, over every session) plus the estimated cost of the samples in
     flight and of the next one would pass it: the samples in flight finish and are kept, the
-    rest stay missing (``result.config["budget"]`` says so) for a resumed run with a higher
-    ``max_cost``. Every judge asked needs a price (a ``ValueError`` says how to give one).
+    rest are ``not_started`` (not failed; ``result.config["budget"]`` says so) for a resumed
+    run with a higher ``max_cost``. Every judge asked needs a price (a ``ValueError`` says
+    how to give one).
 
     ``tags`` names the ``metadata`` fields that :meth:`EvaluationResult.breakdowns` (the CLI
     summary and the report) group results by, kept in ``result.config["tags"]``; without

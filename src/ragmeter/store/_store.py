@@ -289,14 +289,15 @@ class Store:
         config = dict(result.config)
         dataset = config.get("dataset") or {}
         aggregates = {m: a.to_dict() for m, a in result.aggregates.items()}
-        failed_any = any(a["n_failed"] for a in aggregates.values())
+        # Partial: some results failed, or were never started (a budget stopped the run).
+        incomplete = any(a["n_failed"] or a["n_not_started"] for a in aggregates.values())
         commit, dirty = git_state(project_dir)
         run_id = uuid.uuid4().hex
         info = RunInfo(
             id=run_id,
             name=name or config.get("name") or Path(str(dataset.get("source") or "run")).stem,
             created_at=dt.datetime.now(dt.timezone.utc),
-            status="partial" if failed_any else "complete",
+            status="partial" if incomplete else "complete",
             n_samples=len(result),
             dataset_hash=dataset.get("fingerprint"),
             dataset_path=None if dataset.get("source") is None else str(dataset.get("source")),

@@ -111,9 +111,9 @@ def log_to_mlflow(
 
     Metrics: per metric its mean (``faithfulness``), ``/ci_low`` and ``/ci_high`` (95%
     bootstrap, as the report shows them), ``/median``, ``/coverage`` and the counts
-    ``/n_ok``, ``/n_total``, ``/n_failed``, ``/n_not_applicable``; per tag value the means
-    (``by_question_type/multi_hop/faithfulness``); judge usage (``judge/calls``,
-    ``judge/total_tokens``, ``judge/cost`` when priced). ``recall@5`` is logged as
+    ``/n_ok``, ``/n_total``, ``/n_failed``, ``/n_not_applicable``, ``/n_not_started``; per
+    tag value the means (``by_question_type/multi_hop/faithfulness``); judge usage
+    (``judge/calls``, ``judge/total_tokens``, ``judge/cost`` when priced). ``recall@5`` is logged as
     ``recall_at_5`` (MLflow names allow no ``@``). Parameters: the ragmeter version,
     dataset source, fingerprint and size, each metric's settings, the judge and embedding
     models as described in the run record, prompt versions, repeats, and ``params`` (the

@@ -171,6 +171,7 @@ def metric_values(result: EvaluationResult) -> dict[str, float]:
         out[f"{name}/n_total"] = agg.n_total
         out[f"{name}/n_failed"] = agg.n_failed
         out[f"{name}/n_not_applicable"] = agg.n_not_applicable
+        out[f"{name}/n_not_started"] = agg.n_not_started
     for tag, groups in result.breakdowns().items():
         for group in groups:
             prefix = f"by_{key_part(tag)}/{key_part(group.value)}"

@@ -260,8 +260,9 @@ def test_a_rejected_judge_configuration_stops_the_run_and_says_why():
     assert len(judge.calls) == 1  # no call after the first refusal
     assert "401" in result.config["judge_error"]
     statuses = {s.scores["faithfulness"].status for s in result}
-    assert statuses == {Status.FAILED}
-    assert "not judged" in result.samples[-1].scores["faithfulness"].error
+    assert statuses == {Status.NOT_STARTED}  # the run stopped: not failures, resumable
+    assert "not judged" in result.samples[-1].scores["faithfulness"].reason
+    assert "401" in result.samples[-1].scores["faithfulness"].reason
     assert all(s.scores["rouge_l"].status is Status.OK for s in result)  # kept
 
 
