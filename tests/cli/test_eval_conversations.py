@@ -100,7 +100,8 @@ def test_eval_of_a_conversation_file_scores_each_turn(tmp_path: Path, server) ->
 
     chats = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
     with_history = [b for b in chats if "<conversation>" in b["messages"][-1]["content"]]
-    # turn 2's response analysis (claims, questions, standalone) only: verify has no question
+    # turn 2's response analysis (standalone) only: the reverse-generated questions see the
+    # answer alone, and verify has no question
     assert len(with_history) == 1
     assert f"user: {Q1}\nassistant: {A1}" in with_history[0]["messages"][-1]["content"]
-    assert len(chats) == 4  # 2 calls per turn, as for single-turn samples
+    assert len(chats) == 6  # 3 calls per turn, as for single-turn samples

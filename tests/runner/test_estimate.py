@@ -45,11 +45,11 @@ def test_a_batching_judge_on_50_samples_is_predicted_call_for_call():
     assert judge.n_calls == 0  # the prediction asked nothing
     result = evaluate(data, WIDE, judge=judge, embeddings=scripts.embeddings())
     real = result.config["usage"]
-    # 5 calls a sample: the response read once (claims, questions), the reference and
-    # contexts once (statements, usefulness, entities), the contexts against the response
-    # once (context_utilization), the response's claims and the reference's statements
-    # verified once each
-    assert real["calls"] == judge.n_calls == 50 * 5
+    # 6 calls a sample: the response read once with the question (claims) and once alone
+    # (reverse-generated questions), the reference and contexts once (statements,
+    # usefulness, entities), the contexts against the response once (context_utilization),
+    # the response's claims and the reference's statements verified once each
+    assert real["calls"] == judge.n_calls == 50 * 6
     assert predicted.total.calls == real["calls"]
     assert {step: u.calls for step, u in predicted.by_step.items()} == {
         step: u.calls for step, u in judge.ledger.by_scope.items()

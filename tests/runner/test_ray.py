@@ -112,8 +112,8 @@ def test_limits_hold_across_workers(cluster: str) -> None:
         assert 2 <= server.max_in_flight <= 3
     assert set(_statuses(remote)) == {Status.OK}
     assert _scores(remote)["faithfulness"][:6] == _scores(local)["faithfulness"]
-    # The standard suite: 3 judge calls and 1 embedding request per sample.
-    assert remote.config["usage"]["calls"] == 16 * 3
+    # The standard suite: 4 judge calls and 1 embedding request per sample.
+    assert remote.config["usage"]["calls"] == 16 * 4
     assert remote.config["embedding_usage"]["calls"] == 16
 
 
@@ -222,9 +222,9 @@ def test_a_run_resumed_after_its_driver_was_killed_repeats_no_recorded_call(
     assert set(_statuses(result)) == {Status.OK}
     assert len(_statuses(result)) == 30 * len(SUITE)
     # Every judge request of the resumed run made a new cache entry: none asked again for an
-    # answer the killed run had recorded; in all, 30 samples x 3 judge calls = 90 answers.
+    # answer the killed run had recorded; in all, 30 samples x 4 judge calls = 120 answers.
     assert resumed_requests == after - before
-    assert after == 30 * 3
+    assert after == 30 * 4
 
 
 def test_an_unknown_backend_is_refused() -> None:

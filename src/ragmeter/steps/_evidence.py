@@ -33,7 +33,7 @@ _COMMON_WORDS = (
     "a an and are as at be been by for from has have in is it its of on or that the this to"
     " was were which who will with"
 )
-STOPWORDS = frozenset(_COMMON_WORDS.split())
+_STOPWORDS = frozenset(_COMMON_WORDS.split())
 
 
 def _units(text: str) -> list[str]:
@@ -41,7 +41,7 @@ def _units(text: str) -> list[str]:
 
 
 def _terms(text: str) -> set[str]:
-    tokens = [t for t in tokenize(text) if t not in STOPWORDS]
+    tokens = [t for t in tokenize(text) if t not in _STOPWORDS]
     if not contains_cjk(text):
         return set(tokens)
     # Chinese characters alone match almost any sentence: use bigrams of adjacent characters.

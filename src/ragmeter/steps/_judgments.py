@@ -1,12 +1,14 @@
 """The built-in judgments, in the order the planner asks for them.
 
 With a judge that batches verdicts the standard suite (faithfulness, answer relevancy,
-context precision, context recall) costs three calls, two in sequence:
+context precision, context recall) costs four calls, two in sequence:
 
-1. ``response_analysis`` reads the response once: its claims and reverse-generated questions.
-2. ``reference_review`` reads question, reference and contexts once: the reference's
+1. ``response_analysis`` reads the question and the response once: the response's claims.
+2. ``reverse_questions`` reads the response alone: the questions it answers (shown the
+   question, a judge copies it).
+3. ``reference_review`` reads question, reference and contexts once: the reference's
    statements with the contexts that support them, and each context's usefulness.
-3. ``verify`` (after 1) checks all claims against all passages in one call.
+4. ``verify`` (after 1) checks all claims against all passages in one call.
 
 A judge that cannot batch verdicts (small local models) gets one yes/no question per
 verdict instead.
@@ -23,10 +25,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 
-from ragmeter._text import normalize, tokenize
+from ragmeter._text import normalize
 from ragmeter.dataset import Sample
 from ragmeter.judge import JudgeError, Judgment
-from ragmeter.steps._evidence import STOPWORDS
 from ragmeter.steps._facts import (
     AbstentionCheck,
     ClaimSource,
@@ -619,36 +620,11 @@ async def _verify_by_verdicts(
 
 
 # -- text helpers --------------------------------------------------------------------------------
-#: A claim that takes less than half of its words (Chinese: characters) from the response and
-#: at least this share from the question is a copy of the question. A resolved subject
-#: ("Paris." -> "Paris is the capital of France.") takes words from the question too, but
-#: the response's own words stay in it.
-FROM_QUESTION = 0.8
-#: Chinese characters too common to show where a claim's words come from.
-_COMMON_CJK = frozenset("的是了在有和与及或也都就而")
-
-
-def _grounding_terms(text: str) -> set[str]:
-    return {t for t in tokenize(text) if t not in _COMMON_CJK and t not in STOPWORDS}
-
-
-def grounding(claim: str, source: str) -> float:
-    """The share of ``claim``'s words (each Chinese character a word) that occur in
-    ``source``; 1.0 for a claim without words.
-
-    >>> grounding("The M5 battery lasts up to 12 days.", "It lasts up to 12 days in use.")
-    0.6666666666666666
-    >>> grounding("I order at 11:00 Central European Time.", "It ships in a few days.")
-    0.0
-    """
-    terms = _grounding_terms(claim)
-    return len(terms & _grounding_terms(source)) / len(terms) if terms else 1.0
-
-
 def _not_from(text: str, response: str, question: str, kept: Sequence[str]) -> str | None:
     """Why ``text`` (a claim) does not come from ``response``, or ``None`` when it does: it
-    repeats an earlier claim, has no word of the response that the question lacks (a
-    sentence of the question or of a few-shot example), or is mostly the question's.
+    repeats an earlier claim, or is a piece of the question that the response does not
+    contain (a small judge copies the question into the claims). A resolved subject
+    ("Paris." -> "Paris is the capital of France.") is kept.
 
     >>> _not_from("Paris is the capital of France.", "Paris.", "Capital of France?", []) is None
     True

@@ -1,5 +1,5 @@
 """The LLM metrics on the seeds' worked examples, through the scripted judge: exact scores,
-shared steps, and the call budget (standard suite: 3 calls per sample, 2 in sequence)."""
+shared steps, and the call budget (standard suite: 4 calls per sample, 2 in sequence)."""
 
 import pytest
 
