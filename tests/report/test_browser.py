@@ -149,10 +149,13 @@ def png_pixels(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
 
 def test_compare_charts_screenshot_is_not_blank(tmp_path, llm_result, improved_result):
     """The run-vs-run charts alone (delta bars, paired scatters) drawn by Chromium: the
-    picture holds ink, and green and red marks (better and worse samples and means)."""
+    picture holds ink; the means' bars are grey (none of these changes is significant on 4
+    samples) and the samples' dots green and red (better and worse)."""
     binary = _chromium()
     comparison = compare_runs(llm_result, improved_result)
-    charts = f"{mean_deltas(metric_tests(improved_result, llm_result))}{scatters(comparison)}"
+    tests = metric_tests(improved_result, llm_result)
+    assert not any(t.significant for t in tests)
+    charts = f"{mean_deltas(tests)}{scatters(comparison)}"
     page = tmp_path / "charts.html"
     page.write_text(
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>{CSS}</style></head>'
@@ -160,15 +163,16 @@ def test_compare_charts_screenshot_is_not_blank(tmp_path, llm_result, improved_r
         encoding="utf-8",
     )
     shot = tmp_path / "charts.png"
-    done = _run(binary, tmp_path, f"--screenshot={shot}", "--window-size=720,480", page.as_uri())
+    done = _run(binary, tmp_path, f"--screenshot={shot}", "--window-size=720,1600", page.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     width, height, pixels = png_pixels(shot.read_bytes())
-    assert (width, height) == (720, 480)
+    assert (width, height) == (720, 1600)
     ink = [p for p in pixels if min(p) < 200]
     assert len(ink) > 2_000  # axes, labels, bars and dots, not an empty page
-    # green and red: the better and worse bars (#9fd8ad, #f5b3ae when not significant) and dots
+    grey = [p for p in pixels if p == (0xC4, 0xCB, 0xD3)]  # a bar of no significant change
     green = [p for p in pixels if p[1] > p[0] + 40 and p[1] > p[2] + 30]
     red = [p for p in pixels if p[0] > p[1] + 50 and p[0] > p[2] + 50]
+    assert len(grey) > 200, len(grey)
     assert green and red
 
 

@@ -86,10 +86,8 @@ svg.deltas { display: block; max-width: 100%; height: auto; }
 svg.deltas .label { font-size: 11px; fill: var(--fg); }
 svg.deltas .axis { stroke: #8c959f; stroke-width: 1; }
 svg.deltas .dbar { fill: #c4cbd3; }
-svg.deltas .dbar.better { fill: #9fd8ad; }
-svg.deltas .dbar.worse { fill: #f5b3ae; }
-svg.deltas .dbar.sig.better { fill: var(--good); }
-svg.deltas .dbar.sig.worse { fill: var(--bad); }
+svg.deltas .dbar.better { fill: var(--good); }
+svg.deltas .dbar.worse { fill: var(--bad); }
 svg.deltas .whisker { stroke: var(--fg); stroke-width: 1.2; }
 td.shaded { color: var(--fg); }
 td .n { display: block; font-size: 11px; color: var(--muted); }
