@@ -6,6 +6,7 @@ from ragmeter import _lazy
 
 if TYPE_CHECKING:
     from ragmeter.steps._facts import (
+        AnswerRelevance,
         ClaimSource,
         ContextVerdict,
         CustomAnswer,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         WrittenQuestion,
     )
     from ragmeter.steps._judgments import (
+        ANSWER_RELEVANCE,
         CUSTOM,
         ENTITIES,
         QUESTIONS,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "ANSWER_RELEVANCE",
     "CUSTOM",
     "ENTITIES",
     "JUDGMENTS",
@@ -76,6 +79,7 @@ __all__ = [
     "USEFULNESS_QUESTION",
     "USEFULNESS_REFERENCE",
     "USEFULNESS_RESPONSE",
+    "AnswerRelevance",
     "Answerability",
     "ChunkAnalysis",
     "ClaimSource",
@@ -116,6 +120,7 @@ _EXPORTS = _lazy.exports(
     {
         "ragmeter.steps._facts": (
             "ClaimSource",
+            "AnswerRelevance",
             "ContextVerdict",
             "CustomAnswer",
             "Entity",
@@ -138,6 +143,7 @@ _EXPORTS = _lazy.exports(
             "WrittenQuestion",
         ),
         "ragmeter.steps._judgments": (
+            "ANSWER_RELEVANCE",
             "CUSTOM",
             "ENTITIES",
             "QUESTIONS",

@@ -70,6 +70,23 @@ class Statement:
 
 
 @dataclass(frozen=True)
+class AnswerRelevance:
+    """Whether the response answers the question, from one verdict, with P(yes) when the
+    judge gave one (then the verdict is yes exactly when P >= 0.5); ``noncommittal``: the
+    response refuses to answer (no verdict is asked)."""
+
+    relevant: bool
+    probability: float | None = None
+    noncommittal: bool = False
+
+    def __post_init__(self) -> None:
+        if self.probability is not None and (self.probability >= 0.5) != self.relevant:
+            raise ValueError(
+                f"verdict {self.relevant} contradicts its probability {self.probability}"
+            )
+
+
+@dataclass(frozen=True)
 class ContextVerdict:
     """Whether a context is useful (relevant), the judge's reason, and P(useful) when the
     judge gave one: then the verdict is yes exactly when P >= 0.5."""

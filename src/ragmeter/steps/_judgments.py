@@ -25,11 +25,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 
-from ragmeter._text import normalize
+from ragmeter._text import contains_cjk, figures_missing, normalize, split_sentences
 from ragmeter.dataset import Sample
 from ragmeter.judge import JudgeError, Judgment
 from ragmeter.steps._facts import (
     AbstentionCheck,
+    AnswerRelevance,
     ClaimSource,
     ContextVerdict,
     CustomAnswer,
@@ -122,6 +123,40 @@ def _read_claims(judgment: Judgment[Any], request: Request) -> list[str]:
     return kept
 
 
+def sentence_claims(text: str) -> list[str]:
+    """The claims of ``text`` as its own sentences (a semicolon ends one too), for a judge
+    whose verdicts are likelihoods: asked to write claims, the embedded 0.5B model returned
+    none for plain answers, copied the question or repeated a sentence. A piece too short
+    to state anything alone ("No.", "可以。") joins the sentence after it; questions are
+    left out.
+
+    >>> sentence_claims("No. The warranty does not cover it; water damage is excluded.")
+    ['No. The warranty does not cover it;', 'water damage is excluded.']
+    >>> sentence_claims("可以。自签收之日起 7 天内可以退货。需要发票吗？")
+    ['可以。自签收之日起 7 天内可以退货。']
+    """
+    pieces = [sentence for part in _SEMICOLON.split(text) for sentence in split_sentences(part)]
+    claims: list[str] = []
+    carried = ""
+    for sentence in pieces:
+        gap = "" if not carried or contains_cjk(sentence[:1]) else " "
+        carried = f"{carried}{gap}{sentence}"
+        if len(_letters(sentence)) < MIN_CLAIM_CHARS:
+            continue  # joins the next sentence
+        if is_claim(carried) and _letters(carried) not in {_letters(c) for c in claims}:
+            claims.append(carried)
+        carried = ""
+    if carried and claims and is_claim(carried):
+        claims[-1] = f"{claims[-1]} {carried}"
+    return claims
+
+
+def _claims_without_call(request: Request) -> list[str] | None:
+    if not request.facts.calibrated_verdicts:
+        return None
+    return sentence_claims(request.sample.response or "")
+
+
 RESPONSE_CLAIMS = register(
     JudgmentKind[list[str]](
         name="response_claims",
@@ -130,6 +165,7 @@ RESPONSE_CLAIMS = register(
         fields={"claims": (list[str], ...)},
         inputs=_response_inputs,
         read=_read_claims,
+        without_call=_claims_without_call,
     )
 )
 
@@ -198,12 +234,38 @@ QUESTIONS = register(
         task="questions",
         fields={"questions": (list[str], ...), "noncommittal": (Literal[0, 1], 0)},
         inputs=_answer_only,
+        applies=lambda request: not request.facts.calibrated_verdicts,
         params=lambda request: {"n": _n_questions(request)},
         # A copy is re-asked once; what is still a copy then is left out (and recorded).
         check=_check_questions,
         tolerate_check=True,
         read=_read_questions,
         store=_store_questions,
+    )
+)
+
+
+async def _relevance_by_verdict(verdict: Verdict, request: Request) -> AnswerRelevance:
+    sample = request.sample
+    if refusal_phrase(sample.response or "") is not None:
+        return AnswerRelevance(False, 0.0, noncommittal=True)
+    relevant, p_yes = await verdict(
+        "answers", {"text": sample.response or "", "question": sample.question_in_context}
+    )
+    return AnswerRelevance(relevant, p_yes)
+
+
+#: Answer relevancy for a judge whose verdicts are likelihoods (the embedded 0.5B model),
+#: in place of generated questions: the likelihood it gives the user's question as the
+#: question the response answers, with the response and without it (one verdict; the
+#: questions it wrote copied its examples or the answer itself, and the embeddings' cosines
+#: of any two questions of one domain lie in 0.8-0.95). A refusal scores 0 without a call.
+ANSWER_RELEVANCE = register(
+    JudgmentKind[AnswerRelevance](
+        name="answer_relevance",
+        serves=lambda need: need.fact == "questions",
+        applies=lambda request: request.facts.calibrated_verdicts,
+        by_verdicts=_relevance_by_verdict,
     )
 )
 
@@ -272,6 +334,14 @@ def _read_statements(judgment: Judgment[Any], request: Request) -> list[Statemen
     ]
 
 
+def _statements_without_call(request: Request) -> list[Statement] | None:
+    """The reference's sentences, for a judge whose verdicts are likelihoods (see
+    :func:`sentence_claims`): its contexts are found by verdicts after."""
+    if not request.facts.calibrated_verdicts:
+        return None
+    return [Statement(text) for text in sentence_claims(request.sample.reference or "")]
+
+
 STATEMENTS = register(
     JudgmentKind[list[Statement]](
         name="statements",
@@ -280,6 +350,7 @@ STATEMENTS = register(
         fields={"statements": (list[StatementItem], ...)},
         inputs=lambda r: _reference_inputs(r, _attribution(r) and r.batched),
         read=_read_statements,
+        without_call=_statements_without_call,
     )
 )
 
@@ -601,13 +672,22 @@ async def _verify_by_verdicts(
         labels = [labels[i] for i in keep] + [ANY_CONTEXT]
         texts = [texts[i] for i in keep] + ["\n\n".join(sample.retrieved_contexts)]
 
-    async def one(claim: str, text: str) -> tuple[bool, float | None]:
+    # A claim's numbers and codes must be somewhere in a source's passages (the contexts
+    # together: a claim may join two of them) for any of them to support it.
+    groups = [_source_of(label) for label in labels]
+    pooled = {g: "\n".join(t for t, h in zip(texts, groups) if h == g) for g in set(groups)}
+    absent = [{g: figures_missing(claim, pooled[g]) for g in pooled} for claim in claims]
+
+    async def one(i: int, j: int) -> tuple[bool, float | None]:
+        claim, text = claims[i], texts[j]
         if stated_verbatim(claim, text):
             return True, 1.0  # the passage says it word for word: no call needed
+        if absent[i][groups[j]]:
+            return False, 0.0  # it states a number or code none of them has: no call
         return await verdict("supported", {"text": text, "statement": claim})
 
-    cells = await asyncio.gather(*(one(c, t) for c in claims for t in texts))
     width = len(texts)
+    cells = await asyncio.gather(*(one(i, j) for i in range(len(claims)) for j in range(width)))
     rows = tuple(tuple(cells[i * width + j][0] for j in range(width)) for i in range(len(claims)))
     chances = [p for _, p in cells]
     probabilities: tuple[tuple[float, ...], ...] = ()
@@ -616,7 +696,21 @@ async def _verify_by_verdicts(
             tuple(float(chances[i * width + j] or 0.0) for j in range(width))
             for i in range(len(claims))
         )
-    return Support(tuple(claims), tuple(labels), rows, ("",) * len(claims), probabilities)
+    reasons = tuple(
+        "; ".join(
+            f"not in the {group.replace('_', ' ')}: {', '.join(figures)}"
+            for group, figures in missing.items()
+            if figures
+        )
+        for missing in absent
+    )
+    return Support(tuple(claims), tuple(labels), rows, reasons, probabilities)
+
+
+def _source_of(label: str) -> str:
+    """The source a passage label belongs to ("context:2" and "contexts:any": contexts)."""
+    kind = label.split(":")[0]
+    return {"context": "contexts", "reference_context": "reference_contexts"}.get(kind, kind)
 
 
 # -- text helpers --------------------------------------------------------------------------------
@@ -641,9 +735,12 @@ def _not_from(text: str, response: str, question: str, kept: Sequence[str]) -> s
 
 
 _QUESTION_MARKS = ("?", "？")
+_SEMICOLON = re.compile(r"(?<=[;；])\s*")
 _NOT_WORDS = re.compile(r"[\W_]+", re.UNICODE)
 #: Shorter texts ("yes", "1 年") are contained in too many passages by chance.
 MIN_VERBATIM_CHARS = 8
+#: A sentence with fewer letters ("No.", "可以。") states nothing alone.
+MIN_CLAIM_CHARS = 6
 
 
 def is_claim(text: str) -> bool:

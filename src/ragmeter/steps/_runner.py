@@ -39,7 +39,12 @@ VERDICT_TEMPLATE = "verdict"
 #: The template of likelihood verdicts, for judges that score likelihoods.
 LIKELIHOOD_TEMPLATE = "likelihood"
 #: For each verdict task, the input whose likelihood is scored; the evidence is always "text".
-LIKELIHOOD_TARGET = {"supported": "statement", "useful": "answer", "relevant": "question"}
+LIKELIHOOD_TARGET = {
+    "supported": "statement",
+    "useful": "answer",
+    "relevant": "question",
+    "answers": "question",
+}
 EVIDENCE_INPUT = "text"
 
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import ast
 import math
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_THOUSANDS = re.compile(r"(?<=\d)[,，](?=\d{3}(?!\d))")
-_NUMBER = re.compile(r"(?<![A-Za-z\d.])\d+(?:\.\d+)?(%?)")
+from ragmeter._text import NUMBER, number_text, numbers_in, parse_number
+
 _OPERATORS = {"×": "*", "÷": "/", "−": "-", "–": "-", "x": "*"}
 
 
@@ -37,35 +35,6 @@ class Value:
     passage: int
 
 
-def _normalised(text: str) -> str:
-    return _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
-
-
-def parse_number(text: str) -> float | None:
-    """The number written in ``text`` (its first), or ``None``.
-
-    >>> parse_number("1,200"), parse_number("１２０"), parse_number("3.5 小时"), parse_number("n/a")
-    (1200.0, 120.0, 3.5, None)
-    """
-    match = _NUMBER.search(_normalised(text))
-    return float(match.group(0).rstrip("%")) if match else None
-
-
-def numbers_in(text: str) -> list[float]:
-    """Every number in ``text``; a percentage also as its fraction.
-
-    >>> numbers_in("Sales rose from 1,200 to １５００ units, up 25%.")
-    [1200.0, 1500.0, 25.0, 0.25]
-    """
-    found: list[float] = []
-    for match in _NUMBER.finditer(_normalised(text)):
-        value = float(match.group(0).rstrip("%"))
-        found.append(value)
-        if match.group(1):
-            found.append(value / 100)
-    return found
-
-
 def evaluate_expression(expression: str, allowed: Sequence[float]) -> float:
     """The value of ``expression`` (numbers, + - * / and parentheses only), every number in
     it one of ``allowed``; parsed with :mod:`ast`, never ``eval``.
@@ -77,7 +46,7 @@ def evaluate_expression(expression: str, allowed: Sequence[float]) -> float:
     ...
     ragmeter.testset._arithmetic.CalculationError: the expression uses 3, not one of the ...
     """
-    text = _normalised(expression)
+    text = number_text(expression)
     for symbol, operator in _OPERATORS.items():
         text = text.replace(symbol, operator)
     text = text.replace("%", "")
@@ -131,7 +100,7 @@ def states_result(answer: str, result: float) -> bool:
     >>> states_result("相差 34 台", 35)
     False
     """
-    for match in _NUMBER.finditer(_normalised(answer)):
+    for match in NUMBER.finditer(number_text(answer)):
         written = match.group(0).rstrip("%")
         number = float(written)
         decimals = len(written.partition(".")[2])

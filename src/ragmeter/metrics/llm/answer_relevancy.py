@@ -7,7 +7,7 @@ from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details, GeneratedQuestion, LeftOut
 from ragmeter.metrics._sample import SampleMetric
-from ragmeter.steps import Facts, Need
+from ragmeter.steps import ANSWER_RELEVANCE, Facts, Need
 
 
 def mean_similarity(similarities: list[float]) -> float:
@@ -58,9 +58,11 @@ class AnswerRelevancy(SampleMetric):
     async def compute(
         self, sample: Sample, facts: Facts, embeddings: Embeddings | None
     ) -> MetricResult:
+        standalone = facts.standalone_question if sample.conversation is not None else None
+        if facts.calibrated_verdicts:
+            return self._from_verdict(facts, standalone)
         questions = facts.questions or []
         left_out = LeftOut.of(facts.discarded("questions"))
-        standalone = facts.standalone_question if sample.conversation is not None else None
         if facts.noncommittal:
             return MetricResult.ok(
                 0.0,
@@ -93,4 +95,28 @@ class AnswerRelevancy(SampleMetric):
                 standalone_question=standalone,
                 left_out=left_out,
             ),
+        )
+
+    @staticmethod
+    def _from_verdict(facts: Facts, standalone: str | None) -> MetricResult:
+        """The score of a judge whose verdicts are likelihoods: P(the response answers the
+        question), or 0 for a refusal."""
+        found = facts.value(ANSWER_RELEVANCE)
+        if found is None:
+            why = facts.errors.get(ANSWER_RELEVANCE.name, "no verdict on the response")
+            return MetricResult.failed(why)
+        details = Details(
+            noncommittal=found.noncommittal,
+            standalone_question=standalone,
+            extra={} if found.probability is None else {"p_relevant": found.probability},
+        )
+        if found.noncommittal:
+            return MetricResult.ok(0.0, reason="the response is noncommittal", details=details)
+        assert found.probability is not None  # a likelihood verdict always has one
+        answers = "answers" if found.relevant else "does not answer"
+        return MetricResult.ok(
+            found.probability,
+            reason=f"the response {answers} the question (P = {found.probability:.2f}, from "
+            "the likelihood of the question given the response)",
+            details=details,
         )
