@@ -167,20 +167,59 @@ def numbers_in(text: str) -> list[float]:
     return found
 
 
+_EN_NUMBERS = {
+    **{
+        word: value
+        for value, word in enumerate(
+            "zero one two three four five six seven eight nine ten eleven twelve thirteen "  # noqa: SIM905
+            "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+        )
+    },
+    **{"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80},
+    **{"ninety": 90, "hundred": 100, "thousand": 1000, "dozen": 12},
+}
+_EN_WORD = re.compile(r"[a-z]+")
+_ZH_DIGITS = dict(zip("零〇一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9)))
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_ZH_NUMBER = re.compile("[零〇一二两三四五六七八九十百千万]+")
+
+
+def _zh_value(text: str) -> int:
+    """A Chinese numeral's value ("三十六" 36, "十五" 15, "两千" 2000)."""
+    total, digit = 0, 0
+    for char in text:
+        if char in _ZH_DIGITS:
+            digit = _ZH_DIGITS[char]
+        else:
+            total += (digit or 1) * _ZH_UNITS[char]
+            digit = 0
+    return total + digit
+
+
+def _written_numbers(text: str) -> set[float]:
+    """Numbers ``text`` writes in words, English ("three") or Chinese ("三十六")."""
+    words = {float(_EN_NUMBERS[w]) for w in _EN_WORD.findall(text) if w in _EN_NUMBERS}
+    return words | {float(_zh_value(m)) for m in _ZH_NUMBER.findall(text)}
+
+
 def figures_missing(claim: str, passage: str) -> list[str]:
     """The numbers and codes of ``claim`` that ``passage`` does not contain, as the claim
     writes them: a claim that states "45 minutes" or "IPX4" where the passage has neither is
     not supported by it, however close the rest of its words. Numbers compare by value
-    (``1,200`` = 1200, ``25%`` = 0.25), codes case and width aside.
+    (``1,200`` = 1200, ``25%`` = 0.25, "3" = "three" = "三"), codes case and width aside.
 
     >>> figures_missing("A full charge takes 45 minutes; it is rated IPX4.",
     ...                 "Charging takes 2 hours. Rated ipx4, 1,200 mAh.")
     ['45']
     >>> figures_missing("The battery is 1200 mAh, 25% more.", "1,200 mAh, up 0.25")
     []
+    >>> figures_missing("保修 1 年，续航 36 小时", "保修期一年，续航三十六小时"), figures_missing(
+    ...     "Warranty: 1 year, 3 devices", "a one-year warranty")
+    ([], ['3'])
     """
-    values = {round(v, 9) for v in numbers_in(passage)}
-    codes = set(_CODE.findall(normalize(passage)))
+    plain = normalize(passage)
+    values = {round(v, 9) for v in (*numbers_in(passage), *_written_numbers(plain))}
+    codes = set(_CODE.findall(plain))
     missing: list[str] = []
     for match in NUMBER.finditer(number_text(claim)):
         value = float(match.group(0).rstrip("%"))

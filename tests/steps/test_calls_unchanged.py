@@ -2,8 +2,10 @@
 (``calls_current.json``): same messages, schema, prompt version, scope and salt, hence the
 same cache key; and the facts read from the answers are the same. Recorded again when issue
 35 moved answer relevancy's questions to a call that sees the answer alone
-(``reverse_questions@1``, ``response_analysis@3``) and left claims not from the response out;
-before that the fixture held the calls of commit ae19e48, unchanged since."""
+(``reverse_questions@1``, ``response_analysis@3``) and left claims not from the response out,
+and again when a claim stating a number that no passage of a source holds became unsupported
+without a verdict (3 fewer verdicts in the scenarios whose claim "可延保至 3 年" meets passages
+that state only "1 年"); before that the fixture held the calls of commit ae19e48."""
 
 import json
 from pathlib import Path

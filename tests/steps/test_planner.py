@@ -49,7 +49,9 @@ def test_equal_needs_are_one_request_and_custom_prompts_one_each():
     planned = StepRunner.plan(
         [Need("questions", n=2), Need("questions", n=3), Need("custom", prompt=Politeness())]
     )
-    assert [p.name for p in planned] == ["questions", "custom:politeness@1"]
+    # answer_relevance serves the questions' need too; it applies only to a judge whose
+    # verdicts are likelihoods, and questions only to the others (decided when run)
+    assert [p.name for p in planned] == ["questions", "answer_relevance", "custom:politeness@1"]
     assert planned[0].needs == [Need("questions", n=2), Need("questions", n=3)]
 
 

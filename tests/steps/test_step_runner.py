@@ -48,8 +48,9 @@ def test_verdict_per_call_path_gives_the_same_scores():
     # contexts 1 and 3 mention AirPods: useful at ranks 1 and 3
     assert round(result.scores("context_precision")[0], 3) == 0.833
     kinds = [c.schema.__name__ for c in judge.calls]
-    # one claims call; 3 claims x 1 "all contexts" verdict; 5 usefulness verdicts
-    assert kinds.count("BinaryVerdict") == 3 + 5
+    # one claims call; 3 claims x 1 "all contexts" verdict, less the claim of "3 年" that no
+    # context states (unsupported without a call); 5 usefulness verdicts
+    assert kinds.count("BinaryVerdict") == 3 - 1 + 5
     assert kinds.count("ResponseAnalysisClaims") == 1
 
 
@@ -61,7 +62,10 @@ def test_per_passage_verdicts_only_when_a_metric_needs_columns():
     support = facts.support_for(need)
     assert len(support.passages) == 5
     assert support.matrix[0] == (True, False, False, False, False)
-    assert sum(c.schema is BinaryVerdict for c in judge.calls) == 3 * 5
+    # the claim of "3 年" is unsupported by every context without a call: no context has 3
+    assert sum(c.schema is BinaryVerdict for c in judge.calls) == (3 - 1) * 5
+    assert support.matrix[2] == (False,) * 5
+    assert support.reasons[2] == "not in the contexts: 3"
 
 
 def test_metrics_asking_for_the_same_fact_share_one_call():
@@ -95,7 +99,7 @@ def test_questions_are_never_claims_and_verbatim_claims_need_no_verdict():
     claims = [
         "AirPods Pro 2 保修多久？",  # the user's question copied by a small judge
         "AirPods Pro 2 售后政策：标准保修期自购买之日起 1 年",  # word for word in context 1
-        "购买 AppleCare+ 可延保至 3 年",
+        "购买 AppleCare+ 可以延长保修",  # no passage states it; no number to check
     ]
 
     def answers(messages, schema):

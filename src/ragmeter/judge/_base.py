@@ -73,6 +73,11 @@ class Judge(Portable, ABC):
         ``supports_likelihood`` implement it."""
         raise NotImplementedError(f"{type(self).__name__} does not score likelihoods")
 
+    def verdict_probability(self, task: str, language: str, p_yes: float) -> float:
+        """P(yes) of a one-word yes/no verdict on ``task`` in ``language``, after the judge's
+        calibration for it when it has one (a bundled model may); else ``p_yes`` as given."""
+        return p_yes
+
     @property
     @abstractmethod
     def identity(self) -> str:

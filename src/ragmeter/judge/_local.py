@@ -393,6 +393,9 @@ class LocalJudge(Judge):
     def likelihood_probability(self, task: str, language: str, gain: float) -> float:
         return self.model.probability(task, language, gain)
 
+    def verdict_probability(self, task: str, language: str, p_yes: float) -> float:
+        return self.model.yes_probability(task, language, p_yes)
+
     # -- identity -------------------------------------------------------------------------
     @property
     def identity(self) -> str:

@@ -95,6 +95,17 @@ class BundledModel:
     def probability(self, task: str, language: str, gain: float) -> float:
         return self.calibration_for(task, language).probability(gain)
 
+    def yes_probability(self, task: str, language: str, p_yes: float) -> float:
+        """A yes/no verdict's P(yes) through the calibration fitted for it (``yes:TASK`` or
+        ``yes:TASK/LANGUAGE``, on the logit of P(yes)), or unchanged when none was."""
+        found = self.calibration.get(f"yes:{task}/{language}") or self.calibration.get(
+            f"yes:{task}"
+        )
+        if found is None:
+            return p_yes
+        p = min(max(p_yes, 1e-12), 1 - 1e-12)
+        return found.probability(math.log(p / (1 - p)))
+
     def calibration_record(self) -> dict[str, dict[str, float | str]]:
         return {
             key: {"slope": c.slope, "intercept": c.intercept, "fitted_on": c.fitted_on}

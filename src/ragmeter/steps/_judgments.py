@@ -247,7 +247,7 @@ QUESTIONS = register(
 
 async def _relevance_by_verdict(verdict: Verdict, request: Request) -> AnswerRelevance:
     sample = request.sample
-    if refusal_phrase(sample.response or "") is not None:
+    if hedge_phrase(sample.response or "") is not None:
         return AnswerRelevance(False, 0.0, noncommittal=True)
     relevant, p_yes = await verdict(
         "answers", {"text": sample.response or "", "question": sample.question_in_context}
@@ -256,10 +256,13 @@ async def _relevance_by_verdict(verdict: Verdict, request: Request) -> AnswerRel
 
 
 #: Answer relevancy for a judge whose verdicts are likelihoods (the embedded 0.5B model),
-#: in place of generated questions: the likelihood it gives the user's question as the
-#: question the response answers, with the response and without it (one verdict; the
-#: questions it wrote copied its examples or the answer itself, and the embeddings' cosines
-#: of any two questions of one domain lie in 0.8-0.95). A refusal scores 0 without a call.
+#: in place of generated questions: one yes/no verdict, "can the question be answered from
+#: the response?", and its P(yes). The questions that model wrote copied its examples or the
+#: answer itself, the likelihood of the question given the answer rose with any shared name
+#: (an off-topic answer about the same shop scored highest), and the embeddings' cosines of
+#: any two questions of one domain lie in 0.8-0.95 (bench/RESULTS_meta_eval.md). A response
+#: that leaves part of the question unanswered ("I do not have the exact dates") is
+#: noncommittal: 0, without a call.
 ANSWER_RELEVANCE = register(
     JudgmentKind[AnswerRelevance](
         name="answer_relevance",
@@ -832,7 +835,9 @@ _REFUSALS = re.compile(
     "|".join(
         [
             r"\bi (?:do not|don't|really don't) know\b",
-            r"\bi(?:'m| am) not (?:sure|certain|able)\b",
+            r"\bi(?:'m| am) not (?:sure|certain|able|aware)\b",
+            r"\bi (?:do not|don't|did not|didn't) have (?:access to )?(?:any |the |specific "
+            r"|exact |precise |enough |further |more |current |up-to-date )+",
             r"\bno (?:relevant |specific |such )?(?:information|mention|details|data|answer)\b",
             r"\b(?:not|never) (?:mentioned|provided|specified|stated|given|covered|included"
             r"|available|found|addressed|discussed)\b",
@@ -869,6 +874,20 @@ _FILLER = re.compile(
     )
 )
 _CLAUSES = re.compile(r"[.!?;,:\n。！？；，：、]+|\s(?=but\b|however\b)|(?=但是|但|不过|然而)")
+
+
+def hedge_phrase(text: str) -> str | None:
+    """The first refusal phrase in any clause of ``text`` ("... but I do not have the exact
+    dates"): the response leaves part of the question unanswered, i.e. is noncommittal as
+    answer relevancy counts it, though it may answer the rest.
+
+    >>> hedge_phrase("It starts in September, but I do not have the exact dates.")
+    'i do not have the exact '
+    >>> hedge_phrase("资料里没有说明，不过应该可以。"), hedge_phrase("It lasts 12 days.")
+    ('没有说明', None)
+    """
+    match = _REFUSALS.search(normalize(text).replace("’", "'"))
+    return match.group(0) if match is not None else None
 
 
 def refusal_phrase(text: str) -> str | None:

@@ -39,12 +39,7 @@ VERDICT_TEMPLATE = "verdict"
 #: The template of likelihood verdicts, for judges that score likelihoods.
 LIKELIHOOD_TEMPLATE = "likelihood"
 #: For each verdict task, the input whose likelihood is scored; the evidence is always "text".
-LIKELIHOOD_TARGET = {
-    "supported": "statement",
-    "useful": "answer",
-    "relevant": "question",
-    "answers": "question",
-}
+LIKELIHOOD_TARGET = {"supported": "statement", "useful": "answer", "relevant": "question"}
 EVIDENCE_INPUT = "text"
 
 
@@ -319,8 +314,12 @@ class StepRunner:
             template = load_prompt(VERDICT_TEMPLATE, facts.language)
             judgment = await self._ask(template, [task], inputs, facts, schema=BinaryVerdict)
             if judgment.probabilities:
-                # One number behind the verdict and its probability.
-                return judgment.probabilities[0] >= 0.5, judgment.probabilities[0]
+                # One number behind the verdict and its probability (calibrated, if the
+                # judge has a calibration for the task).
+                p_yes = self.judge.verdict_probability(
+                    task, facts.language, judgment.probabilities[0]
+                )
+                return p_yes >= 0.5, p_yes
             return bool(judgment.output.verdict), None
 
         return verdict

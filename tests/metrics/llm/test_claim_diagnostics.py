@@ -149,9 +149,11 @@ def test_no_new_call_next_to_faithfulness_recall_and_answer_correctness(batched)
     before = _calls(base, batched)
     # batched: claims, reference review, verify claims, verify statements. One at a time:
     # claims, statements, 5 claims x (reference, all contexts) less claims 1 and 4 stated
-    # word for word in the reference, 3 statements x 3 contexts, 3 statements x response
-    # less statements 1 and 3 stated word for word in it (no call for those).
-    assert len(before) == (4 if batched else 2 + (5 * 2 - 2) + 3 * 3 + (3 - 2))
+    # word for word in the reference and less claim 3's $50 (not in the reference) and
+    # claim 4's 5 days (in no context), 3 statements x 3 contexts less statement 3's 5 days
+    # (in no context), 3 statements x response less statements 1 and 3 stated word for
+    # word in it (no call for those).
+    assert len(before) == (4 if batched else 2 + (5 * 2 - 2 - 2) + (3 * 3 - 3) + (3 - 2))
     new = ["hallucination", "self_knowledge", "claim_context_utilization"]
     assert _calls([*base, *new], batched) == before
 

@@ -8,6 +8,7 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.dataset import Dataset
+from ragmeter.judge import BinaryVerdict
 from ragmeter.metrics.llm import AnswerRelevancy
 from ragmeter.testing import ScriptedEmbeddings, ScriptedJudge, unit_vector_with_cosine
 
@@ -183,36 +184,37 @@ def test_a_chinese_conversation_gets_the_chinese_instruction():
 
 def test_a_likelihood_judge_compares_with_the_earlier_questions_and_asks_no_rewrite():
     """The embedded judge writes no standalone question: the user's earlier message and the
-    follow-up, one per line, stand in for it, and each one-at-a-time relevance verdict reads
-    them too (its template has no conversation block)."""
+    follow-up, one per line, stand in for it; its answer relevancy verdict (one yes/no) and
+    each one-at-a-time relevance verdict read them too (no template of theirs has a
+    conversation block)."""
     in_context = f"{FIRST}\n{FOLLOW_UP}"
     seen_questions: list[str] = []
     likelihood_prompts: list[str] = []
+    yes_no_prompts: list[str] = []
 
     def responder(messages, schema):
         if "logprob" in schema.model_fields:  # a likelihood verdict
             likelihood_prompts.append("\n".join(m.content for m in messages))
             return {"logprob": -1.0, "tokens": 5}
+        if schema is BinaryVerdict:
+            yes_no_prompts.append(messages[-1].content)
+            return {"verdict": 1}
         seen_questions.append(messages[-1].content)
         return answer(messages, schema)
 
-    judge = ScriptedJudge(responder, likelihood_probability=lambda task, language, gain: 0.9)
-    judge.supports_batched_verdicts = False
-    vectors = {in_context: unit_vector_with_cosine(1.0, 1)}
-    for axis, (question, cosine) in enumerate(zip(QUESTIONS, (0.9, 0.8, 0.85)), start=2):
-        vectors[question] = unit_vector_with_cosine(cosine, axis)
-    result = evaluate(
-        turns(),
-        [AnswerRelevancy(), "context_relevance"],
-        judge=judge,
-        embeddings=ScriptedEmbeddings(vectors),
+    judge = ScriptedJudge(
+        responder,
+        likelihood_probability=lambda task, language, gain: 0.9,
+        probabilities=lambda output: [0.8] if isinstance(output, BinaryVerdict) else None,
     )
+    judge.supports_batched_verdicts = False
+    result = evaluate(turns(), [AnswerRelevancy(), "context_relevance"], judge=judge)
     follow_up = result.samples[1]
     relevancy = follow_up.scores["answer_relevancy"]
     assert relevancy.details["standalone_question"] == in_context
-    # (0.9 + 0.8 + 0.85) / 3 = 0.85 against the earlier question and the follow-up.
-    assert relevancy.score == pytest.approx(0.85)
-    assert not any('"standalone"' in prompt for prompt in seen_questions)
+    assert relevancy.score == pytest.approx(0.8)  # its P(yes)
+    assert not seen_questions  # no question written, no rewrite asked
+    assert any(in_context in prompt for prompt in yes_no_prompts)
     # Every verdict on the follow-up's two contexts (and the evidence-free baseline they
     # share) reads the earlier question before it; none reads the follow-up alone.
     on_follow_up = [prompt for prompt in likelihood_prompts if FOLLOW_UP in prompt]

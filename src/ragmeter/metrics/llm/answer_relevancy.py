@@ -35,7 +35,15 @@ class AnswerRelevancy(SampleMetric):
     are compared with the standalone question, which the details show. The embedded judge
     (likelihood verdicts, a 0.5B model) writes no rewrite: it copied its examples instead,
     so its standalone question is the user's earlier messages and the question, one per
-    line (``Sample.question_in_context``)."""
+    line (``Sample.question_in_context``).
+
+    The embedded judge (likelihood verdicts) writes no questions either: the ones that 0.5B
+    model wrote copied its examples or the answer itself, and the embeddings' cosines of any
+    two questions of one domain lie in 0.8-0.95, so an off-topic answer scored as a grounded
+    one. It answers one calibrated yes/no verdict instead, "can the question be answered from
+    the response?", whose P(yes) is the score (details' ``p_relevant``); a response that
+    leaves the question or part of it unanswered ("... but I do not have the exact dates") is
+    noncommittal and scores 0, without a call."""
 
     name = "answer_relevancy"
     requires: Requirements = (("user_input",), ("response",))
@@ -99,8 +107,8 @@ class AnswerRelevancy(SampleMetric):
 
     @staticmethod
     def _from_verdict(facts: Facts, standalone: str | None) -> MetricResult:
-        """The score of a judge whose verdicts are likelihoods: P(the response answers the
-        question), or 0 for a refusal."""
+        """The score of a judge whose verdicts are likelihoods: its P(yes) that the question
+        can be answered from the response, or 0 for a noncommittal response."""
         found = facts.value(ANSWER_RELEVANCE)
         if found is None:
             why = facts.errors.get(ANSWER_RELEVANCE.name, "no verdict on the response")
@@ -111,12 +119,15 @@ class AnswerRelevancy(SampleMetric):
             extra={} if found.probability is None else {"p_relevant": found.probability},
         )
         if found.noncommittal:
-            return MetricResult.ok(0.0, reason="the response is noncommittal", details=details)
+            return MetricResult.ok(
+                0.0,
+                reason="the response leaves the question (or part of it) unanswered",
+                details=details,
+            )
         assert found.probability is not None  # a likelihood verdict always has one
         answers = "answers" if found.relevant else "does not answer"
         return MetricResult.ok(
             found.probability,
-            reason=f"the response {answers} the question (P = {found.probability:.2f}, from "
-            "the likelihood of the question given the response)",
+            reason=f"the response {answers} the question (P(yes) = {found.probability:.2f})",
             details=details,
         )
