@@ -260,6 +260,40 @@ def run_rgb(limit: int | None, judge: Any, embeddings: Any, seed: int = 0) -> di
     return {"queries": queries}
 
 
+def run_rgb_answers(limit: int | None, judge: Any) -> dict[str, Any]:
+    """Chinese "can the question be answered from this text?" one-word verdicts (the one
+    answer relevancy asks the embedded judge, about the response): RGB's positive passages
+    answer the query, its negative ones do not. Their P(yes) as answered (no calibration:
+    the run's model table is emptied), for fitting ``yes:answers``."""
+    from ragmeter.steps import StepRunner
+    from ragmeter.steps._facts import Facts
+
+    rows = [json.loads(line) for line in (DATA / "rgb_zh" / "dev.jsonl").open(encoding="utf-8")]
+    rows = rows[:limit] if limit else rows
+    verdict = StepRunner(judge, language="zh")._verdict(Facts(language="zh"))
+
+    async def run_all() -> list[dict[str, Any]]:
+        queries = []
+        for row in rows:
+            passages = [(p, 1) for p in row["positive"][:2]]
+            passages += [(p, 0) for p in row["negative"][:2]]
+            cells = [
+                await verdict("answers", {"text": p, "question": row["query"]}) for p, _ in passages
+            ]
+            queries.append({"p": [p for _, p in cells], "labels": [x for _, x in passages]})
+        return queries
+
+    import asyncio
+
+    started = time.monotonic()
+    queries = asyncio.run(run_all())
+    seconds = (time.monotonic() - started) / max(1, len(rows))
+    for q in queries:
+        q.update(error=None, useful=[p >= 0.5 for p in q["p"]], seconds=seconds)
+    print(f"rgb answers: {len(rows)} queries in {seconds * len(rows):.0f} s", flush=True)
+    return {"queries": queries}
+
+
 def run_rgb_support(limit: int | None, judge: Any, seed: int = 0) -> dict[str, Any]:
     """Chinese "is this statement supported?" verdicts with exact labels: the statement is
     the query with its answer; RGB's positive passages state the answer, negative ones do
@@ -460,6 +494,10 @@ def analyse(
         out["rgb_zh_support"] = analyse_rgb(
             raw["rgb_support"]["queries"], gain_of, shipped_for, likelihood, out, "supported"
         )
+    if "rgb_answers" in raw:  # one-word verdicts: their P(yes)'s logit is calibrated
+        out["rgb_zh_answers"] = analyse_rgb(
+            raw["rgb_answers"]["queries"], logit, shipped_for, likelihood, out, "yes:answers"
+        )
     return out
 
 
@@ -545,7 +583,8 @@ def _rgb_section(rgb: dict[str, Any], title: str) -> list[str]:
     lines += ["", f"Seconds per query (4 passages, this run): {rgb['seconds_per_query']:.1f}."]
     if "auc" in rgb:
         lines.append(
-            f"AUC of the likelihood gain, positive vs negative passages: {rgb['auc']:.3f}."
+            f"AUC of the likelihood gain (of P(yes) for one-word verdicts), positive vs "
+            f"negative passages: {rgb['auc']:.3f}."
         )
     return lines
 
@@ -607,6 +646,10 @@ def render(report: dict[str, Any]) -> str:
     for key, title in (
         ("rgb_zh", "context-usefulness verdicts (passage answers the question)"),
         ("rgb_zh_support", "statement verdicts (passage supports question + answer)"),
+        (
+            "rgb_zh_answers",
+            "one-word verdicts, can the question be answered from the text (answer relevancy)",
+        ),
     ):
         if key in analysis:
             lines += _rgb_section(analysis[key], title)
@@ -651,7 +694,8 @@ def render(report: dict[str, Any]) -> str:
             "",
             "## Calibration fitted on the whole dev split",
             "",
-            "P(yes) = sigmoid(slope * gain + intercept):",
+            "P(yes) = sigmoid(slope * gain + intercept); for `yes:` tasks the gain is the",
+            "logit of the one-word verdict's P(yes):",
             "",
         ]
         for key, (slope, intercept) in sorted(analysis["fits"].items()):
@@ -666,7 +710,9 @@ def render(report: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--tasks", default="ff,ar,cr,rgb,rgb-support", help="any of ff, ar, cr, rgb, rgb-support"
+        "--tasks",
+        default="ff,ar,cr,rgb,rgb-support,rgb-answers",
+        help="any of ff, ar, cr, rgb, rgb-support, rgb-answers",
     )
     parser.add_argument("--limit", type=int, default=None, help="questions per WikiEval set")
     parser.add_argument("--rgb-limit", type=int, default=None, help="RGB queries (default all)")
@@ -708,6 +754,8 @@ def main() -> None:
             raw["rgb"] = run_rgb(args.rgb_limit, judge, embeddings)
         if "rgb-support" in tasks and judge.supports_likelihood:
             raw["rgb_support"] = run_rgb_support(args.rgb_limit, judge)
+        if "rgb-answers" in tasks and judge.supports_likelihood:
+            raw["rgb_answers"] = run_rgb_answers(args.rgb_limit, judge)
         command = "python bench/meta_eval.py " + " ".join(sys.argv[1:])
         if args.raw.exists() and not args.limit and not args.rgb_limit:
             # A run of some tasks keeps the last full run's verdicts of the others (same judge).

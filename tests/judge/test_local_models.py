@@ -201,6 +201,19 @@ def test_calibration_falls_back_from_language_to_task_to_uncalibrated() -> None:
     }
 
 
+def test_a_one_word_verdicts_p_yes_is_calibrated_on_its_logit_only_where_fitted() -> None:
+    model = dataclasses.replace(
+        _models.QWEN25_CODER_05B,
+        calibration={"yes:answers": _models.Calibration(2.0, 1.0)},
+    )
+    # logit(0.5) = 0 -> sigmoid(1.0); logit(0.2) = -ln 4 -> sigmoid(1 - 2 ln 4)
+    assert model.yes_probability("answers", "zh", 0.5) == pytest.approx(1 / (1 + math.exp(-1)))
+    low = 1 / (1 + math.exp(-(1.0 - 2 * math.log(4))))
+    assert model.yes_probability("answers", "en", 0.2) == pytest.approx(low)
+    assert model.yes_probability("supported", "en", 0.2) == 0.2  # none fitted: as answered
+    assert model.yes_probability("answers", "en", 1.0) <= 1.0  # no overflow at the edge
+
+
 def test_the_larger_model_is_an_opt_in_entry_of_the_same_table() -> None:
     large = _models.bundled_model("qwen2.5-coder-1.5b-instruct-q4_k_m")
     assert large.size == 1_117_320_768

@@ -132,6 +132,10 @@ QWEN25_CODER_05B = BundledModel(
     calibration={
         "useful": Calibration(1.958, -1.225, "RGB zh dev: positive vs negative passages"),
         "supported": Calibration(1.941, -2.678, "RGB zh dev: query + answer vs passages"),
+        # On the logit of the one-word verdict's P(yes), not a likelihood gain.
+        "yes:answers": Calibration(
+            3.762, 1.710, "RGB zh dev: does the passage answer the query, P(yes) of one word"
+        ),
     },
     quality_note=(
         "likelihood verdicts, measured on human-labelled dev data (bench/RESULTS_meta_eval.md): "
