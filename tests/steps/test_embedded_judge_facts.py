@@ -172,3 +172,5 @@ def test_hedges_are_found_in_any_clause() -> None:
     assert hedge_phrase("The festival is in September. I am not aware of the opening film.")
     assert hedge_phrase("资料里没有说明，不过应该可以。") == "没有说明"
     assert hedge_phrase("It lasts 12 days in normal use.") is None
+    # a negative fact is an answer, not a hedge
+    assert hedge_phrase("No. The warranty does not cover water damage; it is not included.") is None

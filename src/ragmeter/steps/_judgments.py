@@ -830,28 +830,36 @@ def _mentioned(entity: str, contexts: Sequence[str], threshold: float = 90.0) ->
     )
 
 
-#: Phrases that refuse to answer (English and Chinese), matched on normalised text.
+#: Phrases in which the answerer says it lacks the information (English and Chinese), matched
+#: on normalised text: in any clause, they make a response noncommittal (:func:`hedge_phrase`).
+_LACKS_INFORMATION = [
+    r"\bi (?:do not|don't|really don't) know\b",
+    r"\bi(?:'m| am) not (?:sure|certain|able|aware)\b",
+    r"\bi (?:do not|don't|did not|didn't) have (?:access to )?(?:any |the |specific |exact "
+    r"|precise |enough |further |more |current |up-to-date )+",
+    r"\bno (?:relevant |specific |such )?(?:information|mention|details|data|answer)\b",
+    r"\b(?:not|never) (?:mentioned|specified|stated)\b",
+    r"\b(?:does|do|did)(?: not|n't) (?:mention|say|state|specify)\b",
+    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|not able to)"
+    r" (?:answer|find|determine|tell|provide|say|locate|confirm)\b",
+    r"\b(?:insufficient|not enough) (?:information|context|data)\b",
+    r"\bthere is no (?:information|mention|record)\b",
+    r"不知道|不清楚|不确定|没有找到|未找到|找不到|查不到|未查到|无法回答|无法确定|无法得知",
+    r"无法提供|无从得知|未提及|没有提及|未提到|没有提到|未说明|没有说明|并未说明",
+    r"没有(?:相关|具体|这方面的|关于.{0,20}的)?(?:信息|资料|内容|说明|记载)",
+    r"(?:文档|资料|上下文|材料)中?(?:并)?(?:没有|未|不)(?:包含|涉及|提供)",
+    r"暂无(?:相关)?(?:信息|资料)",
+]
+_HEDGES = re.compile("|".join(_LACKS_INFORMATION))
+#: Phrases that refuse to answer: those, and ones that also state facts ("water damage is not
+#: covered"), so a clause made of them refuses only where every clause does.
 _REFUSALS = re.compile(
     "|".join(
         [
-            r"\bi (?:do not|don't|really don't) know\b",
-            r"\bi(?:'m| am) not (?:sure|certain|able|aware)\b",
-            r"\bi (?:do not|don't|did not|didn't) have (?:access to )?(?:any |the |specific "
-            r"|exact |precise |enough |further |more |current |up-to-date )+",
-            r"\bno (?:relevant |specific |such )?(?:information|mention|details|data|answer)\b",
-            r"\b(?:not|never) (?:mentioned|provided|specified|stated|given|covered|included"
-            r"|available|found|addressed|discussed)\b",
-            r"\b(?:does|do|did)(?: not|n't) (?:mention|say|state|specify|contain|include"
-            r"|provide|cover|address|discuss)\b",
-            r"\b(?:cannot|can't|can not|could not|couldn't|unable to|not able to)"
-            r" (?:answer|find|determine|tell|provide|say|locate|confirm)\b",
-            r"\b(?:insufficient|not enough) (?:information|context|data)\b",
-            r"\bthere is no (?:information|mention|record)\b",
-            r"不知道|不清楚|不确定|没有找到|未找到|找不到|查不到|未查到|无法回答|无法确定|无法得知",
-            r"无法提供|无从得知|未提及|没有提及|未提到|没有提到|未说明|没有说明|并未说明",
-            r"没有(?:相关|具体|这方面的|关于.{0,20}的)?(?:信息|资料|内容|说明|记载)",
-            r"(?:文档|资料|上下文|材料)中?(?:并)?(?:没有|未|不)(?:包含|涉及|提供)",
-            r"暂无(?:相关)?(?:信息|资料)",
+            *_LACKS_INFORMATION,
+            r"\b(?:not|never) (?:provided|given|covered|included|available|found|addressed"
+            r"|discussed)\b",
+            r"\b(?:does|do|did)(?: not|n't) (?:contain|include|provide|cover|address|discuss)\b",
         ]
     )
 )
@@ -885,8 +893,10 @@ def hedge_phrase(text: str) -> str | None:
     'i do not have the exact '
     >>> hedge_phrase("资料里没有说明，不过应该可以。"), hedge_phrase("It lasts 12 days.")
     ('没有说明', None)
+    >>> hedge_phrase("No. The warranty does not cover water damage.") is None  # a fact
+    True
     """
-    match = _REFUSALS.search(normalize(text).replace("’", "'"))
+    match = _HEDGES.search(normalize(text).replace("’", "'"))
     return match.group(0) if match is not None else None
 
 
