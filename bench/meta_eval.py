@@ -342,8 +342,16 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+#: Below this a "gain" is a verdict decided without the judge (P(yes) 0: the claim states a
+#: number no passage holds), which carries no likelihood: fits leave it out.
+NO_VERDICT_GAIN = -20.0
+
+
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> tuple[float, float]:
-    """(slope, intercept) of P(y=1) = sigmoid(slope * x + intercept), Newton's method."""
+    """(slope, intercept) of P(y=1) = sigmoid(slope * x + intercept), Newton's method, over
+    the verdicts the judge gave (see ``NO_VERDICT_GAIN``)."""
+    asked = x > NO_VERDICT_GAIN
+    x, y = x[asked], y[asked]
     w = np.zeros(2)
     design = np.column_stack([x, np.ones_like(x)])
     for _ in range(50):
