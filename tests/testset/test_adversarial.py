@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ragmeter import evaluate
+from ragmeter._text import numbers_in
 from ragmeter.testing import (
     FakeOpenAIServer,
     ScriptedEmbeddings,
@@ -22,7 +23,6 @@ from ragmeter.testset._arithmetic import (
     Value,
     check_calculation,
     evaluate_expression,
-    numbers_in,
     states_result,
 )
 from ragmeter.testset._difficulty import Difficulty, paraphrase_distance

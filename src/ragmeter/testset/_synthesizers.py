@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Literal
 
+from ragmeter._text import numbers_in
 from ragmeter.prompts import Language
 from ragmeter.steps import QuestionKind
-from ragmeter.testset._arithmetic import numbers_in
 from ragmeter.testset._graph import KnowledgeGraph, Node, entity_key, overlapping
 from ragmeter.testset._temporal import temporal_phrases
 

@@ -124,8 +124,13 @@ class AnswerRelevancy(SampleMetric):
                 reason="the response leaves the question (or part of it) unanswered",
                 details=details,
             )
-        assert found.probability is not None  # a likelihood verdict always has one
         answers = "answers" if found.relevant else "does not answer"
+        if found.probability is None:  # a judge that gave the verdict alone
+            return MetricResult.ok(
+                float(found.relevant),
+                reason=f"the response {answers} the question",
+                details=details,
+            )
         return MetricResult.ok(
             found.probability,
             reason=f"the response {answers} the question (P(yes) = {found.probability:.2f})",
