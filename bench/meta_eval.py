@@ -260,11 +260,15 @@ def run_rgb(limit: int | None, judge: Any, embeddings: Any, seed: int = 0) -> di
     return {"queries": queries}
 
 
-def run_rgb_answers(limit: int | None, judge: Any) -> dict[str, Any]:
-    """Chinese "can the question be answered from this text?" one-word verdicts (the one
-    answer relevancy asks the embedded judge, about the response): RGB's positive passages
-    answer the query, its negative ones do not. Their P(yes) as answered (no calibration:
-    the run's model table is emptied), for fitting ``yes:answers``."""
+Cell = Callable[[Any, dict[str, Any], str, str], Any]
+
+
+def _rgb_verdicts(limit: int | None, judge: Any, name: str, cell: Cell) -> dict[str, Any]:
+    """One verdict per RGB zh passage (the query's first 2 positive, then 2 negative ones,
+    labelled 1 and 0), asked through the steps' own verdict: ``cell(verdict, row, passage,
+    pooled)`` with ``pooled`` the query's 4 passages; the queries one after another."""
+    import asyncio
+
     from ragmeter.steps import StepRunner
     from ragmeter.steps._facts import Facts
 
@@ -277,63 +281,48 @@ def run_rgb_answers(limit: int | None, judge: Any) -> dict[str, Any]:
         for row in rows:
             passages = [(p, 1) for p in row["positive"][:2]]
             passages += [(p, 0) for p in row["negative"][:2]]
-            cells = [
-                await verdict("answers", {"text": p, "question": row["query"]}) for p, _ in passages
-            ]
+            pooled = "\n".join(p for p, _ in passages)
+            cells = [await cell(verdict, row, p, pooled) for p, _ in passages]
             queries.append({"p": [p for _, p in cells], "labels": [x for _, x in passages]})
         return queries
 
-    import asyncio
-
     started = time.monotonic()
     queries = asyncio.run(run_all())
     seconds = (time.monotonic() - started) / max(1, len(rows))
     for q in queries:
         q.update(error=None, useful=[p >= 0.5 for p in q["p"]], seconds=seconds)
-    print(f"rgb answers: {len(rows)} queries in {seconds * len(rows):.0f} s", flush=True)
+    print(f"rgb {name}: {len(rows)} queries in {seconds * len(rows):.0f} s", flush=True)
     return {"queries": queries}
 
 
-def run_rgb_support(limit: int | None, judge: Any, seed: int = 0) -> dict[str, Any]:
+def run_rgb_answers(limit: int | None, judge: Any) -> dict[str, Any]:
+    """Chinese "can the question be answered from this text?" one-word verdicts (the one
+    answer relevancy asks the embedded judge, about the response): RGB's positive passages
+    answer the query, its negative ones do not. Their P(yes) as answered (no calibration:
+    the run's model table is emptied), for fitting ``yes:answers``."""
+
+    async def cell(verdict: Any, row: dict[str, Any], passage: str, pooled: str) -> Any:
+        return await verdict("answers", {"text": passage, "question": row["query"]})
+
+    return _rgb_verdicts(limit, judge, "answers", cell)
+
+
+def run_rgb_support(limit: int | None, judge: Any) -> dict[str, Any]:
     """Chinese "is this statement supported?" verdicts with exact labels: the statement is
     the query with its answer; RGB's positive passages state the answer, negative ones do
-    not. Asked through the steps' own verdict (the path faithfulness and context recall use)."""
-    from ragmeter.steps import StepRunner
-    from ragmeter.steps._facts import Facts
+    not. Asked as claims are checked (the path faithfulness and context recall use): a
+    statement whose number or code none of the query's passages states is unsupported
+    without a verdict (``steps._judgments._verify_by_verdicts``)."""
 
-    rows = [json.loads(line) for line in (DATA / "rgb_zh" / "dev.jsonl").open(encoding="utf-8")]
-    rows = rows[:limit] if limit else rows
-    runner = StepRunner(judge, language="zh")
-    verdict = runner._verdict(Facts(language="zh"))
-
-    async def one(row: dict[str, Any]) -> dict[str, Any]:
+    async def cell(verdict: Any, row: dict[str, Any], passage: str, pooled: str) -> Any:
         answer = row["answer"][0] if row["answer"] else ""
         answer = answer[0] if isinstance(answer, list) else answer
         statement = f"{row['query'].rstrip('？?')}：{answer}。"
-        passages = [(p, 1) for p in row["positive"][:2]] + [(p, 0) for p in row["negative"][:2]]
-        # As claims are checked (steps._judgments._verify_by_verdicts): a statement whose
-        # number or code no passage of the query states is unsupported without a verdict.
-        pooled = "\n".join(p for p, _ in passages)
-        cells = [
-            (False, 0.0)
-            if figures_missing(statement, pooled)
-            else await verdict("supported", {"text": p, "statement": statement})
-            for p, _ in passages
-        ]
-        return {"p": [p for _, p in cells], "labels": [label for _, label in passages]}
+        if figures_missing(statement, pooled):
+            return False, 0.0
+        return await verdict("supported", {"text": passage, "statement": statement})
 
-    async def run_all() -> list[dict[str, Any]]:
-        return [await one(row) for row in rows]
-
-    import asyncio
-
-    started = time.monotonic()
-    queries = asyncio.run(run_all())
-    seconds = (time.monotonic() - started) / max(1, len(rows))
-    for q in queries:
-        q.update(error=None, useful=[p >= 0.5 for p in q["p"]], seconds=seconds)
-    print(f"rgb statements: {len(rows)} queries in {seconds * len(rows):.0f} s", flush=True)
-    return {"queries": queries}
+    return _rgb_verdicts(limit, judge, "statements", cell)
 
 
 # -- calibration -----------------------------------------------------------------------------
