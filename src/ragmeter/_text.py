@@ -202,6 +202,15 @@ def _written_numbers(text: str) -> set[float]:
     return words | {float(_zh_value(m)) for m in _ZH_NUMBER.findall(text)}
 
 
+@lru_cache(maxsize=256)
+def _figures_of(passage: str) -> tuple[frozenset[float], frozenset[str]]:
+    """The numbers (by value) and codes ``passage`` holds: read once per passage, not once
+    per claim checked against it."""
+    plain = normalize(passage)
+    values = {round(v, 9) for v in (*numbers_in(passage), *_written_numbers(plain))}
+    return frozenset(values), frozenset(_CODE.findall(plain))
+
+
 def figures_missing(claim: str, passage: str) -> list[str]:
     """The numbers and codes of ``claim`` that ``passage`` does not contain, as the claim
     writes them: a claim that states "45 minutes" or "IPX4" where the passage has neither is
@@ -217,9 +226,7 @@ def figures_missing(claim: str, passage: str) -> list[str]:
     ...     "Warranty: 1 year, 3 devices", "a one-year warranty")
     ([], ['3'])
     """
-    plain = normalize(passage)
-    values = {round(v, 9) for v in (*numbers_in(passage), *_written_numbers(plain))}
-    codes = set(_CODE.findall(plain))
+    values, codes = _figures_of(passage)
     missing: list[str] = []
     for match in NUMBER.finditer(number_text(claim)):
         value = float(match.group(0).rstrip("%"))
