@@ -82,12 +82,15 @@ def normalise(text: str) -> str:
 
 
 def copied_questions(records: list[Record]) -> tuple[int, int]:
-    """(answer_relevancy's generated questions equal to the sample's question, all of them)."""
+    """(answer_relevancy's generated questions equal to the sample's question, all of them),
+    counting those the metric kept and those it left out (``details.left_out``)."""
     copied = total = 0
     for record in records:
         details = record["metrics"].get("answer_relevancy", {}).get("details") or {}
         question = normalise(record["sample"]["user_input"])
-        for generated in details.get("questions") or []:
+        written = list(details.get("questions") or [])
+        written += [item.get("text", "") for item in details.get("left_out") or []]
+        for generated in written:
             total += 1
             copied += normalise(generated) == question
     return copied, total

@@ -183,3 +183,19 @@ def test_missing_results_file(tmp_path: Path, capsys) -> None:
     assert demo_cases.main(["--results", str(missing)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(missing) in err and "make demo" in err
+
+
+def test_copies_the_metric_left_out_are_counted_too() -> None:
+    left_out = [
+        {"text": "How long is the return window?", "why": "the user's question word for word"},
+        {"text": "What is Apollo 11?", "why": "a question of the prompt's examples"},
+    ]
+    records = [
+        record(
+            "g1",
+            "grounded",
+            "How long is the return window?",
+            answer_relevancy=ok(0.9, questions=["When can I return?"], left_out=left_out),
+        )
+    ]
+    assert demo_cases.copied_questions(records) == (1, 3)
