@@ -1,11 +1,18 @@
-"""Building a metric from its name (``name`` or ``name@K``) out of a table of specs."""
+"""Building a metric from its name (``name`` or ``name@K``) out of a table of specs, and
+how a built-in metric declares its name where it is defined (:func:`builtin_metric`).
+
+The declarations are collected into a generated index, ``ragmeter/metrics/_index.py``
+(``python -m ragmeter.metrics._indexer --write``), which the name lookup reads without
+importing any metric module: a metric's module is imported when the metric is built.
+"""
 
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
 
 from ragmeter.metrics._base import Metric
 
@@ -26,6 +33,81 @@ class MetricSpec:
 
     def example(self) -> Metric:
         return self.build(5 if self.cutoff == "required" else None)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A built-in or shipped metric as its module declares it (:func:`builtin_metric`) and
+    the generated index lists it: what ``ragmeter metrics`` says of it, and what builds it,
+    ``target`` (``module:attribute``, a metric class or factory) called with ``params``,
+    after the cutoff ``k`` for a metric that takes one.
+
+    >>> rouge_1 = Declared("rouge_1", "ragmeter.metrics.text.rouge:Rouge", "answer", "ROUGE-1",
+    ...                    params={"variant": "rouge_1"})
+    >>> metric = rouge_1.spec().build(None)
+    >>> metric.name, metric
+    ('rouge_1', Rouge(mode='fmeasure', tokenizer='auto'))
+    """
+
+    name: str
+    target: str
+    family: str
+    summary: str
+    cutoff: Cutoff = "none"
+    aliases: tuple[str, ...] = ()
+    params: Mapping[str, str | int] = field(default_factory=dict, hash=False)
+
+    def spec(self) -> MetricSpec:
+        """The spec that builds this metric, importing its module only then."""
+        return MetricSpec(
+            self.name, self._build, self.cutoff, self.family, self.summary, self.aliases
+        )
+
+    def _build(self, k: int | None) -> Metric:
+        module, _, attribute = self.target.partition(":")
+        factory = getattr(importlib.import_module(module), attribute)
+        made = factory(**self.params) if self.cutoff == "none" else factory(k, **self.params)
+        assert isinstance(made, Metric), self.target
+        return made
+
+
+_Target = TypeVar("_Target", bound=Callable[..., Metric])
+
+#: The declarations of the modules imported so far, each with its rank (see
+#: :func:`builtin_metric`); read by ``python -m ragmeter.metrics._indexer``.
+DECLARED: list[tuple[int, Declared]] = []
+
+
+def builtin_metric(
+    name: str,
+    *,
+    family: str,
+    rank: int,
+    summary: str,
+    cutoff: Cutoff = "none",
+    aliases: Sequence[str] = (),
+    params: Mapping[str, str | int] | None = None,
+) -> Callable[[_Target], _Target]:
+    """Declare the metric class or factory it decorates as the built-in metric ``name``:
+    selected by ``name`` or an alias (in any case, or as a CamelCase class name), built as
+    ``target(**params)``, or ``target(k, **params)`` where ``cutoff`` is ``"required"``
+    (``name@K``) or ``"optional"``. ``ragmeter metrics`` lists the metrics by ``rank``
+    with their ``family`` and ``summary``. Stacked, it declares several metrics made by one
+    class with different ``params`` (``rouge_1`` is ``Rouge(variant="rouge_1")``).
+
+    Returns what it decorates, unchanged; run ``python -m ragmeter.metrics._indexer
+    --write`` to add the declaration to the index that name lookups read.
+    """
+    declared_params = dict(params or {})
+
+    def declare(target: _Target) -> _Target:
+        where = f"{target.__module__}:{target.__qualname__}"
+        DECLARED.append(
+            (rank, Declared(name, where, family, summary, cutoff, tuple(aliases), declared_params))
+        )
+        return target
+
+    return declare
 
 
 class UnknownMetricError(ValueError):
@@ -142,11 +224,6 @@ def unknown_name_error(
 def no_k(factory: Callable[[], Metric]) -> Callable[[int | None], Metric]:
     """A builder of a metric without a cutoff."""
     return lambda k: factory()
-
-
-def with_k(factory: Callable[[int], Metric]) -> Callable[[int | None], Metric]:
-    """A builder of a metric whose cutoff is required."""
-    return lambda k: factory(k)  # type: ignore[arg-type]  # the parser guarantees k
 
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z0-9_+\-]+?)(?:@(?P<k>[^@]*))?$")

@@ -1,6 +1,7 @@
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 from ragmeter.metrics._details import Details, PassageMatch
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.context._ids import relevant_ids
 from ragmeter.metrics.retrieval._ranking import average_precision
 
@@ -15,6 +16,16 @@ def id_verdicts(retrieved: list[str], relevant: set[str]) -> list[int]:
     return verdicts
 
 
+@builtin_metric(
+    "id_context_precision",
+    family="context",
+    rank=270,
+    summary=(
+        "rank-weighted precision of retrieved ids (AP; RAGAS's id_based_context_precision ignores "
+        "rank: precision@K with K = the number retrieved gives that)"
+    ),
+    aliases=("id_based_context_precision",),
+)
 class IDContextPrecision(BatchMetric):
     """Rank-weighted precision of the retrieved context ids (Average Precision, no LLM).
 

@@ -1,8 +1,16 @@
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.context._ids import relevant_ids
 
 
+@builtin_metric(
+    "id_context_recall",
+    family="context",
+    rank=280,
+    summary="share of reference ids retrieved",
+    aliases=("id_based_context_recall",),
+)
 class IDContextRecall(BatchMetric):
     """Share of the reference context ids that were retrieved (no LLM).
 

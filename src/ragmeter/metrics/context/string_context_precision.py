@@ -5,10 +5,18 @@ import numpy as np
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 from ragmeter.metrics._details import Details, PassageMatch
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.context._similarity import SimilarityMeasure, check_measure, similarity_matrix
 from ragmeter.metrics.retrieval._ranking import average_precision
 
 
+@builtin_metric(
+    "string_context_precision",
+    family="context",
+    rank=290,
+    summary="rank-weighted precision by string similarity",
+    aliases=("non_llm_context_precision_with_reference",),
+)
 class StringContextPrecision(BatchMetric):
     """Rank-weighted precision of the retrieved contexts by string similarity (no LLM).
 

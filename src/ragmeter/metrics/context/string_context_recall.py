@@ -3,9 +3,17 @@ from typing import Any
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 from ragmeter.metrics._details import Details, PassageMatch
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.context._similarity import SimilarityMeasure, check_measure, similarity_matrix
 
 
+@builtin_metric(
+    "string_context_recall",
+    family="context",
+    rank=300,
+    summary="share of reference contexts matched by string similarity",
+    aliases=("non_llm_context_recall",),
+)
 class StringContextRecall(BatchMetric):
     """Share of the reference contexts matched by a retrieved context, by string similarity.
 

@@ -15,6 +15,7 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ClaimVerdict, Details, HopUse
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts, Need
 
 CLAIMS = Need("response_claims")
@@ -27,6 +28,13 @@ HOP_SUPPORT = Need(
 )
 
 
+@builtin_metric(
+    "multihop_completeness",
+    family="custom",
+    rank=420,
+    summary="share of the question's hops (reference contexts) the response's claims use",
+    aliases=("multi_hop_completeness",),
+)
 class MultiHopCompleteness(SampleMetric):
     """Share of the question's hops (reference contexts) the response uses.
 

@@ -61,6 +61,7 @@ from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import Metric, MetricResult, Requirements
 from ragmeter.metrics._sample import CannotScore, Fallback, SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts
 
 Row = tuple[Any, ...]
@@ -404,6 +405,12 @@ def _check_limits(
     return float(timeout), rows, cell, result
 
 
+@builtin_metric(
+    "sql_execution",
+    family="custom",
+    rank=400,
+    summary="sql_equivalence's execution alone: n/a where the queries cannot be run",
+)
 class SQLExecution(SampleMetric):
     """1 when the generated SQL returns the reference SQL's rows on the sample's SQLite
     database, else 0; :class:`~ragmeter.metrics.CannotScore` where execution cannot decide.
@@ -636,6 +643,15 @@ class SQLExecution(SampleMetric):
         return outcome
 
 
+@builtin_metric(
+    "sql_equivalence",
+    family="custom",
+    rank=390,
+    summary=(
+        "1 if the generated SQL returns the reference SQL's rows on the SQLite database in "
+        "metadata db_path (execution accuracy), else 0; no judge"
+    ),
+)
 class SQLEquivalence(Fallback):
     """1 when the generated SQL returns the reference SQL's rows on the sample's SQLite
     database, else 0 (execution accuracy).

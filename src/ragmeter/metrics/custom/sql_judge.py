@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.custom._prompt import PromptMetric
 
 INSTRUCTION = {
@@ -17,6 +18,12 @@ INSTRUCTION = {
 }
 
 
+@builtin_metric(
+    "sql_equivalence_judge",
+    family="custom",
+    rank=410,
+    summary="judged: would the generated and the reference SQL return the same rows?",
+)
 def sql_equivalence_judge(**judged: Any) -> PromptMetric:
     """A discrete prompt metric: are the generated and the reference SQL equivalent?
 

@@ -28,6 +28,7 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import AbstentionFinding, AbstentionOutcome, Details
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.llm.context_recall import ATTRIBUTED
 from ragmeter.steps import Facts, Need
 
@@ -44,6 +45,16 @@ class _Expectation:
     why: str
 
 
+@builtin_metric(
+    "abstention",
+    family="llm",
+    rank=150,
+    summary=(
+        "1 when the response abstained where it should (unanswerable, or no context supports an "
+        "answer) and answered where it could; details separate wrongly refused from hallucinated "
+        "instead of refusing"
+    ),
+)
 class Abstention(SampleMetric):
     """1 when the system behaved right: it abstained when it should (the question is
     unanswerable, or no retrieved context supports an answer) or answered when it could;

@@ -5,6 +5,7 @@ from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.llm._claims import ClaimCounts
 from ragmeter.steps import Facts, Need
 
@@ -37,6 +38,12 @@ def answer_correctness(f_score: float, similarity: float, weights: tuple[float, 
     return (weights[0] * f_score + weights[1] * similarity) / sum(weights)
 
 
+@builtin_metric(
+    "answer_correctness",
+    family="llm",
+    rank=30,
+    summary="0.75 x claim F1 vs reference + 0.25 x embedding similarity",
+)
 class AnswerCorrectness(SampleMetric):
     """``weights[0]`` x claim-level F-beta of response vs reference + ``weights[1]`` x
     embedding similarity (0.75 / 0.25 by default, beta = 1)."""

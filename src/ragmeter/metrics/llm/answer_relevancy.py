@@ -7,6 +7,7 @@ from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details, GeneratedQuestion, LeftOut
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import ANSWER_RELEVANCE, Facts, Need
 
 
@@ -21,6 +22,13 @@ def mean_similarity(similarities: list[float]) -> float:
     return float(np.mean(similarities))
 
 
+@builtin_metric(
+    "answer_relevancy",
+    family="llm",
+    rank=20,
+    summary="similarity of questions generated from the response to the question",
+    aliases=("response_relevancy",),
+)
 class AnswerRelevancy(SampleMetric):
     """How well the response answers the question: ``strictness`` questions are generated
     back from the response alone (the judge never sees the user's question, so it cannot

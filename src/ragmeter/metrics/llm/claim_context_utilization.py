@@ -5,6 +5,7 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details, StatementFinding
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.llm.answer_correctness import REFERENCE_VS_RESPONSE
 from ragmeter.steps import Facts, Need
 
@@ -12,6 +13,15 @@ from ragmeter.steps import Facts, Need
 ATTRIBUTED = Need("statements", against=("contexts",))
 
 
+@builtin_metric(
+    "claim_context_utilization",
+    family="llm",
+    rank=140,
+    summary=(
+        "share of the reference statements found in the contexts that the response states "
+        "(RAGChecker's context utilization)"
+    ),
+)
 class ClaimContextUtilization(SampleMetric):
     """Of the reference's statements that the retrieved contexts support, the share the
     response also states: whether the generator used the relevant information it was given.

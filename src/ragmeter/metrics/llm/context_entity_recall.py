@@ -3,9 +3,17 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details, EntityFinding
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts, Need
 
 
+@builtin_metric(
+    "context_entity_recall",
+    family="llm",
+    rank=80,
+    summary="share of reference entities present in the contexts",
+    aliases=("context_entities_recall",),
+)
 class ContextEntityRecall(SampleMetric):
     """Share of the reference's named entities that appear in the retrieved contexts.
 

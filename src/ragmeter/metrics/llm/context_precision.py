@@ -3,6 +3,7 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ContextCriterion, ContextJudgment, Details
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.retrieval._ranking import average_precision
 from ragmeter.steps import ContextVerdict, Facts, Need
 
@@ -23,6 +24,17 @@ def precision_result(verdicts: list[ContextVerdict], target: str) -> MetricResul
     )
 
 
+@builtin_metric(
+    "context_precision",
+    family="llm",
+    rank=40,
+    summary="rank-weighted share of contexts useful for the reference (AP)",
+    aliases=(
+        "llm_context_precision_with_reference",
+        "contextual_precision",
+        "ContextualPrecisionMetric",
+    ),
+)
 class ContextPrecision(SampleMetric):
     """Are the useful contexts ranked first? Each retrieved context is judged useful or not
     for reaching the reference answer; the verdicts combine as Average Precision.

@@ -3,11 +3,19 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details, StatementFinding
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts, Need
 
 ATTRIBUTED = Need("statements", against=("contexts",))
 
 
+@builtin_metric(
+    "context_recall",
+    family="llm",
+    rank=60,
+    summary="share of reference statements the contexts support",
+    aliases=("llm_context_recall", "contextual_recall", "ContextualRecallMetric"),
+)
 class ContextRecall(SampleMetric):
     """Share of the reference's statements that the retrieved contexts support.
 

@@ -3,9 +3,19 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ContextCriterion, ContextJudgment, Details
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts, Need
 
 
+@builtin_metric(
+    "context_relevance",
+    family="llm",
+    rank=70,
+    summary=(
+        "share of contexts relevant to the question (no reference, no response; RAGAS's "
+        "NVIDIA-style ContextRelevance rates all contexts at once, 0-2)"
+    ),
+)
 class ContextRelevance(SampleMetric):
     """Share of the retrieved contexts relevant to the question, judged from the question
     alone (no reference, no response). Split long contexts into sentences to get the RAGAS

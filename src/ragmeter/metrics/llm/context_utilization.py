@@ -2,10 +2,18 @@ from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.llm.context_precision import precision_result
 from ragmeter.steps import Facts, Need
 
 
+@builtin_metric(
+    "context_utilization",
+    family="llm",
+    rank=50,
+    summary="rank-weighted share of contexts the response used (AP)",
+    aliases=("llm_context_precision_without_reference", "context_precision_without_reference"),
+)
 class ContextUtilization(SampleMetric):
     """Context precision without a reference: each context is judged useful or not for the
     response actually given, and the verdicts combine as Average Precision."""

@@ -5,6 +5,7 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import Details
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.llm.answer_correctness import (
     REFERENCE_VS_RESPONSE,
     RESPONSE_VS_REFERENCE,
@@ -15,6 +16,9 @@ from ragmeter.steps import Facts, Need
 Mode = Literal["f1", "precision", "recall"]
 
 
+@builtin_metric(
+    "factual_correctness", family="llm", rank=160, summary="claim F1 of response vs reference"
+)
 class FactualCorrectness(SampleMetric):
     """Claim-level precision, recall or F-beta of the response against the reference.
 

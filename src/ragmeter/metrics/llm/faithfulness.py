@@ -3,12 +3,19 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details, LeftOut
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts, Need, context_columns
 
 CLAIMS = Need("response_claims")
 SUPPORT = Need("support", claims_of="response", against=("contexts",))
 
 
+@builtin_metric(
+    "faithfulness",
+    family="llm",
+    rank=10,
+    summary="share of the response's claims the contexts support",
+)
 class Faithfulness(SampleMetric):
     """Share of the response's claims that the retrieved contexts support.
 

@@ -11,12 +11,19 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import Direction, MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts, Need, context_columns
 
 #: Each response claim against the reference (correct?) and the contexts (from them?).
 GROUNDING = Need("support", claims_of="response", against=("reference", "contexts"))
 
 
+@builtin_metric(
+    "hallucination",
+    family="llm",
+    rank=120,
+    summary="share of claims wrong and supported by no context (RAGChecker; lower is better)",
+)
 class Hallucination(SampleMetric):
     """Share of the response's claims that are incorrect (the reference does not support
     them) and that no retrieved context supports: made up by the generator. Lower is better.

@@ -5,6 +5,7 @@ from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import Direction, MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, Details, NoiseClaimVerdict
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts, Need, context_columns
 
 Mode = Literal["relevant", "irrelevant", "all"]
@@ -12,6 +13,30 @@ SUPPORT = Need("support", claims_of="response", against=("reference", "contexts"
 ATTRIBUTED = Need("statements", against=("contexts",))
 
 
+@builtin_metric(
+    "noise_sensitivity_relevant",
+    family="llm",
+    rank=90,
+    summary="share of claims wrong and drawn from relevant contexts (lower is better)",
+    aliases=("noise_sensitivity",),
+)
+@builtin_metric(
+    "noise_sensitivity_irrelevant",
+    family="llm",
+    rank=100,
+    summary="share of claims wrong and drawn from irrelevant contexts (lower is better)",
+    params={"mode": "irrelevant"},
+)
+@builtin_metric(
+    "noise_sensitivity_all",
+    family="llm",
+    rank=110,
+    summary=(
+        "the seed's formula: share of claims wrong, wherever they came from (= relevant + "
+        "irrelevant + hallucination; lower is better)"
+    ),
+    params={"mode": "all"},
+)
 class NoiseSensitivity(SampleMetric):
     """Share of the response's claims that are wrong (not supported by the reference) and
     that came from retrieved contexts: in mode ``relevant`` from a relevant context (one
@@ -35,10 +60,7 @@ class NoiseSensitivity(SampleMetric):
         if mode not in ("relevant", "irrelevant", "all"):
             raise ValueError(f"mode must be 'relevant', 'irrelevant' or 'all', got {mode!r}")
         self.mode: Mode = mode
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return f"noise_sensitivity_{self.mode}"
+        self.name = f"noise_sensitivity_{mode}"
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "mode": self.mode}

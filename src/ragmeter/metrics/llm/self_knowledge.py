@@ -3,9 +3,16 @@
 from typing import Any
 
 from ragmeter.metrics._base import Direction, parse_direction
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.llm.hallucination import Hallucination
 
 
+@builtin_metric(
+    "self_knowledge",
+    family="llm",
+    rank=130,
+    summary="share of claims correct but supported by no context (RAGChecker; lower is better)",
+)
 class SelfKnowledge(Hallucination):
     """Share of the response's claims that are correct (the reference supports them) but
     that no retrieved context supports: the generator answered from its own knowledge.

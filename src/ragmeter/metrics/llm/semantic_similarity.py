@@ -2,9 +2,17 @@ from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings, cosine_similarity
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._sample import SampleMetric
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.steps import Facts
 
 
+@builtin_metric(
+    "semantic_similarity",
+    family="embedding",
+    rank=170,
+    summary="cosine of response and reference embeddings",
+    aliases=("answer_similarity",),
+)
 class SemanticSimilarity(SampleMetric):
     """Cosine similarity of the response's and the reference's embeddings (no judge call)."""
 

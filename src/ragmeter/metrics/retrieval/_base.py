@@ -46,6 +46,15 @@ def grade_problem(relevance: Mapping[str, float] | None) -> str | None:
     return None
 
 
+def cutoff_name(base: str, k: int | None) -> str:
+    """A ranking metric's name: ``base``, with ``@k`` for a cutoff.
+
+    >>> cutoff_name("ndcg", 10), cutoff_name("mrr", None)
+    ('ndcg@10', 'mrr')
+    """
+    return base if k is None else f"{base}@{k}"
+
+
 class RankingMetric(BatchMetric):
     """A metric of the ranked ``retrieved_context_ids`` against the relevant ids.
 
@@ -67,10 +76,7 @@ class RankingMetric(BatchMetric):
             raise ValueError(f"k must be a positive integer, got {k!r}")
         self.k = k
         self.relevance_level = relevance_level
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.base_name if self.k is None else f"{self.base_name}@{self.k}"
+        self.name = cutoff_name(self.base_name, k)
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"k": self.k}

@@ -3,11 +3,19 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.retrieval._base import RankingMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import f1_at_k
 
 
+@builtin_metric(
+    "f1",
+    family="retrieval",
+    rank=200,
+    summary="harmonic mean of precision@K, recall@K",
+    cutoff="required",
+)
 class F1AtK(RankingMetric):
     """Harmonic mean of Precision@K and Recall@K.
 

@@ -3,11 +3,20 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.retrieval._base import RankingMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import hit_at_k
 
 
+@builtin_metric(
+    "hit",
+    family="retrieval",
+    rank=210,
+    summary="1 if anything relevant is in the top K",
+    cutoff="required",
+    aliases=("hit_rate", "success"),
+)
 class HitAtK(RankingMetric):
     """1 when a relevant context is in the top K, else 0 (Hit@K, trec_eval's success@K).
 

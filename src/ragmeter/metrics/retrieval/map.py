@@ -3,11 +3,20 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.retrieval._base import RankingMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import average_precision
 
 
+@builtin_metric(
+    "map",
+    family="retrieval",
+    rank=230,
+    summary="average precision (trec_eval map / map_cut)",
+    cutoff="optional",
+    aliases=("ap", "average_precision"),
+)
 class MAP(RankingMetric):
     """Average Precision of the ranking (its mean over samples is MAP), as trec_eval's map.
 

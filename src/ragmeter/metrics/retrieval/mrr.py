@@ -3,11 +3,20 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.retrieval._base import RankingMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import reciprocal_rank
 
 
+@builtin_metric(
+    "mrr",
+    family="retrieval",
+    rank=220,
+    summary="1 / rank of the first relevant context",
+    cutoff="optional",
+    aliases=("reciprocal_rank",),
+)
 class MRR(RankingMetric):
     """Reciprocal rank of the first relevant context (its mean over samples is MRR).
 

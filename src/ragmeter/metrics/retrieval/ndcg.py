@@ -4,7 +4,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmeter.dataset import Sample
-from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics._spec import builtin_metric
+from ragmeter.metrics.retrieval._base import RankingMetric, cutoff_name
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import Gain, ndcg_at_k
 
@@ -12,6 +13,21 @@ from ragmeter.metrics.retrieval._ranking import Gain, ndcg_at_k
 MAX_EXPONENTIAL_GRADE = 1000
 
 
+@builtin_metric(
+    "ndcg",
+    family="retrieval",
+    rank=240,
+    summary="NDCG, linear gain (trec_eval ndcg_cut)",
+    cutoff="optional",
+)
+@builtin_metric(
+    "ndcg_exp",
+    family="retrieval",
+    rank=250,
+    summary="NDCG, exponential gain 2^rel - 1",
+    cutoff="optional",
+    params={"gain": "exponential"},
+)
 class NDCG(RankingMetric):
     """Normalised discounted cumulative gain over graded relevance (NDCG@K).
 
@@ -35,11 +51,7 @@ class NDCG(RankingMetric):
         if gain not in ("linear", "exponential"):
             raise ValueError(f"gain must be 'linear' or 'exponential', got {gain!r}")
         self.gain: Gain = gain
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        base = "ndcg" if self.gain == "linear" else "ndcg_exp"
-        return base if self.k is None else f"{base}@{self.k}"
+        self.name = cutoff_name("ndcg" if gain == "linear" else "ndcg_exp", k)
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "gain": self.gain}

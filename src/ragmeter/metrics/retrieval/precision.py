@@ -3,11 +3,19 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.retrieval._base import RankingMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import precision_at_k
 
 
+@builtin_metric(
+    "precision",
+    family="retrieval",
+    rank=180,
+    summary="share of the top K that is relevant",
+    cutoff="required",
+)
 class PrecisionAtK(RankingMetric):
     """Share of the top K retrieved contexts that are relevant (Precision@K).
 

@@ -3,11 +3,19 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.retrieval._base import RankingMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import r_precision
 
 
+@builtin_metric(
+    "r_precision",
+    family="retrieval",
+    rank=260,
+    summary="precision at R = number relevant",
+    aliases=("rprec",),
+)
 class RPrecision(RankingMetric):
     """Precision at rank R, R being the number of relevant contexts (trec_eval's Rprec).
 

@@ -3,11 +3,19 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.retrieval._base import RankingMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import recall_at_k
 
 
+@builtin_metric(
+    "recall",
+    family="retrieval",
+    rank=190,
+    summary="share of the relevant found in the top K",
+    cutoff="required",
+)
 class RecallAtK(RankingMetric):
     """Share of the relevant contexts found in the top K (Recall@K).
 

@@ -3,6 +3,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter._text import contains_cjk
 from ragmeter.metrics._base import MetricResult
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.text._base import TextMetric
 
 if TYPE_CHECKING:
@@ -17,6 +18,13 @@ def _scorer(tokenize: str) -> "SacreBLEU":
     return SacreBLEU(tokenize=tokenize, effective_order=True)
 
 
+@builtin_metric(
+    "bleu",
+    family="answer",
+    rank=360,
+    summary="sentence BLEU (sacrebleu), 0-1 (RAGAS's bleu_score: corpus BLEU of the pair)",
+    aliases=("bleu_score",),
+)
 class BLEU(TextMetric):
     """Sentence BLEU of the response against its reference (sacrebleu), scaled to [0, 1].
 

@@ -2,6 +2,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics._base import MetricResult
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.text._base import TextMetric
 
 if TYPE_CHECKING:
@@ -15,6 +16,21 @@ def _scorer(word_order: int) -> "SacreCHRF":
     return SacreCHRF(word_order=word_order)
 
 
+@builtin_metric(
+    "chrf",
+    family="answer",
+    rank=370,
+    summary="character n-gram F-score (sacrebleu), 0-1",
+    aliases=("chrf_score",),
+)
+@builtin_metric(
+    "chrf++",
+    family="answer",
+    rank=380,
+    summary="chrF with word bigrams",
+    aliases=("chrfpp",),
+    params={"word_order": 2},
+)
 class ChrF(TextMetric):
     """Character n-gram F-score (sacrebleu chrF; chrF++ with ``word_order=2``), in [0, 1].
 
@@ -26,10 +42,7 @@ class ChrF(TextMetric):
 
     def __init__(self, *, word_order: int = 0) -> None:
         self.word_order = word_order
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return "chrf" if self.word_order == 0 else "chrf++"
+        self.name = "chrf" if word_order == 0 else "chrf++"
 
     def params(self) -> dict[str, Any]:
         return {"word_order": self.word_order}

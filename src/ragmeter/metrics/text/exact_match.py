@@ -2,9 +2,13 @@ from typing import Any
 
 from ragmeter._text import normalize
 from ragmeter.metrics._base import MetricResult
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.text._base import TextMetric
 
 
+@builtin_metric(
+    "exact_match", family="answer", rank=310, summary="response equals reference", aliases=("em",)
+)
 class ExactMatch(TextMetric):
     """1 when the response equals the reference, else 0.
 

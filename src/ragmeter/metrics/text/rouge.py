@@ -5,6 +5,7 @@ from rapidfuzz.distance import LCSseq
 
 from ragmeter._text import Tokenizer, tokenize
 from ragmeter.metrics._base import MetricResult
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.text._base import TextMetric
 
 RougeVariant = Literal["rouge_l", "rouge_1", "rouge_2"]
@@ -30,6 +31,29 @@ def rouge_overlap(
     return sum((cand & ref).values()), sum(cand.values()), sum(ref.values())
 
 
+@builtin_metric(
+    "rouge_l",
+    family="answer",
+    rank=330,
+    summary="ROUGE-L F1 (longest common subsequence)",
+    aliases=("rouge", "rougeL", "rouge_score"),
+)
+@builtin_metric(
+    "rouge_1",
+    family="answer",
+    rank=340,
+    summary="ROUGE-1 F1 (unigrams)",
+    aliases=("rouge1",),
+    params={"variant": "rouge_1"},
+)
+@builtin_metric(
+    "rouge_2",
+    family="answer",
+    rank=350,
+    summary="ROUGE-2 F1 (bigrams)",
+    aliases=("rouge2",),
+    params={"variant": "rouge_2"},
+)
 class Rouge(TextMetric):
     """ROUGE-L (longest common subsequence), ROUGE-1 or ROUGE-2 of response vs reference.
 
@@ -54,12 +78,9 @@ class Rouge(TextMetric):
         if mode not in ("fmeasure", "precision", "recall"):
             raise ValueError(f"mode must be fmeasure, precision or recall, got {mode!r}")
         self.variant: RougeVariant = variant
+        self.name = variant
         self.mode: RougeMode = mode
         self.tokenizer: Tokenizer = tokenizer
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.variant
 
     def params(self) -> dict[str, Any]:
         return {"mode": self.mode, "tokenizer": self.tokenizer}

@@ -2,9 +2,17 @@ from typing import Any
 
 from ragmeter._text import normalize
 from ragmeter.metrics._base import MetricResult
+from ragmeter.metrics._spec import builtin_metric
 from ragmeter.metrics.text._base import TextMetric
 
 
+@builtin_metric(
+    "string_presence",
+    family="answer",
+    rank=320,
+    summary="reference appears in response",
+    aliases=("string_present",),
+)
 class StringPresence(TextMetric):
     """1 when the reference appears inside the response, else 0.
 
