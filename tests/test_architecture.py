@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import ast
+import re
+import sys
 from pathlib import Path
 
 import ragmeter
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
 SRC = Path(ragmeter.__file__).parent
+ROOT = Path(__file__).parents[1]
 
 
 def _module_parts(path: Path, root: Path) -> list[str]:
@@ -32,8 +40,9 @@ def _imported(node: ast.Import | ast.ImportFrom, parts: list[str], is_package: b
 def private_imports(root: Path = SRC) -> list[str]:
     """``file:line: name`` for every import of another package's underscore module or name
     (``ragmeter.judge._cache``, ``from ragmeter.judge import _cache``), at any depth, module
-    level or inside a function. Top-level private modules (``ragmeter._text``,
-    ``ragmeter._services``) are shared by design and allowed."""
+    level or inside a function. Top-level private modules and packages (``ragmeter._text``,
+    ``ragmeter._services``) are shared by design: their public names may be imported, but
+    not the private modules inside them (``ragmeter._services._config``)."""
     found = []
     for path in sorted(root.rglob("*.py")):
         parts = _module_parts(path, root)
@@ -47,7 +56,7 @@ def private_imports(root: Path = SRC) -> list[str]:
                 if len(pieces) < 3 or pieces[0] != "ragmeter":
                     continue
                 package = pieces[1]
-                if package == own or package.startswith("_"):
+                if package == own:
                     continue
                 if any(p.startswith("_") and not p.startswith("__") for p in pieces[2:]):
                     found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {name}")
@@ -68,15 +77,48 @@ def test_the_check_finds_private_imports(tmp_path):
         "from ragmeter.judge import _usage\n"
         "from ragmeter.judge import Judge\n"
         "from ragmeter._services import Usage\n"
+        "from ragmeter._services._config import check_proxy\n"
+        "from ragmeter._text import tokens\n"
         "from ragmeter.embed._config import X\n"
         "from ._local import Y\n"
         "def later():\n"
         "    import ragmeter.runner._progress\n"
     )
     found = private_imports(root)
-    assert [line.split(": ", 1)[1] for line in found] == [
+    assert sorted(line.split(": ", 1)[1] for line in found) == [
+        "ragmeter._services._config",
+        "ragmeter._services._config.check_proxy",
         "ragmeter.judge._cache",
         "ragmeter.judge._cache.Cache",
         "ragmeter.judge._usage",
         "ragmeter.runner._progress",
     ]
+
+
+def _contract_layers() -> list[str]:
+    """The ``layers`` of the import-linter contract in pyproject.toml, highest first."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    return [" ".join(layer.split()) for layer in contract["layers"]]
+
+
+def _diagram_layers() -> list[str]:
+    """The layer list of docs/extending.md: the first ``text`` block after "Where things live"."""
+    text = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    section = text.split("\n## Where things live\n", 1)[1]
+    block = re.search(r"^```text\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+    assert block, "docs/extending.md: no ```text block of layers under 'Where things live'"
+    return [" ".join(line.split()) for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_the_layer_diagram_in_the_docs_is_the_contract():
+    assert _diagram_layers() == _contract_layers(), (
+        "docs/extending.md's layers differ from pyproject.toml's contract: copy the contract's"
+        " layers into the diagram, highest first"
+    )
+
+
+def test_every_package_has_a_layer():
+    layered = {name for layer in _contract_layers() for name in re.split(r"[|:]", layer)}
+    packages = {path.parent.name for path in SRC.glob("*/__init__.py")}
+    assert {name.strip() for name in layered} == packages

@@ -78,6 +78,21 @@ def test_each_metric_shows_mean_ci_coverage_and_direction():
     assert rare[1:] == ["↑", "0.2500", "—", "1 / 4 (25%)", "3", "0"]
 
 
+def test_the_ci_is_the_one_ragmeter_stats_gives():
+    from ragmeter.stats import estimate_means
+
+    rows = [
+        {"retrieved_context_ids": ["a", "b", "c"], "reference_context_ids": [r]}
+        for r in "abcabdaacb"
+    ]
+    result = evaluate(rows, ["mrr", "hit@1"])
+    shown = [row[3] for row in _cells(result._repr_html_())]
+    estimates = estimate_means(result, n_resamples=2_000)  # as the display draws them
+    assert shown == [
+        f"{estimates[m].ci.low:.4f}–{estimates[m].ci.high:.4f}" for m in ("mrr", "hit@1")
+    ]
+
+
 def test_the_footer_has_samples_skipped_rows_judge_and_cost():
     html = _result()._repr_html_()
     assert "4 samples, 1 rows skipped as invalid" in html

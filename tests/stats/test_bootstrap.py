@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ragmeter._bootstrap import difference_ci
 from ragmeter.stats import Interval, bootstrap_ci
-from ragmeter.stats._bootstrap import difference_ci
 
 SCIPY_METHOD = {"bca": "BCa", "percentile": "percentile"}
 
@@ -124,7 +124,7 @@ def test_many_values_of_few_kinds_draw_counts_per_value_with_the_same_distributi
     # 50,000 scores of 6 kinds (a retrieval metric's): resampled as multinomial counts per
     # distinct value. The interval agrees with drawing every value (within Monte Carlo
     # error) and with the normal theory of a mean of so many values.
-    import ragmeter.stats._bootstrap as bootstrap
+    import ragmeter._bootstrap as bootstrap
 
     x = np.random.default_rng(5).choice([0, 0.2, 0.4, 0.6, 0.8, 1.0], size=50_000)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ragmeter._bootstrap import difference_ci
 from ragmeter.metrics import Direction
 from ragmeter.stats import (
     Comparison,
@@ -17,7 +18,6 @@ from ragmeter.stats import (
     samples_needed,
     sign_flip_test,
 )
-from ragmeter.stats._bootstrap import difference_ci
 from ragmeter.stats._permutation import label_permutation_test
 from tests.stats._build import (
     DEEPSEEK,

@@ -9,7 +9,18 @@ from ragmeter import _lazy
 
 if TYPE_CHECKING:
     from ragmeter._services._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
-    from ragmeter._services._config import OPENAI_BASE_URL, openai_key_for
+    from ragmeter._services._config import (
+        OPENAI_BASE_URL,
+        azure_key_for,
+        azure_request_model,
+        check_ca_bundle,
+        check_extra_headers,
+        check_proxy,
+        network_description,
+        network_from_env,
+        openai_key_for,
+        resolve_azure,
+    )
     from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
     from ragmeter._services._gc import fewer_collections
     from ragmeter._services._http import (
@@ -50,15 +61,23 @@ __all__ = [
     "StatusRejected",
     "Usage",
     "UsageLedger",
+    "azure_key_for",
+    "azure_request_model",
     "cache_key",
     "check_base_url",
+    "check_ca_bundle",
+    "check_extra_headers",
+    "check_proxy",
     "endpoint_client",
     "estimate_tokens",
     "fewer_collections",
     "limiter_for",
+    "network_description",
+    "network_from_env",
     "openai_key_for",
     "redact_secrets",
     "redact_url",
+    "resolve_azure",
     "retry_after_seconds",
     "retry_wait",
     "run_sync",
@@ -75,7 +94,18 @@ _EXPORTS = _lazy.exports(
             "SQLiteCache",
             "cache_key",
         ),
-        "ragmeter._services._config": ("OPENAI_BASE_URL", "openai_key_for"),
+        "ragmeter._services._config": (
+            "OPENAI_BASE_URL",
+            "azure_key_for",
+            "azure_request_model",
+            "check_ca_bundle",
+            "check_extra_headers",
+            "check_proxy",
+            "network_description",
+            "network_from_env",
+            "openai_key_for",
+            "resolve_azure",
+        ),
         "ragmeter._services._errors": ("JudgeConfigError", "JudgeError", "JudgeTransientError"),
         "ragmeter._services._gc": ("fewer_collections",),
         "ragmeter._services._http": (

@@ -11,18 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from ragmeter._services import (
     DEFAULT_MAX_RETRY_WAIT_S,
     OPENAI_BASE_URL,
-    check_base_url,
-    openai_key_for,
-    redact_url,
-)
-from ragmeter._services._config import (
     azure_key_for,
     azure_request_model,
+    check_base_url,
     check_ca_bundle,
     check_extra_headers,
     check_proxy,
     network_description,
     network_from_env,
+    openai_key_for,
+    redact_url,
     resolve_azure,
 )
 

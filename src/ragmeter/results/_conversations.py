@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.metrics import Direction, Status
 
 if TYPE_CHECKING:
+    from ragmeter._bootstrap import Interval
     from ragmeter.results._result import MetricInfo, SampleResult
-    from ragmeter.stats import Interval
 
 #: The metadata fields that place a sample in a conversation.
 CONVERSATION_FIELD = "conversation_id"
@@ -241,7 +241,7 @@ def conversation_aggregate(
     turn_total = sum(m.mean * m.n_ok for m in over if m.mean is not None)
     ci = None
     if len(means) >= 2:
-        from ragmeter.stats import bootstrap_ci  # numpy: only when asked for
+        from ragmeter._bootstrap import bootstrap_ci  # numpy: only when asked for
 
         ci = bootstrap_ci(means, level=level, n_resamples=n_resamples, seed=seed)
     return ConversationAggregate(

@@ -29,6 +29,8 @@ from ragmeter.results._store import STORE_FILE, RunDatabase, StoredScores, tags_
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ragmeter._bootstrap import Interval
+
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 
@@ -533,9 +535,14 @@ class EvaluationResult:
         """A compact summary for notebooks: per metric its mean with a 95% bootstrap CI (as
         ``ragmeter show`` computes it), coverage and direction; the samples, skipped rows,
         judge and usage. Self-contained HTML, every text escaped."""
-        from ragmeter.stats import estimate_means  # numpy and the bootstrap: only when shown
+        from ragmeter._bootstrap import bootstrap_ci  # numpy: only when shown
 
-        estimates = estimate_means(self, n_resamples=REPR_CI_RESAMPLES)
+        def ci_of(metric: str) -> Interval | None:
+            # as ragmeter.stats.estimate_means: BCa, seed 0, over the ok scores
+            ok = [s for s in self.scores(metric) if s is not None]
+            return bootstrap_ci(ok, n_resamples=REPR_CI_RESAMPLES) if len(ok) >= 2 else None
+
+        cis = {m.name: ci_of(m.name) for m in self.metrics}
         unstarted = any(a.n_not_started for a in self.aggregates.values())
         e = html.escape
         cell = 'style="padding:2px 8px;text-align:{}"'
@@ -555,7 +562,7 @@ class EvaluationResult:
         rows = []
         for metric in self.metrics:
             agg = self.aggregates[metric.name]
-            ci = estimates[metric.name].ci
+            ci = cis[metric.name]
             values = (
                 (metric.name, "left"),
                 ("↑" if agg.direction is Direction.HIGHER_IS_BETTER else "↓", "center"),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.stats._bootstrap import Interval, bootstrap_ci
+    from ragmeter._bootstrap import Interval, bootstrap_ci
     from ragmeter.stats._comparability import Comparability, Difference, MetricCheck, comparability
     from ragmeter.stats._compare import Comparison, compare
     from ragmeter.stats._estimate import MeanEstimate, estimate_group_means, estimate_means
@@ -51,7 +51,7 @@ __all__ = [
 # Each name is imported on first use (see ragmeter._lazy), not with the package.
 _EXPORTS = _lazy.exports(
     {
-        "ragmeter.stats._bootstrap": ("Interval", "bootstrap_ci"),
+        "ragmeter._bootstrap": ("Interval", "bootstrap_ci"),
         "ragmeter.stats._comparability": (
             "Comparability",
             "Difference",

@@ -9,10 +9,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ragmeter._bootstrap import Interval, bootstrap_ci, check_method, difference_ci
 from ragmeter._validate import check_level, check_resamples
 from ragmeter.metrics import Direction
 from ragmeter.results import EvaluationResult
-from ragmeter.stats._bootstrap import Interval, bootstrap_ci, check_method, difference_ci
 from ragmeter.stats._comparability import comparability
 from ragmeter.stats._effect import cohens_dz, hedges_g
 from ragmeter.stats._format import about, decimals_for, p_text, percent, signed

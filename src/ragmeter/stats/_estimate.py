@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter._bootstrap import Interval, bootstrap_ci, check_method
 from ragmeter._validate import check_level, check_resamples
 from ragmeter.results import EvaluationResult
-from ragmeter.stats._bootstrap import Interval, bootstrap_ci, check_method
 from ragmeter.stats._runs import metric_names, read_scores, tag_values
 
 

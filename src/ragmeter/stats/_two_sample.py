@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter._bootstrap import Interval, check_method, difference_ci
 from ragmeter._validate import as_values, check_level, check_resamples
-from ragmeter.stats._bootstrap import Interval, check_method, difference_ci
 from ragmeter.stats._permutation import label_permutation_test
 
 TWO_SAMPLE_TEST = "permutation (unpaired, difference of means)"

@@ -1,4 +1,8 @@
-"""Bootstrap confidence intervals of a mean and of a difference of means (percentile, BCa)."""
+"""Bootstrap confidence intervals of a mean and of a difference of means (percentile, BCa).
+
+Below the packages that use it: :mod:`ragmeter.results` (conversation aggregates, a result's
+notebook display) and :mod:`ragmeter.stats`, which exports :class:`Interval` and
+:func:`bootstrap_ci` as public names."""
 
 from __future__ import annotations
 
