@@ -198,3 +198,23 @@ def test_credentials_in_the_base_url_are_used_but_shown_nowhere():
         assert "s3cret" not in text
     plain = JudgeConfig(model="m", base_url="http://127.0.0.1:8000/v1/")
     assert plain.identity == "http://127.0.0.1:8000/v1|m"  # cache keys of plain URLs unchanged
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("judge.json", "[1, 2]", "expected a table of judge settings"),
+        ("judge.json", '{"judge": "gpt-4o-mini"}', r"\[judge\] is not a table"),
+        ("judge.toml", 'judge = "gpt-4o-mini"', r"\[judge\] is not a table"),
+    ],
+)
+def test_a_file_that_is_not_a_table_is_refused_naming_the_file(tmp_path, name, text, said):
+    # one reader for every endpoint config file (OpenAI-compatible, Anthropic, LiteLLM)
+    from ragmeter.judge import AnthropicConfig, LiteLLMConfig
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    for config in (JudgeConfig, AnthropicConfig, LiteLLMConfig):
+        with pytest.raises(ValueError, match=said) as caught:
+            config.from_file(path)
+        assert str(path) in str(caught.value)

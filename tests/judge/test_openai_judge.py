@@ -14,6 +14,7 @@ from ragmeter.judge import (
     JudgeConfigError,
     JudgeOutputError,
     JudgeTransientError,
+    JudgeTruncatedError,
     Message,
     OpenAIJudge,
     Price,
@@ -162,6 +163,25 @@ def test_truncated_answer_is_retried_with_a_larger_budget():
         assert judgment.output.claims == ["the sky is blue"]
         budgets = [r.body["max_tokens"] for r in chat_requests(server)]
         assert budgets == [100, 200]
+
+
+def test_a_truncated_answer_is_reported_without_the_key_or_url_credentials():
+    # an answer echoing the configured key and a URL's credentials, cut off at the largest
+    # budget: the error and its raw text show neither (as the Anthropic and LiteLLM judges)
+    url = "https://user:pw-0123456789@db.example/x?api_key=tok-0123456789"
+    leaked = f"the key is {KEY}, the store {url} "
+
+    def leaking(body):
+        return {"claims": [leaked * 4]}
+
+    with FakeOpenAIServer(responder=leaking, api_key=KEY) as server:
+        server.inject(Fault.truncated(keep_fraction=0.9))
+        with pytest.raises(JudgeTruncatedError, match="16384 tokens") as caught:
+            run(ask(make_judge(server, max_tokens=16384)))
+    error = caught.value
+    assert error.raw and "the key is ***" in error.raw
+    for secret in (KEY, "pw-0123456789", "tok-0123456789"):
+        assert secret not in str(error) and secret not in error.raw
 
 
 def test_cache_hits_make_zero_calls_and_other_settings_miss(tmp_path):

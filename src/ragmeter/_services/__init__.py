@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         network_description,
         network_from_env,
         openai_key_for,
+        read_table,
         resolve_azure,
     )
     from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
@@ -75,6 +76,7 @@ __all__ = [
     "network_description",
     "network_from_env",
     "openai_key_for",
+    "read_table",
     "redact_secrets",
     "redact_url",
     "resolve_azure",
@@ -104,6 +106,7 @@ _EXPORTS = _lazy.exports(
             "network_description",
             "network_from_env",
             "openai_key_for",
+            "read_table",
             "resolve_azure",
         ),
         "ragmeter._services._errors": ("JudgeConfigError", "JudgeError", "JudgeTransientError"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,27 @@ def openai_key_for(base_url: str, env: Mapping[str, str]) -> str | None:
         return None
     home = env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
     return key if base_url.strip().rstrip("/") == home.strip().rstrip("/") else None
+
+
+def read_table(path: Path, section: str, *, what: str = "judge") -> dict[str, Any]:
+    """The ``section`` table of a TOML or JSON settings file (or the whole file, when it has
+    no such section), as a new dict; a ``ValueError`` naming the file when the file or the
+    section is not a table."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        data = json.loads(text)
+    else:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+        data = tomllib.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a table of {what} settings")
+    table = data.get(section, data)
+    if not isinstance(table, dict):
+        raise ValueError(f"{path}: [{section}] is not a table")
+    return dict(table)
 
 
 # -- Azure OpenAI ----------------------------------------------------------------------------

@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import re
-import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -41,11 +40,18 @@ from ragmeter._services import (
     check_base_url,
     estimate_tokens,
     limiter_for,
+    read_table,
     redact_url,
 )
 from ragmeter.judge._base import Judge
 from ragmeter.judge._config import Price
-from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._errors import (
+    MAX_TOKEN_BUDGET,
+    JudgeOutputError,
+    after_repair_error,
+    output_error,
+    truncated_error,
+)
 from ragmeter.judge._parse import parse_output, schema_instruction, schema_of
 from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._types import Judgment, OutputT
@@ -54,8 +60,6 @@ from ragmeter.judge._types import Judgment, OutputT
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 #: The Messages API version every request names.
 ANTHROPIC_VERSION = "2023-06-01"
-#: The largest ``max_tokens`` a truncated answer is retried with.
-MAX_TOKEN_BUDGET = 16384
 
 #: How the answer's structure is asked for: ``tool`` forces a tool whose input schema is
 #: the output schema; ``tool_auto`` offers that tool and asks for it in the system prompt
@@ -130,27 +134,9 @@ def anthropic_key_for(base_url: str, env: Mapping[str, str]) -> str | None:
     return key if _api_root(base_url) == ANTHROPIC_BASE_URL else None
 
 
-def _read_table(path: Path, section: str) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".json":
-        data = json.loads(text)
-    else:
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-        data = tomllib.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a table of judge settings")
-    table = data.get(section, data)
-    if not isinstance(table, dict):
-        raise ValueError(f"{path}: [{section}] is not a table")
-    return dict(table)
-
-
 def file_provider(path: str | Path, section: str = "judge") -> str | None:
     """The ``provider`` a judge config file names (``None`` when it names none)."""
-    provider = _read_table(Path(path), section).get("provider")
+    provider = read_table(Path(path), section).get("provider")
     return None if provider is None else str(provider)
 
 
@@ -276,7 +262,7 @@ class AnthropicConfig(BaseModel):
         unset); without ``api_key_env`` no key is sent. A literal ``api_key`` is used, with
         a warning."""
         path = Path(path)
-        data = _read_table(path, section)
+        data = read_table(path, section)
         provider = data.pop("provider", "anthropic")
         if provider != "anthropic":
             raise ValueError(f"{path}: provider is {provider!r}, not 'anthropic'")
@@ -662,23 +648,28 @@ class AnthropicJudge(Judge):
             stop = data.get("stop_reason")
             if stop == "max_tokens":
                 if max_tokens >= MAX_TOKEN_BUDGET:
-                    raise JudgeTruncatedError(
-                        f"answer cut off at {max_tokens} tokens (stop_reason=max_tokens)",
-                        raw=self.http.redact(_answer_text(data, tool)),
+                    raise truncated_error(
+                        max_tokens,
+                        "stop_reason=max_tokens",
+                        _answer_text(data, tool),
+                        self.http.redact,
                     )
                 max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
                 continue
             if stop == "model_context_window_exceeded":
-                raise JudgeTruncatedError(
+                raise output_error(
                     "answer cut off: the prompt and answer fill the model's context window "
                     "(stop_reason=model_context_window_exceeded)",
-                    raw=self.http.redact(_answer_text(data, tool)),
+                    _answer_text(data, tool),
+                    self.http.redact,
+                    truncated=True,
                 )
             if stop == "refusal":
-                raise JudgeOutputError(
+                raise output_error(
                     f"{self.http.where} (model {self.config.model!r}) declined to answer "
                     "(stop_reason=refusal)",
-                    raw=self.http.redact(_answer_text(data, tool)),
+                    _answer_text(data, tool),
+                    self.http.redact,
                 )
             return data
 
@@ -706,9 +697,8 @@ class AnthropicJudge(Judge):
             try:
                 output = parse_output(_answer_text(data, tool), schema)
             except JudgeOutputError as error:
-                raise JudgeOutputError(
-                    f"{error} (after one repair re-ask)",
-                    raw=self.http.redact(_answer_text(data, tool)),
+                raise after_repair_error(
+                    error, _answer_text(data, tool), self.http.redact
                 ) from None
         return Judgment(output, usage, False)
 

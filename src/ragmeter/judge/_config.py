@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-import sys
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -33,6 +31,7 @@ from ragmeter._services import (
     network_description,
     network_from_env,
     openai_key_for,
+    read_table,
     redact_url,
     resolve_azure,
 )
@@ -391,16 +390,7 @@ class JudgeConfig(BaseModel):
         server. A literal ``api_key`` in the file is used, with a warning: keys in files end
         up in version control and backups."""
         path = Path(path)
-        text = path.read_text(encoding="utf-8")
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            if sys.version_info >= (3, 11):
-                import tomllib
-            else:  # pragma: no cover
-                import tomli as tomllib
-            data = tomllib.loads(text)
-        data = dict(data.get(section, data))
+        data = read_table(path, section)
         if data.get("api_key"):
             warnings.warn(
                 f"{path} holds a literal api_key: keys in files end up in version control and "

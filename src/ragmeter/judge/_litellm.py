@@ -44,6 +44,7 @@ from ragmeter._services import (
     estimate_tokens,
     limiter_for,
     openai_key_for,
+    read_table,
     redact_secrets,
     redact_url,
     retry_after_seconds,
@@ -51,7 +52,12 @@ from ragmeter._services import (
 )
 from ragmeter.judge._base import Judge
 from ragmeter.judge._config import Price, StructuredOutput
-from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._errors import (
+    MAX_TOKEN_BUDGET,
+    JudgeOutputError,
+    after_repair_error,
+    truncated_error,
+)
 from ragmeter.judge._parse import (
     enum_distribution,
     parse_output,
@@ -65,7 +71,6 @@ from ragmeter.judge._types import Judgment, OutputT
 #: The ``provider`` that chooses this judge (``--judge-provider litellm``,
 #: ``RAGMETER_JUDGE_PROVIDER=litellm``, ``provider = "litellm"`` in a judge config file).
 LITELLM_PROVIDER = "litellm"
-MAX_TOKEN_BUDGET = 16384
 #: What the environment gets before LiteLLM is imported, unless it says otherwise.
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 #: Arguments ragmeter sets on every request itself: not accepted in ``litellm_params``.
@@ -267,7 +272,7 @@ class LiteLLMConfig(BaseModel):
         key only from the variable ``api_key_env`` names. Literal secrets in the file (an
         ``api_key``, a secret-looking ``litellm_params`` value) are used, with a warning."""
         path = Path(path)
-        data = dict(_read_table(path, section))
+        data = read_table(path, section)
         params = data.get("litellm_params") or {}
         literal = ["api_key"] if data.get("api_key") else []
         literal += [
@@ -293,25 +298,6 @@ class LiteLLMConfig(BaseModel):
                 raise ValueError(f"{path}: api_key_env names {key_env!r}, which is not set")
             data["api_key"] = os.environ[key_env]
         return cls(**data)
-
-
-def _read_table(path: Path, section: str) -> dict[str, Any]:
-    """The ``section`` table of a TOML or JSON file (or the whole file)."""
-    import json
-
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".json":
-        data = json.loads(text)
-    else:
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-        data = tomllib.loads(text)
-    table = data.get(section, data)
-    if not isinstance(table, dict):
-        raise ValueError(f"{path}: [{section}] is not a table")
-    return table
 
 
 def load_litellm() -> Any:
@@ -698,10 +684,7 @@ class LiteLLMJudge(Judge):
             content = _content_of(response)
             if choice.finish_reason == "length":
                 if max_tokens >= MAX_TOKEN_BUDGET:
-                    raise JudgeTruncatedError(
-                        f"answer cut off at {max_tokens} tokens (finish_reason=length)",
-                        raw=self.redact(content),
-                    )
+                    raise truncated_error(max_tokens, "finish_reason=length", content, self.redact)
                 max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
                 continue
             return content, _logprobs_of(choice)
@@ -728,9 +711,7 @@ class LiteLLMJudge(Judge):
             try:
                 output = parse_output(content, schema)
             except JudgeOutputError as error:
-                raise JudgeOutputError(
-                    f"{error} (after one repair re-ask)", raw=self.redact(content)
-                ) from None
+                raise after_repair_error(error, content, self.redact) from None
         probabilities = verdict_probabilities(logprobs) if self.config.logprobs else None
         distribution = enum_distribution(logprobs, schema_json) if self.config.logprobs else None
         return Judgment(output, usage, False, probabilities, distribution)

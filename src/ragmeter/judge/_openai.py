@@ -22,7 +22,12 @@ from ragmeter._services import (
 )
 from ragmeter.judge._base import Judge
 from ragmeter.judge._config import JudgeConfig
-from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._errors import (
+    MAX_TOKEN_BUDGET,
+    JudgeOutputError,
+    after_repair_error,
+    truncated_error,
+)
 from ragmeter.judge._parse import (
     enum_distribution,
     parse_output,
@@ -38,7 +43,6 @@ from ragmeter.judge._types import Judgment, OutputT
 if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests otherwise
     import httpx
 
-MAX_TOKEN_BUDGET = 16384
 #: Endpoints found to reject / accept json_schema, remembered for the life of the process.
 _NO_JSON_SCHEMA: set[str] = set()
 _JSON_SCHEMA_OK: set[str] = set()
@@ -396,8 +400,8 @@ class OpenAIJudge(Judge):
                 content = choice["message"]["tool_calls"][0]["function"]["arguments"]
             if choice.get("finish_reason") == "length":
                 if max_tokens >= MAX_TOKEN_BUDGET:
-                    raise JudgeTruncatedError(
-                        f"answer cut off at {max_tokens} tokens (finish_reason=length)", raw=content
+                    raise truncated_error(
+                        max_tokens, "finish_reason=length", content, self.http.redact
                     )
                 max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
                 continue
@@ -427,9 +431,7 @@ class OpenAIJudge(Judge):
             try:
                 output = parse_output(content, schema)
             except JudgeOutputError as error:
-                raise JudgeOutputError(
-                    f"{error} (after one repair re-ask)", raw=self.http.redact(content)
-                ) from None
+                raise after_repair_error(error, content, self.http.redact) from None
         probabilities = verdict_probabilities(logprobs) if self.config.logprobs else None
         distribution = enum_distribution(logprobs, schema_json) if self.config.logprobs else None
         return Judgment(output, usage, False, probabilities, distribution)
