@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.judge import _openai as openai_module
+from ragmeter.judge import _endpoint as endpoint_module
 from ragmeter.testing import FakeOpenAIServer
 from tests.cli.test_judge_check import KEY, right
 
@@ -18,9 +18,7 @@ runner = CliRunner()
 
 @pytest.fixture(autouse=True)
 def _fresh_endpoint_knowledge(monkeypatch):
-    monkeypatch.setattr(openai_module, "_REFUSED_PARAMS", {})
-    monkeypatch.setattr(openai_module, "_NO_JSON_SCHEMA", set())
-    monkeypatch.setattr(openai_module, "_JSON_SCHEMA_OK", set())
+    monkeypatch.setattr(endpoint_module, "_CAPABILITIES", {})
     for name in list(os.environ):
         if name.startswith(("RAGMETER_JUDGE_", "OPENAI_", "AZURE_OPENAI_")):
             monkeypatch.delenv(name)

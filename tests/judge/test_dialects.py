@@ -24,7 +24,7 @@ from ragmeter.judge import (
     OpenAIJudge,
     Price,
 )
-from ragmeter.judge import _openai as openai_module
+from ragmeter.judge import _endpoint as endpoint_module
 from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
 from ragmeter.testing._fake_server import tokenize
 
@@ -40,9 +40,7 @@ class Claims(BaseModel):
 @pytest.fixture(autouse=True)
 def _fresh_endpoint_knowledge(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """What endpoints refused is remembered per process: each test starts knowing nothing."""
-    monkeypatch.setattr(openai_module, "_REFUSED_PARAMS", {})
-    monkeypatch.setattr(openai_module, "_NO_JSON_SCHEMA", set())
-    monkeypatch.setattr(openai_module, "_JSON_SCHEMA_OK", set())
+    monkeypatch.setattr(endpoint_module, "_CAPABILITIES", {})
     monkeypatch.setattr("ragmeter._services._http.MAX_BACKOFF_S", 0.0)
     yield
 

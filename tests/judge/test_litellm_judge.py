@@ -36,6 +36,7 @@ from ragmeter.judge import (
     default_judge,
     judge_config,
 )
+from ragmeter.judge import _endpoint as endpoint_module
 from ragmeter.judge import _litellm as litellm_module
 from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
 from ragmeter.testing._fake_server import tokenize
@@ -72,8 +73,7 @@ def chat_requests(server):
 @pytest.fixture(autouse=True)
 def _fresh_endpoint_knowledge(monkeypatch):
     """What endpoints refused is remembered per process: each test starts knowing nothing."""
-    monkeypatch.setattr(litellm_module, "_NO_JSON_SCHEMA", set())
-    monkeypatch.setattr(litellm_module, "_JSON_SCHEMA_OK", set())
+    monkeypatch.setattr(endpoint_module, "_CAPABILITIES", {})
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         redact_url,
         retry_after_seconds,
         retry_wait,
+        with_retries,
     )
     from ragmeter._services._limits import Limiter, LimitSettings, limiter_for, share_limits
     from ragmeter._services._portable import Portable
@@ -84,6 +85,7 @@ __all__ = [
     "retry_wait",
     "run_sync",
     "share_limits",
+    "with_retries",
 ]
 
 # Each name is imported on first use (see ragmeter._lazy), not with the package.
@@ -122,6 +124,7 @@ _EXPORTS = _lazy.exports(
             "redact_url",
             "retry_after_seconds",
             "retry_wait",
+            "with_retries",
         ),
         "ragmeter._services._limits": ("Limiter", "LimitSettings", "limiter_for", "share_limits"),
         "ragmeter._services._portable": ("Portable",),

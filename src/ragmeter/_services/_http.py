@@ -598,60 +598,81 @@ class EndpointClient:
         is obeyed up to ``max_retry_wait_s``, and there are at most ``max_retries`` retries.
         """
         timeouts, failures = self._failures
-        attempt = 0
-        while True:
-            try:
-                async with self.limiter.slot(estimated_tokens):
-                    started = time.monotonic()
-                    usage.calls += 1  # every request sent counts, answered or not
-                    try:
-                        status, content, response = await _within(
-                            self._send(path, body), self.timeout_s
-                        )
-                    except timeouts:
-                        raise JudgeTransientError(
-                            f"no complete answer from {self.where} within {self.timeout_s:g} s"
-                        ) from None
-                    except failures as error:
-                        raise JudgeTransientError(
-                            f"connection to {self.where} failed: "
-                            f"{self.redact(f'{type(error).__name__}: {error}')}"
-                        ) from None
-                    finally:
-                        usage.latency_s += time.monotonic() - started
-                    if status != 200:
-                        if reject is not None:
-                            detail = self.detail_of(response)
-                            if reject(status, detail):
-                                code, param = self.error_fields(response)
-                                raise StatusRejected(
-                                    status,
-                                    detail,
-                                    code=code,
-                                    param=param,
-                                    error=self.error_for(response),
-                                )
-                        raise self.error_for(response)
-                    try:
-                        data = json.loads(content)
-                        if validate is not None:
-                            validate(data)
-                    except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError):
-                        raise JudgeTransientError(
-                            f"malformed response body from {self.where}"
-                        ) from None
-                    answer: dict[str, Any] = data
-                    return answer
-            except JudgeTransientError as error:
-                if attempt >= self.max_retries:
+
+        async def attempt() -> dict[str, Any]:
+            async with self.limiter.slot(estimated_tokens):
+                started = time.monotonic()
+                usage.calls += 1  # every request sent counts, answered or not
+                try:
+                    status, content, response = await _within(
+                        self._send(path, body), self.timeout_s
+                    )
+                except timeouts:
                     raise JudgeTransientError(
-                        f"{error} (gave up after {attempt + 1} attempts)"
+                        f"no complete answer from {self.where} within {self.timeout_s:g} s"
                     ) from None
-                await asyncio.sleep(
-                    retry_wait(attempt, error.retry_after, self.max_retry_wait_s, self.where)
-                )
-                attempt += 1
-                usage.retries += 1
+                except failures as error:
+                    raise JudgeTransientError(
+                        f"connection to {self.where} failed: "
+                        f"{self.redact(f'{type(error).__name__}: {error}')}"
+                    ) from None
+                finally:
+                    usage.latency_s += time.monotonic() - started
+                if status != 200:
+                    if reject is not None:
+                        detail = self.detail_of(response)
+                        if reject(status, detail):
+                            code, param = self.error_fields(response)
+                            raise StatusRejected(
+                                status,
+                                detail,
+                                code=code,
+                                param=param,
+                                error=self.error_for(response),
+                            )
+                    raise self.error_for(response)
+                try:
+                    data = json.loads(content)
+                    if validate is not None:
+                        validate(data)
+                except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError):
+                    raise JudgeTransientError(
+                        f"malformed response body from {self.where}"
+                    ) from None
+                answer: dict[str, Any] = data
+                return answer
+
+        return await with_retries(
+            attempt,
+            usage,
+            max_retries=self.max_retries,
+            max_retry_wait_s=self.max_retry_wait_s,
+            where=self.where,
+        )
+
+
+async def with_retries(
+    attempt: Callable[[], Awaitable[_T]],
+    usage: Usage,
+    *,
+    max_retries: int,
+    max_retry_wait_s: float,
+    where: str,
+) -> _T:
+    """``await attempt()``, called again while it fails with :class:`JudgeTransientError`, at
+    most ``max_retries`` times more, waiting :func:`retry_wait` between tries (each retry is
+    counted in ``usage``): the one retry policy of every endpoint (HTTP clients, LiteLLM).
+    The last failure is raised, saying how many attempts were made."""
+    tries = 0
+    while True:
+        try:
+            return await attempt()
+        except JudgeTransientError as error:
+            if tries >= max_retries:
+                raise JudgeTransientError(f"{error} (gave up after {tries + 1} attempts)") from None
+            await asyncio.sleep(retry_wait(tries, error.retry_after, max_retry_wait_s, where))
+            tries += 1
+            usage.retries += 1
 
 
 async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:

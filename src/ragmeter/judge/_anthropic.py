@@ -43,18 +43,11 @@ from ragmeter._services import (
     read_table,
     redact_url,
 )
-from ragmeter.judge._base import Judge
 from ragmeter.judge._config import Price
-from ragmeter.judge._errors import (
-    MAX_TOKEN_BUDGET,
-    JudgeOutputError,
-    after_repair_error,
-    output_error,
-    truncated_error,
-)
-from ragmeter.judge._parse import parse_output, schema_instruction, schema_of
+from ragmeter.judge._endpoint import EndpointJudge, Reply
+from ragmeter.judge._errors import JudgeOutputError, output_error
+from ragmeter.judge._parse import schema_instruction
 from ragmeter.judge._prices import PriceTable
-from ragmeter.judge._types import Judgment, OutputT
 
 #: Anthropic's API root (requests go to ``{root}/v1/messages``).
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -91,12 +84,6 @@ _CACHE_WRITE_FACTOR = 1.25
 _CACHE_READ_FACTOR = 0.1
 
 logger = logging.getLogger("ragmeter.judge")
-
-#: Per endpoint and model, for the life of the process: the structured-output mode the API
-#: left us with (``auto`` only), and whether it refused ``temperature`` (newer models take
-#: no sampling settings other than their default).
-_MODE: dict[str, str] = {}
-_NO_TEMPERATURE: set[str] = set()
 
 _SNAPSHOT = re.compile(r"-(?:\d{8}|latest)$")
 _NOT_A_TOOL_NAME = re.compile(r"[^a-zA-Z0-9_-]")
@@ -461,7 +448,7 @@ def _fallback(body: dict[str, Any], detail: str, *, auto: bool) -> str | None:
     return None
 
 
-class AnthropicJudge(Judge):
+class AnthropicJudge(EndpointJudge):
     """Structured generation on Anthropic's Messages API.
 
     The output schema is the input schema of a tool the model is made to call
@@ -474,6 +461,10 @@ class AnthropicJudge(Judge):
     """
 
     supports_batched_verdicts = True
+    #: Per endpoint and model, for the life of the process (:attr:`capabilities`): the
+    #: structured-output mode the API left us with (``auto`` only), and whether it refused
+    #: ``temperature`` (newer models take no sampling settings other than their default).
+    dialect = "anthropic"
 
     def __init__(
         self,
@@ -506,7 +497,7 @@ class AnthropicJudge(Judge):
 
     def describe(self) -> dict[str, Any]:
         described = {"kind": "anthropic", **self.config.describe()}
-        if self.identity in _NO_TEMPERATURE:
+        if self.capabilities.no_temperature:
             described["temperature_sent"] = None  # the model refused it: its default is used
         described["price"] = (
             self.price.model_dump()
@@ -520,7 +511,7 @@ class AnthropicJudge(Judge):
         """How structure is asked for now (after any fallback): tool, tool_auto or json."""
         if self.config.structured_output != "auto":
             return self.config.structured_output
-        return _MODE.get(self.identity, "tool")
+        return self.capabilities.mode or "tool"
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -557,7 +548,7 @@ class AnthropicJudge(Judge):
         }
         if system:
             body["system"] = system
-        if self.config.temperature is not None and self.identity not in _NO_TEMPERATURE:
+        if self.config.temperature is not None and not self.capabilities.no_temperature:
             body["temperature"] = self.config.temperature
         if mode in ("tool", "tool_auto"):
             input_schema = {**schema, "type": "object"}
@@ -613,94 +604,79 @@ class AnthropicJudge(Judge):
             ) / 1_000_000
         self.limiter.settle_tokens(estimated, prompt + int(output))
 
-    async def _complete(
-        self,
-        system: str,
-        turns: list[dict[str, Any]],
-        schema: dict[str, Any],
-        tool: str,
-        usage: Usage,
-    ) -> dict[str, Any]:
-        """One answer, retried with a larger budget while ``max_tokens`` cuts it off, and
-        asked again (once per change) when the API refuses how it was asked."""
-        max_tokens = self.config.max_tokens
-        while True:
-            body = self._body(system, turns, schema, tool, max_tokens)
-            try:
-                data = await self._post(body, usage)
-            except StatusRejected as rejected:
-                auto = self.config.structured_output == "auto"
-                change = _fallback(body, rejected.detail, auto=auto) or "json"
-                if change == "temperature":
-                    _NO_TEMPERATURE.add(self.identity)
-                    logger.warning(
-                        "%s refuses temperature=%s: its default is used (%s)",
-                        self.identity,
-                        self.config.temperature,
-                        rejected.detail,
-                    )
-                else:
-                    _MODE[self.identity] = change
-                    logger.info(
-                        "%s: structured output by %s (%s)", self.identity, change, rejected.detail
-                    )
-                continue
-            stop = data.get("stop_reason")
-            if stop == "max_tokens":
-                if max_tokens >= MAX_TOKEN_BUDGET:
-                    raise truncated_error(
-                        max_tokens,
-                        "stop_reason=max_tokens",
-                        _answer_text(data, tool),
-                        self.http.redact,
-                    )
-                max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
-                continue
-            if stop == "model_context_window_exceeded":
-                raise output_error(
-                    "answer cut off: the prompt and answer fill the model's context window "
-                    "(stop_reason=model_context_window_exceeded)",
-                    _answer_text(data, tool),
-                    self.http.redact,
-                    truncated=True,
-                )
-            if stop == "refusal":
-                raise output_error(
-                    f"{self.http.where} (model {self.config.model!r}) declined to answer "
-                    "(stop_reason=refusal)",
-                    _answer_text(data, tool),
-                    self.http.redact,
-                )
-            return data
-
     # -- structured generation ------------------------------------------------------------
-    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
-        usage = self._call_usage()
-        try:
-            return await self._answer(messages, schema, usage)
-        except JudgeError as error:
-            error.usage = usage  # what was sent before it failed is billed all the same
-            raise
+    def redact(self, text: str) -> str:
+        return self.http.redact(text)
 
-    async def _answer(
-        self, messages: Sequence[Message], schema: type[OutputT], usage: Usage
-    ) -> Judgment[OutputT]:
-        schema_json = schema_of(schema)
-        tool = _tool_name(schema_json)
+    def _first_budget(self) -> int:
+        return self.config.max_tokens
+
+    def _conversation(
+        self, messages: Sequence[Message], schema: dict[str, Any]
+    ) -> tuple[str, list[dict[str, Any]], str]:
         system, turns = _turns(messages)
-        data = await self._complete(system, turns, schema_json, tool, usage)
+        return system, turns, _tool_name(schema)
+
+    def _repair(
+        self,
+        conversation: tuple[str, list[dict[str, Any]], str],
+        reply: Reply,
+        error: JudgeOutputError,
+        schema: dict[str, Any],
+    ) -> tuple[str, list[dict[str, Any]], str]:
+        system, turns, tool = conversation
+        return system, [*turns, *self._repair_turns(reply.data, tool, error, schema)], tool
+
+    async def _exchange(
+        self,
+        conversation: tuple[str, list[dict[str, Any]], str],
+        schema: dict[str, Any],
+        max_tokens: int,
+        usage: Usage,
+    ) -> Reply | None:
+        """One answer; ``None`` when the API refused how it was asked (then asked again,
+        once per change); an error for a refusal or a full context window."""
+        system, turns, tool = conversation
+        body = self._body(system, turns, schema, tool, max_tokens)
         try:
-            output = parse_output(_answer_text(data, tool), schema)
-        except JudgeOutputError as first_error:
-            repair = [*turns, *self._repair_turns(data, tool, first_error, schema_json)]
-            data = await self._complete(system, repair, schema_json, tool, usage)
-            try:
-                output = parse_output(_answer_text(data, tool), schema)
-            except JudgeOutputError as error:
-                raise after_repair_error(
-                    error, _answer_text(data, tool), self.http.redact
-                ) from None
-        return Judgment(output, usage, False)
+            data = await self._post(body, usage)
+        except StatusRejected as rejected:
+            auto = self.config.structured_output == "auto"
+            change = _fallback(body, rejected.detail, auto=auto) or "json"
+            if change == "temperature":
+                self.capabilities.no_temperature = True
+                logger.warning(
+                    "%s refuses temperature=%s: its default is used (%s)",
+                    self.identity,
+                    self.config.temperature,
+                    rejected.detail,
+                )
+            else:
+                self.capabilities.mode = change
+                logger.info(
+                    "%s: structured output by %s (%s)", self.identity, change, rejected.detail
+                )
+            return None
+        stop = data.get("stop_reason")
+        text = _answer_text(data, tool)
+        if stop == "max_tokens":
+            return Reply(text, cut_off="stop_reason=max_tokens", data=data)
+        if stop == "model_context_window_exceeded":
+            raise output_error(
+                "answer cut off: the prompt and answer fill the model's context window "
+                "(stop_reason=model_context_window_exceeded)",
+                text,
+                self.redact,
+                truncated=True,
+            )
+        if stop == "refusal":
+            raise output_error(
+                f"{self.http.where} (model {self.config.model!r}) declined to answer "
+                "(stop_reason=refusal)",
+                text,
+                self.redact,
+            )
+        return Reply(text, data=data)
 
     def _repair_turns(
         self, data: dict[str, Any], tool: str, error: JudgeOutputError, schema: dict[str, Any]

@@ -23,7 +23,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,6 @@ from ragmeter._services import (
     JudgeError,
     JudgeTransientError,
     LimitSettings,
-    Message,
     Usage,
     UsageLedger,
     check_base_url,
@@ -48,25 +47,10 @@ from ragmeter._services import (
     redact_secrets,
     redact_url,
     retry_after_seconds,
-    retry_wait,
+    with_retries,
 )
-from ragmeter.judge._base import Judge
 from ragmeter.judge._config import Price, StructuredOutput
-from ragmeter.judge._errors import (
-    MAX_TOKEN_BUDGET,
-    JudgeOutputError,
-    after_repair_error,
-    truncated_error,
-)
-from ragmeter.judge._parse import (
-    enum_distribution,
-    parse_output,
-    repair_request,
-    schema_instruction,
-    schema_of,
-    verdict_probabilities,
-)
-from ragmeter.judge._types import Judgment, OutputT
+from ragmeter.judge._endpoint import ChatJudge, Reply, SchemaRejected
 
 #: The ``provider`` that chooses this judge (``--judge-provider litellm``,
 #: ``RAGMETER_JUDGE_PROVIDER=litellm``, ``provider = "litellm"`` in a judge config file).
@@ -125,9 +109,6 @@ _CREDENTIALS = {
     "anthropic": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
 }
-#: Endpoints found to reject / accept json_schema, remembered for the life of the process.
-_NO_JSON_SCHEMA: set[str] = set()
-_JSON_SCHEMA_OK: set[str] = set()
 
 
 def _is_secret_name(name: str) -> bool:
@@ -316,20 +297,7 @@ def load_litellm() -> Any:
     return litellm
 
 
-def _with_instruction(messages: list[dict[str, str]], instruction: str) -> list[dict[str, str]]:
-    rendered = list(messages)
-    if rendered and rendered[0]["role"] == "system":
-        rendered[0] = {"role": "system", "content": f"{rendered[0]['content']}\n\n{instruction}"}
-    else:
-        rendered.insert(0, {"role": "system", "content": instruction})
-    return rendered
-
-
-class _SchemaRejected(JudgeError):
-    """The endpoint does not take ``response_format: json_schema``."""
-
-
-class LiteLLMJudge(Judge):
+class LiteLLMJudge(ChatJudge):
     """Structured generation on any model LiteLLM can call, e.g.::
 
         judge = LiteLLMJudge("vertex_ai/gemini-2.5-flash",
@@ -342,6 +310,8 @@ class LiteLLMJudge(Judge):
     ``Retry-After`` up to ``max_retry_wait_s``; a rejected key, an unknown model or a bad
     request fail at once as :class:`JudgeConfigError`.
     """
+
+    dialect = "litellm"
 
     def __init__(
         self,
@@ -451,7 +421,7 @@ class LiteLLMJudge(Judge):
         mode = self.config.structured_output
         if mode != "auto":
             return mode
-        if self._capable_mode == "json_schema" and self.identity in _NO_JSON_SCHEMA:
+        if self._capable_mode == "json_schema" and self.capabilities.no_json_schema:
             return "json_object"
         return self._capable_mode
 
@@ -538,7 +508,7 @@ class LiteLLMJudge(Judge):
             and status in (400, 422, 500, 501)
             and any(word in lowered for word in _SCHEMA_REJECTION_WORDS)
         ):
-            return _SchemaRejected(detail)
+            return SchemaRejected(detail)
         if any(word in lowered for word in _NO_CREDENTIALS_WORDS):
             where_from = _CREDENTIALS.get(self.provider, "the provider's key variable")
             return JudgeConfigError(
@@ -572,55 +542,50 @@ class LiteLLMJudge(Judge):
         shown = f"HTTP {status}" if status is not None else type(error).__name__
         return JudgeConfigError(f"{shown} from {where}: {fix}. LiteLLM said: {detail}")
 
-    async def _send(
+    async def _call_litellm(
         self, request: dict[str, Any], usage: Usage, *, probing_schema: bool = False
     ) -> Any:
-        """One completion, retried while the failure is transient."""
+        """One completion, retried while the failure is transient (the shared policy)."""
         estimated = sum(estimate_tokens(m["content"]) for m in request["messages"])
         estimated += int(request.get("max_tokens", 0)) // 4
         timeout_s = self.config.timeout_s
-        attempt = 0
-        while True:
-            try:
-                async with self.limiter.slot(estimated):
-                    started = time.monotonic()
-                    usage.calls += 1  # every request sent counts, answered or not
-                    try:
-                        response = await asyncio.wait_for(
-                            self._litellm.acompletion(**request), timeout=timeout_s
-                        )
-                    except asyncio.TimeoutError:
-                        raise JudgeTransientError(
-                            f"no complete answer from {self.provider} via LiteLLM within "
-                            f"{timeout_s:g} s"
-                        ) from None
-                    except (httpx.TimeoutException, httpx.TransportError) as error:
-                        raise JudgeTransientError(
-                            f"connection to {self.provider} via LiteLLM failed: "
-                            f"{self.redact(f'{type(error).__name__}: {error}')}"
-                        ) from None
-                    except self._openai_error as error:
-                        raise self._error_for(error, probing_schema=probing_schema) from None
-                    finally:
-                        usage.latency_s += time.monotonic() - started
-                    if not _has_a_message(response):
-                        raise JudgeTransientError(
-                            f"malformed response from {self.provider} via LiteLLM"
-                        )
-                    self._count_tokens(response, request, usage, estimated)
-                    return response
-            except JudgeTransientError as error:
-                if attempt >= self.config.max_retries:
-                    raise JudgeTransientError(
-                        f"{error} (gave up after {attempt + 1} attempts)"
-                    ) from None
-                await asyncio.sleep(
-                    retry_wait(
-                        attempt, error.retry_after, self.config.max_retry_wait_s, self.identity
+
+        async def attempt() -> Any:
+            async with self.limiter.slot(estimated):
+                started = time.monotonic()
+                usage.calls += 1  # every request sent counts, answered or not
+                try:
+                    response = await asyncio.wait_for(
+                        self._litellm.acompletion(**request), timeout=timeout_s
                     )
-                )
-                attempt += 1
-                usage.retries += 1
+                except asyncio.TimeoutError:
+                    raise JudgeTransientError(
+                        f"no complete answer from {self.provider} via LiteLLM within "
+                        f"{timeout_s:g} s"
+                    ) from None
+                except (httpx.TimeoutException, httpx.TransportError) as error:
+                    raise JudgeTransientError(
+                        f"connection to {self.provider} via LiteLLM failed: "
+                        f"{self.redact(f'{type(error).__name__}: {error}')}"
+                    ) from None
+                except self._openai_error as error:
+                    raise self._error_for(error, probing_schema=probing_schema) from None
+                finally:
+                    usage.latency_s += time.monotonic() - started
+                if not _has_a_message(response):
+                    raise JudgeTransientError(
+                        f"malformed response from {self.provider} via LiteLLM"
+                    )
+                self._count_tokens(response, request, usage, estimated)
+                return response
+
+        return await with_retries(
+            attempt,
+            usage,
+            max_retries=self.config.max_retries,
+            max_retry_wait_s=self.config.max_retry_wait_s,
+            where=self.identity,
+        )
 
     def _count_tokens(
         self, response: Any, request: dict[str, Any], usage: Usage, estimated: int
@@ -655,66 +620,32 @@ class LiteLLMJudge(Judge):
         return prompt * self._price_per_token[0] + completion * self._price_per_token[1]
 
     # -- structured generation ------------------------------------------------------------
-    async def _complete(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], usage: Usage
-    ) -> tuple[str, list[dict[str, Any]] | None]:
-        """The answer text, retried with a larger budget while it is cut off by the limit."""
-        max_tokens = self.config.max_tokens
-        while True:
-            mode = self._mode()
-            rendered = (
-                messages
-                if mode == "json_schema"
-                else _with_instruction(messages, schema_instruction(schema))
-            )
-            request = self._request(rendered, schema, mode, max_tokens)
-            probing = (
-                mode == "json_schema"
-                and self.config.structured_output == "auto"
-                and self.identity not in _JSON_SCHEMA_OK
-            )
-            try:
-                response = await self._send(request, usage, probing_schema=probing)
-            except _SchemaRejected:
-                _NO_JSON_SCHEMA.add(self.identity)
-                continue
-            if probing:
-                _JSON_SCHEMA_OK.add(self.identity)
-            choice = response.choices[0]
-            content = _content_of(response)
-            if choice.finish_reason == "length":
-                if max_tokens >= MAX_TOKEN_BUDGET:
-                    raise truncated_error(max_tokens, "finish_reason=length", content, self.redact)
-                max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
-                continue
-            return content, _logprobs_of(choice)
+    def _first_budget(self) -> int:
+        return self.config.max_tokens
 
-    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
-        usage = self._call_usage()
-        try:
-            return await self._answer(messages, schema, usage)
-        except JudgeError as error:
-            error.usage = usage  # what was sent before it failed is billed all the same
-            raise
+    def _auto(self) -> bool:
+        return self.config.structured_output == "auto"
 
-    async def _answer(
-        self, messages: Sequence[Message], schema: type[OutputT], usage: Usage
-    ) -> Judgment[OutputT]:
-        schema_json = schema_of(schema)
-        conversation = [m.to_dict() for m in messages]
-        content, logprobs = await self._complete(conversation, schema_json, usage)
-        try:
-            output = parse_output(content, schema)
-        except JudgeOutputError as first_error:
-            repair = repair_request(conversation, content, first_error, schema_json)
-            content, logprobs = await self._complete(repair, schema_json, usage)
-            try:
-                output = parse_output(content, schema)
-            except JudgeOutputError as error:
-                raise after_repair_error(error, content, self.redact) from None
-        probabilities = verdict_probabilities(logprobs) if self.config.logprobs else None
-        distribution = enum_distribution(logprobs, schema_json) if self.config.logprobs else None
-        return Judgment(output, usage, False, probabilities, distribution)
+    def _wants_logprobs(self) -> bool:
+        return self.config.logprobs
+
+    async def _send(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        mode: str,
+        max_tokens: int,
+        usage: Usage,
+        *,
+        probing_schema: bool,
+    ) -> Reply | None:
+        request = self._request(messages, schema, mode, max_tokens)
+        response = await self._call_litellm(request, usage, probing_schema=probing_schema)
+        choice = response.choices[0]
+        content = _content_of(response)
+        if choice.finish_reason == "length":
+            return Reply(content, cut_off="finish_reason=length")
+        return Reply(content, logprobs=_logprobs_of(choice))
 
 
 def _has_a_message(response: Any) -> bool:

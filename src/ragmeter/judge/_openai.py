@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter._services import (
     Cache,
-    JudgeError,
     Message,
     StatusRejected,
     Usage,
@@ -20,33 +19,14 @@ from ragmeter._services import (
     endpoint_client,
     estimate_tokens,
 )
-from ragmeter.judge._base import Judge
 from ragmeter.judge._config import JudgeConfig
-from ragmeter.judge._errors import (
-    MAX_TOKEN_BUDGET,
-    JudgeOutputError,
-    after_repair_error,
-    truncated_error,
-)
-from ragmeter.judge._parse import (
-    enum_distribution,
-    parse_output,
-    repair_request,
-    schema_for_key,
-    schema_instruction,
-    schema_of,
-    verdict_probabilities,
-)
+from ragmeter.judge._endpoint import ChatJudge, Reply, SchemaRejected
+from ragmeter.judge._parse import schema_for_key, schema_of
 from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._types import Judgment, OutputT
 
 if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests otherwise
     import httpx
-
-#: Endpoints found to reject / accept json_schema, remembered for the life of the process.
-_NO_JSON_SCHEMA: set[str] = set()
-_JSON_SCHEMA_OK: set[str] = set()
-
 
 #: What an endpoint says when it does not take ``response_format: json_schema``: llama.cpp's
 #: server ('response_format type must be one of "text" or "json_object"'), vLLM, Ollama and
@@ -54,9 +34,6 @@ _JSON_SCHEMA_OK: set[str] = set()
 _SCHEMA_REJECTION_WORDS = ("response_format", "json_schema", "schema", "structured output")
 
 
-#: Parameters an endpoint was found to refuse, per endpoint identity, for the life of the
-#: process: parameter -> the name it is sent as instead (``None``: not sent at all).
-_REFUSED_PARAMS: dict[str, dict[str, str | None]] = {}
 #: What a refused parameter becomes: a token limit is renamed, anything else left out.
 _RENAMED = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
 #: The parameters the judge may reshape on its own; anything else (``extra_body``, the
@@ -128,16 +105,7 @@ def _check_chat_shape(data: dict[str, Any]) -> None:
         raise TypeError("message is not an object")
 
 
-def _with_instruction(messages: list[dict[str, str]], instruction: str) -> list[dict[str, str]]:
-    rendered = list(messages)
-    if rendered and rendered[0]["role"] == "system":
-        rendered[0] = {"role": "system", "content": f"{rendered[0]['content']}\n\n{instruction}"}
-    else:
-        rendered.insert(0, {"role": "system", "content": instruction})
-    return rendered
-
-
-class OpenAIJudge(Judge):
+class OpenAIJudge(ChatJudge):
     """Structured generation on an OpenAI-compatible endpoint.
 
     Structured output by capability: ``json_schema`` where supported, else ``json_object``
@@ -146,7 +114,12 @@ class OpenAIJudge(Judge):
     any answer (fences, prose around it) and always validated; an invalid one gets one
     repair re-ask, and a truncated one (``finish_reason == "length"``) is retried with a
     doubled token budget.
+
+    What the endpoint was found to refuse (json_schema, parameters) is remembered per
+    endpoint for the life of the process (:attr:`capabilities`).
     """
+
+    dialect = "openai"
 
     def __init__(
         self,
@@ -179,12 +152,12 @@ class OpenAIJudge(Judge):
     def refused_params(self) -> dict[str, str | None]:
         """The parameters this endpoint refused so far (this process): parameter -> the
         name it is sent as now, ``None`` when it is left out."""
-        return dict(_REFUSED_PARAMS.get(self.identity, {}))
+        return dict(self.capabilities.refused_params)
 
     def generation_params(self) -> dict[str, Any]:
         """As sent: after what the endpoint refused (``refused_params``). Asked three times
         per call: computed again only when the config or what was refused changes."""
-        refused = _REFUSED_PARAMS.get(self.identity, {})
+        refused = self.capabilities.refused_params
         marker = (self.config, tuple(refused.items()))
         cached = self.__dict__.get("_generation_params")
         if cached is None or cached[0][0] is not marker[0] or cached[0][1] != marker[1]:
@@ -257,7 +230,7 @@ class OpenAIJudge(Judge):
     async def release_loop_resources(self) -> None:
         await self.http.aclose_current_loop()
 
-    _process_local = (*Judge._process_local, "http", "limiter")
+    _process_local = (*ChatJudge._process_local, "http", "limiter")
 
     def _reopen(self) -> None:
         super()._reopen()
@@ -297,7 +270,7 @@ class OpenAIJudge(Judge):
         param = refused_param(rejected.status, rejected.detail, rejected.code, rejected.param)
         if param is None or param not in body:
             return False
-        refused = _REFUSED_PARAMS.setdefault(self.identity, {})
+        refused = self.capabilities.refused_params
         if param not in refused:
             renamed = _RENAMED.get(param)
             refused[param] = None if renamed is None or renamed in refused else renamed
@@ -342,7 +315,7 @@ class OpenAIJudge(Judge):
     def _mode(self) -> str:
         mode = self.config.structured_output
         if mode == "auto":
-            return "json_object" if self.identity in _NO_JSON_SCHEMA else "json_schema"
+            return "json_object" if self.capabilities.no_json_schema else "json_schema"
         return mode
 
     def _body(
@@ -362,76 +335,50 @@ class OpenAIJudge(Judge):
         body.update(self.config.extra_body)
         return body
 
-    async def _complete(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], usage: Usage
-    ) -> tuple[str, list[dict[str, Any]] | None]:
-        """The answer text, retried with a larger budget while it is cut off by the limit."""
-        max_tokens = self.config.budget_for(self.refused_params)
-        while True:
-            mode = self._mode()
-            rendered = (
-                messages
-                if mode == "json_schema"
-                else _with_instruction(messages, schema_instruction(schema))
-            )
-            body = self._body(rendered, schema, mode, max_tokens)
-            probing = (
-                mode == "json_schema"
-                and self.config.structured_output == "auto"
-                and self.identity not in _JSON_SCHEMA_OK
-            )
-            try:
-                data = await self._post(body, usage, probing_schema=probing)
-            except StatusRejected as rejected:
-                if self._learn(rejected, body):
-                    # e.g. max_tokens refused for max_completion_tokens: a reasoning model,
-                    # whose reasoning counts against the budget
-                    max_tokens = max(max_tokens, self.config.budget_for(self.refused_params))
-                    continue
-                if probing and rejects_response_format(rejected.status, rejected.detail):
-                    _NO_JSON_SCHEMA.add(self.identity)
-                    continue
-                raise (rejected.error or rejected) from None
-            if probing:
-                _JSON_SCHEMA_OK.add(self.identity)
-            choice = data["choices"][0]
-            content = choice["message"].get("content") or ""
-            if not content and choice["message"].get("tool_calls"):
-                content = choice["message"]["tool_calls"][0]["function"]["arguments"]
-            if choice.get("finish_reason") == "length":
-                if max_tokens >= MAX_TOKEN_BUDGET:
-                    raise truncated_error(
-                        max_tokens, "finish_reason=length", content, self.http.redact
-                    )
-                max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
-                continue
-            logprobs = (choice.get("logprobs") or {}).get("content")
-            return content, logprobs
+    def redact(self, text: str) -> str:
+        return self.http.redact(text)
 
-    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
-        usage = self._call_usage()
-        try:
-            return await self._answer(messages, schema, usage)
-        except JudgeError as error:
-            error.usage = usage  # what was sent before it failed is billed all the same
-            raise
+    def _first_budget(self) -> int:
+        return self.config.budget_for(self.refused_params)
 
-    async def _answer(
-        self, messages: Sequence[Message], schema: type[OutputT], usage: Usage
-    ) -> Judgment[OutputT]:
-        # read, never modified, below: the shared schema (a deep copy per call cost 0.25 ms)
-        schema_json = dict(schema_for_key(schema))
-        conversation = [m.to_dict() for m in messages]
-        content, logprobs = await self._complete(conversation, schema_json, usage)
+    def _budget_after_refusal(self, max_tokens: int) -> int:
+        # e.g. max_tokens refused for max_completion_tokens: a reasoning model, whose
+        # reasoning counts against the budget
+        return max(max_tokens, self.config.budget_for(self.refused_params))
+
+    def _schema_json(self, schema: type[OutputT]) -> dict[str, Any]:
+        # read, never modified: the shared schema (a deep copy per call cost 0.25 ms)
+        return dict(schema_for_key(schema))
+
+    def _auto(self) -> bool:
+        return self.config.structured_output == "auto"
+
+    def _wants_logprobs(self) -> bool:
+        return self.config.logprobs
+
+    async def _send(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        mode: str,
+        max_tokens: int,
+        usage: Usage,
+        *,
+        probing_schema: bool,
+    ) -> Reply | None:
+        body = self._body(messages, schema, mode, max_tokens)
         try:
-            output = parse_output(content, schema)
-        except JudgeOutputError as first_error:
-            repair = repair_request(conversation, content, first_error, schema_json)
-            content, logprobs = await self._complete(repair, schema_json, usage)
-            try:
-                output = parse_output(content, schema)
-            except JudgeOutputError as error:
-                raise after_repair_error(error, content, self.http.redact) from None
-        probabilities = verdict_probabilities(logprobs) if self.config.logprobs else None
-        distribution = enum_distribution(logprobs, schema_json) if self.config.logprobs else None
-        return Judgment(output, usage, False, probabilities, distribution)
+            data = await self._post(body, usage, probing_schema=probing_schema)
+        except StatusRejected as rejected:
+            if self._learn(rejected, body):
+                return None
+            if probing_schema and rejects_response_format(rejected.status, rejected.detail):
+                raise SchemaRejected(rejected.detail) from None
+            raise (rejected.error or rejected) from None
+        choice = data["choices"][0]
+        content = choice["message"].get("content") or ""
+        if not content and choice["message"].get("tool_calls"):
+            content = choice["message"]["tool_calls"][0]["function"]["arguments"]
+        if choice.get("finish_reason") == "length":
+            return Reply(content, cut_off="finish_reason=length")
+        return Reply(content, logprobs=(choice.get("logprobs") or {}).get("content"))

@@ -1,0 +1,252 @@
+"""The one structured-output loop of every endpoint judge (OpenAI-compatible, Anthropic,
+LiteLLM): complete with a doubled token budget while the answer is cut off, then parse ->
+one repair re-ask -> parse. A dialect supplies only its hooks: how a conversation is
+written, one exchange (build the request, send it, read text, usage and finish reason),
+and the repair turns. What an endpoint was found to take (its capabilities) is kept in one
+registry, per dialect and endpoint identity, for the life of the process."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ragmeter._services import JudgeError, Message, Usage
+from ragmeter.judge._base import Judge
+from ragmeter.judge._errors import (
+    MAX_TOKEN_BUDGET,
+    JudgeOutputError,
+    after_repair_error,
+    truncated_error,
+)
+from ragmeter.judge._parse import (
+    enum_distribution,
+    parse_output,
+    repair_request,
+    schema_instruction,
+    schema_of,
+    verdict_probabilities,
+)
+from ragmeter.judge._types import Judgment, OutputT
+
+
+@dataclass
+class Reply:
+    """One answer of an endpoint, as the loop reads it."""
+
+    #: The answer as text (a tool call's input as JSON).
+    text: str
+    #: Why the token limit cut it off (``finish_reason=length``), ``None`` when it did not.
+    cut_off: str | None = None
+    #: OpenAI-style ``logprobs.content`` entries, when the endpoint returned them.
+    logprobs: list[dict[str, Any]] | None = None
+    #: The dialect's own answer (for its repair turns).
+    data: Any = None
+
+
+@dataclass
+class Capabilities:
+    """What one endpoint (dialect and identity) was found to take, remembered for the life of
+    the process by every judge of that endpoint."""
+
+    #: ``response_format: json_schema`` refused (then json_object) / accepted (no more probing).
+    no_json_schema: bool = False
+    json_schema_ok: bool = False
+    #: Parameters refused: parameter -> the name it is sent as instead (``None``: not sent).
+    refused_params: dict[str, str | None] = field(default_factory=dict)
+    #: The structured-output mode the endpoint left us with (Anthropic's ``auto``).
+    mode: str | None = None
+    #: Whether the model refused ``temperature`` (its default is used).
+    no_temperature: bool = False
+
+
+#: (dialect, endpoint identity) -> what that endpoint was found to take.
+_CAPABILITIES: dict[tuple[str, str], Capabilities] = {}
+
+
+def capabilities_for(dialect: str, identity: str) -> Capabilities:
+    """What the endpoint ``identity`` of ``dialect`` was found to take so far (this process)."""
+    found = _CAPABILITIES.get((dialect, identity))
+    if found is None:
+        found = _CAPABILITIES[(dialect, identity)] = Capabilities()
+    return found
+
+
+class EndpointJudge(Judge):
+    """A judge on a remote endpoint: :meth:`Judge._call` as one template (complete with
+    truncation doubling; parse, one repair re-ask, parse), the dialect in the hooks."""
+
+    #: The registry key of this dialect's capabilities.
+    dialect: ClassVar[str]
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this endpoint was found to take so far (shared by judges of the endpoint)."""
+        return capabilities_for(self.dialect, self.identity)
+
+    # -- hooks ----------------------------------------------------------------------------
+    @abstractmethod
+    def redact(self, text: str) -> str:
+        """``text`` without the endpoint's secrets: every answer quoted in an error is."""
+
+    @abstractmethod
+    def _first_budget(self) -> int:
+        """The token limit of a conversation's first request."""
+
+    def _budget_after_refusal(self, max_tokens: int) -> int:
+        """The token limit after the endpoint refused how it was asked (and it was learnt)."""
+        return max_tokens
+
+    def _schema_json(self, schema: type[OutputT]) -> dict[str, Any]:
+        """The JSON schema the requests carry (only read)."""
+        return schema_of(schema)
+
+    def _wants_logprobs(self) -> bool:
+        return False
+
+    @abstractmethod
+    def _conversation(self, messages: Sequence[Message], schema: dict[str, Any]) -> Any:
+        """The messages as this dialect writes them."""
+
+    @abstractmethod
+    def _repair(
+        self, conversation: Any, reply: Reply, error: JudgeOutputError, schema: dict[str, Any]
+    ) -> Any:
+        """``conversation`` with the invalid ``reply`` and what was wrong with it."""
+
+    @abstractmethod
+    async def _exchange(
+        self, conversation: Any, schema: dict[str, Any], max_tokens: int, usage: Usage
+    ) -> Reply | None:
+        """One request and its answer; ``None`` when the endpoint refused how it was asked
+        and that was learnt (then it is asked again at once)."""
+
+    # -- the template ---------------------------------------------------------------------
+    async def _call(self, messages: Sequence[Message], schema: type[OutputT]) -> Judgment[OutputT]:
+        usage = self._call_usage()
+        try:
+            return await self._answer(messages, schema, usage)
+        except JudgeError as error:
+            error.usage = usage  # what was sent before it failed is billed all the same
+            raise
+
+    async def _answer(
+        self, messages: Sequence[Message], schema: type[OutputT], usage: Usage
+    ) -> Judgment[OutputT]:
+        schema_json = self._schema_json(schema)
+        conversation = self._conversation(messages, schema_json)
+        reply = await self._complete(conversation, schema_json, usage)
+        try:
+            output = parse_output(reply.text, schema)
+        except JudgeOutputError as first_error:
+            repair = self._repair(conversation, reply, first_error, schema_json)
+            reply = await self._complete(repair, schema_json, usage)
+            try:
+                output = parse_output(reply.text, schema)
+            except JudgeOutputError as error:
+                raise after_repair_error(error, reply.text, self.redact) from None
+        if not self._wants_logprobs():
+            return Judgment(output, usage, False)
+        probabilities = verdict_probabilities(reply.logprobs)
+        distribution = enum_distribution(reply.logprobs, schema_json)
+        return Judgment(output, usage, False, probabilities, distribution)
+
+    async def _complete(self, conversation: Any, schema: dict[str, Any], usage: Usage) -> Reply:
+        """The answer, retried with a larger budget while it is cut off by the limit, and
+        asked again when the endpoint refused how it was asked."""
+        max_tokens = self._first_budget()
+        while True:
+            reply = await self._exchange(conversation, schema, max_tokens, usage)
+            if reply is None:
+                max_tokens = self._budget_after_refusal(max_tokens)
+                continue
+            if reply.cut_off is not None:
+                if max_tokens >= MAX_TOKEN_BUDGET:
+                    raise truncated_error(max_tokens, reply.cut_off, reply.text, self.redact)
+                max_tokens = min(MAX_TOKEN_BUDGET, max_tokens * 2)
+                continue
+            return reply
+
+
+class SchemaRejected(JudgeError):
+    """The endpoint does not take ``response_format: json_schema``."""
+
+
+def with_instruction(messages: list[dict[str, str]], instruction: str) -> list[dict[str, str]]:
+    """``messages`` with ``instruction`` appended to the system message (or as one)."""
+    rendered = list(messages)
+    if rendered and rendered[0]["role"] == "system":
+        rendered[0] = {"role": "system", "content": f"{rendered[0]['content']}\n\n{instruction}"}
+    else:
+        rendered.insert(0, {"role": "system", "content": instruction})
+    return rendered
+
+
+class ChatJudge(EndpointJudge):
+    """The chat-completions shape (OpenAI-compatible endpoints, LiteLLM): messages as
+    dicts, the structured-output mode by capability (``json_schema`` probed once per
+    endpoint, else ``json_object`` or text with the schema in the prompt), the repair as
+    one more user turn."""
+
+    @abstractmethod
+    def _mode(self) -> str:
+        """The structured-output mode this endpoint gets now."""
+
+    @abstractmethod
+    def _auto(self) -> bool:
+        """Whether the structured-output mode is found out (``structured_output="auto"``)."""
+
+    @abstractmethod
+    async def _send(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        mode: str,
+        max_tokens: int,
+        usage: Usage,
+        *,
+        probing_schema: bool,
+    ) -> Reply | None:
+        """One request, as :meth:`EndpointJudge._exchange`; :class:`SchemaRejected` when,
+        ``probing_schema``, the endpoint refused ``json_schema``."""
+
+    def _conversation(
+        self, messages: Sequence[Message], schema: dict[str, Any]
+    ) -> list[dict[str, str]]:
+        return [m.to_dict() for m in messages]
+
+    def _repair(
+        self,
+        conversation: list[dict[str, str]],
+        reply: Reply,
+        error: JudgeOutputError,
+        schema: dict[str, Any],
+    ) -> list[dict[str, str]]:
+        return repair_request(conversation, reply.text, error, schema)
+
+    async def _exchange(
+        self,
+        conversation: list[dict[str, str]],
+        schema: dict[str, Any],
+        max_tokens: int,
+        usage: Usage,
+    ) -> Reply | None:
+        mode = self._mode()
+        rendered = (
+            conversation
+            if mode == "json_schema"
+            else with_instruction(conversation, schema_instruction(schema))
+        )
+        capabilities = self.capabilities
+        probing = mode == "json_schema" and self._auto() and not capabilities.json_schema_ok
+        try:
+            reply = await self._send(
+                rendered, schema, mode, max_tokens, usage, probing_schema=probing
+            )
+        except SchemaRejected:
+            capabilities.no_json_schema = True
+            return None
+        if reply is not None and probing:
+            capabilities.json_schema_ok = True
+        return reply
