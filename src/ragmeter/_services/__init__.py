@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         read_table,
         resolve_azure,
     )
+    from ragmeter._services._endpoint import EndpointConfig, EndpointLimits, OpenAICompatible
     from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
     from ragmeter._services._gc import fewer_collections
     from ragmeter._services._http import (
@@ -48,6 +49,8 @@ __all__ = [
     "OPENAI_BASE_URL",
     "Cache",
     "EndpointClient",
+    "EndpointConfig",
+    "EndpointLimits",
     "EndpointSettings",
     "JudgeConfigError",
     "JudgeError",
@@ -57,6 +60,7 @@ __all__ = [
     "MemoryCache",
     "Message",
     "NullCache",
+    "OpenAICompatible",
     "Portable",
     "Role",
     "SQLiteCache",
@@ -111,6 +115,7 @@ _EXPORTS = _lazy.exports(
             "read_table",
             "resolve_azure",
         ),
+        "ragmeter._services._endpoint": ("EndpointConfig", "EndpointLimits", "OpenAICompatible"),
         "ragmeter._services._errors": ("JudgeConfigError", "JudgeError", "JudgeTransientError"),
         "ragmeter._services._gc": ("fewer_collections",),
         "ragmeter._services._http": (

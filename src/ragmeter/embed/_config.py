@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import Field
 
 from ragmeter._services import (
-    DEFAULT_MAX_RETRY_WAIT_S,
     OPENAI_BASE_URL,
-    azure_key_for,
-    azure_request_model,
-    check_base_url,
-    check_ca_bundle,
-    check_extra_headers,
-    check_proxy,
-    network_description,
+    EndpointConfig,
+    EndpointLimits,
+    OpenAICompatible,
     network_from_env,
-    openai_key_for,
-    redact_url,
-    resolve_azure,
 )
 
 ENV_PREFIX = "RAGMETER_EMBEDDINGS"
@@ -41,7 +33,19 @@ EMBEDDING_PROVIDERS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-class EmbeddingsConfig(BaseModel):
+class _EmbeddingOptions(EndpointConfig):
+    """The embeddings' own settings (after the limits, before the Azure and network ones)."""
+
+    batch_size: int = Field(default=64, gt=0)
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    #: Output size for models that can shorten their vectors (``text-embedding-3-*``).
+    dimensions: int | None = Field(default=None, gt=0)
+    #: The preset the base URL and batch size came from (see ``EMBEDDING_PROVIDERS``).
+    provider: str | None = None
+
+
+class EmbeddingsConfig(OpenAICompatible, _EmbeddingOptions, EndpointLimits):
     """How to reach an OpenAI-compatible ``/embeddings`` endpoint and how to call it.
 
     ``query_prefix`` / ``passage_prefix`` are put before each text of that kind (e.g.
@@ -54,111 +58,12 @@ class EmbeddingsConfig(BaseModel):
     'https://api.openai.com/v1|text-embedding-3-small'
     """
 
-    # hide_input_in_errors: a rejected value (a URL, a key) may hold a secret
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
     model: str = Field(min_length=1)
-    base_url: str = OPENAI_BASE_URL
-    api_key: SecretStr | None = None
-    #: Seconds for one request, all of it: connecting, sending and the whole answer.
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=5, ge=0)
-    #: The longest wait a ``Retry-After`` answer is obeyed for before the next attempt.
-    max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
     max_concurrency: int = Field(default=4, gt=0)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
-    batch_size: int = Field(default=64, gt=0)
-    query_prefix: str = ""
-    passage_prefix: str = ""
-    #: Output size for models that can shorten their vectors (``text-embedding-3-*``).
-    dimensions: int | None = Field(default=None, gt=0)
-    #: The preset the base URL and batch size came from (see ``EMBEDDING_PROVIDERS``).
-    provider: str | None = None
-    #: Azure OpenAI (see ``JudgeConfig``): the resource, the deployment, the API version
-    #: (none: the v1 API) and the variable of a Microsoft Entra ID token.
-    azure_endpoint: str | None = None
-    azure_deployment: str | None = None
-    api_version: str | None = None
-    azure_ad_token_env: str | None = None
-    #: Network (see ``JudgeConfig``): a proxy, a CA bundle, whether the proxy and CA
-    #: variables of the environment apply, extra headers and query parameters (secrets).
-    proxy: str | None = None
-    ca_bundle: str | None = None
-    trust_env: bool = False
-    extra_headers: dict[str, SecretStr] = Field(default_factory=dict)
-    extra_query: dict[str, SecretStr] = Field(default_factory=dict)
 
-    @model_validator(mode="before")
     @classmethod
-    def _presets(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = resolve_azure(_apply_provider(data))
-        return data
-
-    @field_validator("base_url")
-    @classmethod
-    def _base_url_is_a_url(cls, value: str) -> str:
-        return check_base_url(value)
-
-    @field_validator("proxy")
-    @classmethod
-    def _proxy_is_a_url(cls, value: str | None) -> str | None:
-        return check_proxy(value)
-
-    @field_validator("ca_bundle")
-    @classmethod
-    def _ca_bundle_is_a_file(cls, value: str | None) -> str | None:
-        return check_ca_bundle(value)
-
-    @field_validator("extra_headers")
-    @classmethod
-    def _headers_can_be_sent(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
-        return check_extra_headers(value)
-
-    @property
-    def identity(self) -> str:
-        """The endpoint (without credentials) and model: what cache entries and rate limits
-        belong to; on Azure the deployment too, when its name is not the model's."""
-        identity = f"{redact_url(self.base_url).rstrip('/')}|{self.model}"
-        if self.azure_deployment and self.azure_deployment != self.model:
-            identity += f"|{self.azure_deployment}"
-        return identity
-
-    @property
-    def request_model(self) -> str:
-        """The ``model`` a request names: on Azure's v1 API the deployment, else ``model``."""
-        return azure_request_model(
-            self.model, self.azure_endpoint, self.azure_deployment, self.api_version
-        )
-
-    def describe(self) -> dict[str, Any]:
-        """For run records and reports: everything but the key, and the base URL without
-        credentials."""
-        data = self.model_dump(exclude={"api_key"}, mode="json")
-        data["base_url"] = redact_url(self.base_url)
-        data["api_key_set"] = self.api_key is not None
-        data.update(
-            network_description(
-                proxy=self.proxy,
-                ca_bundle=self.ca_bundle,
-                trust_env=self.trust_env,
-                extra_headers=self.extra_headers,
-                extra_query=self.extra_query,
-            )
-        )
-        if self.azure_endpoint is not None:
-            data["azure_endpoint"] = redact_url(self.azure_endpoint)
-        return data
-
-    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        for name, value in super().__repr_args__():
-            if name in ("base_url", "proxy", "azure_endpoint") and isinstance(value, str):
-                yield name, redact_url(value)
-            elif name in ("extra_headers", "extra_query") and isinstance(value, dict):
-                yield name, sorted(value)
-            else:
-                yield name, value
+    def _preset(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return _apply_provider(values)
 
     @classmethod
     def for_provider(cls, provider: str, model: str, **settings: Any) -> EmbeddingsConfig:
@@ -210,10 +115,7 @@ class EmbeddingsConfig(BaseModel):
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         values = {k: v for k, v in values.items() if v is not None}
-        values = _apply_provider(values)
-        if values.get("azure_endpoint") and not values.get("model"):
-            values["model"] = values.get("azure_deployment")
-            values = {k: v for k, v in values.items() if v is not None}
+        values = cls.model_from_azure(_apply_provider(values))
         if "model" not in values:
             if any(own(name) for name in ("BASE_URL", "API_KEY", "PROVIDER", "AZURE_ENDPOINT")):
                 raise ValueError(
@@ -223,14 +125,7 @@ class EmbeddingsConfig(BaseModel):
                     "embedded offline model"
                 )
             return None
-        if "api_key" not in values:
-            if values.get("azure_endpoint"):
-                key = azure_key_for(values["azure_endpoint"], env)
-            else:
-                key = openai_key_for(values.get("base_url", OPENAI_BASE_URL), env)
-            if key:
-                values["api_key"] = key
-        return cls(**values)
+        return cls(**cls.with_env_key(values, env))
 
 
 def _apply_provider(values: dict[str, Any]) -> dict[str, Any]:

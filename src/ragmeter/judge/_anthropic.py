@@ -18,18 +18,18 @@ import json
 import logging
 import os
 import re
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import Field, field_validator
 
 from ragmeter._services import (
-    DEFAULT_MAX_RETRY_WAIT_S,
     Cache,
     EndpointClient,
+    EndpointConfig,
+    EndpointLimits,
     JudgeConfigError,
     JudgeError,
     LimitSettings,
@@ -37,11 +37,9 @@ from ragmeter._services import (
     StatusRejected,
     Usage,
     UsageLedger,
-    check_base_url,
     estimate_tokens,
     limiter_for,
     read_table,
-    redact_url,
 )
 from ragmeter.judge._config import Price
 from ragmeter.judge._endpoint import EndpointJudge, Reply
@@ -127,7 +125,16 @@ def file_provider(path: str | Path, section: str = "judge") -> str | None:
     return None if provider is None else str(provider)
 
 
-class AnthropicConfig(BaseModel):
+class _AnthropicSampling(EndpointConfig):
+    """The Messages API's version and sampling settings (after the key, before the limits)."""
+
+    anthropic_version: str = ANTHROPIC_VERSION
+    #: 0-1 on this API; ``None`` sends none (the model's default).
+    temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
+    max_tokens: int = Field(default=1024, gt=0)
+
+
+class AnthropicConfig(EndpointLimits, _AnthropicSampling):
     """How to reach Anthropic's Messages API (or a gateway speaking it) and how to call it.
 
     >>> config = AnthropicConfig(model="claude-haiku-4-5", api_key="sk-ant-secret")
@@ -137,36 +144,14 @@ class AnthropicConfig(BaseModel):
     False
     """
 
-    # hide_input_in_errors: a rejected value (a URL, a key) may hold a secret
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    model: str
     #: The API root, as Anthropic's SDKs take it (``https://api.anthropic.com``); a root
     #: ending in ``/v1`` is taken too.
     base_url: str = ANTHROPIC_BASE_URL
-    api_key: SecretStr | None = None
-    anthropic_version: str = ANTHROPIC_VERSION
-    #: 0-1 on this API; ``None`` sends none (the model's default).
-    temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
-    max_tokens: int = Field(default=1024, gt=0)
-    #: Seconds for one request, all of it: connecting, sending and the whole answer.
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=5, ge=0)
-    #: The longest wait a ``retry-after`` answer is obeyed for before the next attempt.
-    max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
-    max_concurrency: int = Field(default=16, gt=0)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
     structured_output: AnthropicStructuredOutput = "auto"
     #: Always ``False``: the Messages API returns no token probabilities.
     logprobs: bool = False
     extra_body: dict[str, Any] = Field(default_factory=dict)
     price: Price | None = None
-
-    @field_validator("base_url")
-    @classmethod
-    def _base_url_is_a_url(cls, value: str) -> str:
-        return check_base_url(value)
 
     @field_validator("logprobs")
     @classmethod
@@ -174,12 +159,6 @@ class AnthropicConfig(BaseModel):
         if value:
             raise ValueError(_NO_LOGPROBS)
         return value
-
-    @property
-    def identity(self) -> str:
-        """The endpoint (without credentials) and model: what cache entries and rate limits
-        belong to."""
-        return f"{redact_url(self.base_url).rstrip('/')}|{self.model}"
 
     @property
     def messages_path(self) -> str:
@@ -196,18 +175,6 @@ class AnthropicConfig(BaseModel):
             "structured_output": self.structured_output,
             "extra_body": self.extra_body,
         }
-
-    def describe(self) -> dict[str, Any]:
-        """For run records and reports: everything but the key, and the base URL without
-        credentials."""
-        data = self.model_dump(exclude={"api_key"}, mode="json")
-        data["base_url"] = redact_url(self.base_url)
-        data["api_key_set"] = self.api_key is not None
-        return data
-
-    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        for name, value in super().__repr_args__():
-            yield name, redact_url(value) if name == "base_url" else value
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> AnthropicConfig:
@@ -249,23 +216,15 @@ class AnthropicConfig(BaseModel):
         unset); without ``api_key_env`` no key is sent. A literal ``api_key`` is used, with
         a warning."""
         path = Path(path)
-        data = read_table(path, section)
-        provider = data.pop("provider", "anthropic")
-        if provider != "anthropic":
-            raise ValueError(f"{path}: provider is {provider!r}, not 'anthropic'")
-        if data.get("api_key"):
-            warnings.warn(
-                f"{path} holds a literal api_key: keys in files end up in version control and "
-                "backups; put the key in an environment variable and name it with api_key_env",
-                UserWarning,
-                stacklevel=2,
-            )
-        data.update({k: v for k, v in overrides.items() if v is not None and k != "provider"})
-        key_env = data.pop("api_key_env", None)
-        if key_env:
-            if not os.environ.get(key_env):
-                raise ValueError(f"{path}: api_key_env names {key_env!r}, which is not set")
-            data["api_key"] = os.environ[key_env]
+
+        def is_anthropic(data: dict[str, Any]) -> None:
+            provider = data.pop("provider", "anthropic")
+            if provider != "anthropic":
+                raise ValueError(f"{path}: provider is {provider!r}, not 'anthropic'")
+
+        data = cls.file_settings(
+            path, section, overrides, check=is_anthropic, ignore=frozenset({"provider"})
+        )
         return cls(**data)
 
 

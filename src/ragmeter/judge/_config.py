@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,26 +13,14 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SecretStr,
-    field_validator,
-    model_validator,
 )
 
 from ragmeter._services import (
-    DEFAULT_MAX_RETRY_WAIT_S,
     OPENAI_BASE_URL,
-    azure_key_for,
-    azure_request_model,
-    check_base_url,
-    check_ca_bundle,
-    check_extra_headers,
-    check_proxy,
-    network_description,
+    EndpointConfig,
+    EndpointLimits,
+    OpenAICompatible,
     network_from_env,
-    openai_key_for,
-    read_table,
-    redact_url,
-    resolve_azure,
 )
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
@@ -99,35 +86,18 @@ class Price(BaseModel):
         ) / 1_000_000
 
 
-class JudgeConfig(BaseModel):
-    """How to reach an OpenAI-compatible judge and how to call it.
+class Sampling(EndpointConfig):
+    """The sampling settings of a chat-completions judge (OpenAI-compatible, LiteLLM)."""
 
-    >>> config = JudgeConfig(model="deepseek-chat", base_url="https://api.deepseek.com/v1",
-    ...                      api_key="sk-secret")
-    >>> "sk-secret" in repr(config) or "sk-secret" in str(config.describe())
-    False
-
-    Credentials in the base URL (``https://user:pw@host/v1?key=...``) are used for the
-    requests but shown nowhere: ``describe()``, ``identity`` and ``repr`` redact them.
-    """
-
-    # hide_input_in_errors: a rejected value (a URL, a key) may hold a secret
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    model: str
-    base_url: str = OPENAI_BASE_URL
-    api_key: SecretStr | None = None
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     seed: int | None = 42
     max_tokens: int = Field(default=1024, gt=0)
-    #: Seconds for one request, all of it: connecting, sending and the whole answer.
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=5, ge=0)
-    #: The longest wait a ``Retry-After`` answer is obeyed for before the next attempt.
-    max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
-    max_concurrency: int = Field(default=16, gt=0)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
+
+
+class _JudgeOptions(EndpointConfig):
+    """The OpenAI-compatible judge's own settings (between the limits and the Azure and
+    network settings)."""
+
     structured_output: StructuredOutput = "auto"
     logprobs: bool = False
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -137,70 +107,24 @@ class JudgeConfig(BaseModel):
     #: ``reasoning_effort`` for reasoning models (``"low"``, ``"medium"``, ``"high"``...);
     #: sent only when set.
     reasoning_effort: str | None = Field(default=None, min_length=1)
-    #: Azure OpenAI: the resource (``https://NAME.openai.azure.com``) and deployment. Without
-    #: ``api_version`` the v1 API (``{endpoint}/openai/v1``, the deployment as the model);
-    #: with a dated one (``2024-10-21``), ``{endpoint}/openai/deployments/{deployment}``.
-    #: The key goes in an ``api-key`` header.
-    azure_endpoint: str | None = None
-    azure_deployment: str | None = None
-    api_version: str | None = None
-    #: The variable holding a Microsoft Entra ID token, sent as ``Authorization: Bearer``.
-    azure_ad_token_env: str | None = None
-    #: An HTTP(S) proxy for this endpoint only (``http://user:pw@proxy:3128``).
-    proxy: str | None = None
-    #: A PEM file of CA certificates to verify the endpoint with (a corporate CA).
-    ca_bundle: str | None = None
-    #: Whether HTTPS_PROXY / ALL_PROXY / NO_PROXY and SSL_CERT_FILE apply: off by default, so
-    #: a proxy set for other tools does not carry judge traffic unless asked.
-    trust_env: bool = False
-    #: Sent with every request; the values are secrets (never shown, only the names).
-    extra_headers: dict[str, SecretStr] = Field(default_factory=dict)
-    extra_query: dict[str, SecretStr] = Field(default_factory=dict)
 
-    @model_validator(mode="before")
+
+class JudgeConfig(OpenAICompatible, _JudgeOptions, EndpointLimits, Sampling):
+    """How to reach an OpenAI-compatible judge and how to call it.
+
+    >>> config = JudgeConfig(model="deepseek-chat", base_url="https://api.deepseek.com/v1",
+    ...                      api_key="sk-secret")
+    >>> "sk-secret" in repr(config) or "sk-secret" in str(config.describe())
+    False
+
+    Credentials in the base URL (``https://user:pw@host/v1?key=...``) are used for the
+    requests but shown nowhere: ``describe()``, ``identity`` and ``repr`` redact them.
+    The connection, Azure and network settings are :class:`EndpointConfig`'s.
+    """
+
     @classmethod
-    def _presets(cls, data: Any) -> Any:
-        """A ``provider`` fills in the base URL and structured-output mode; an
-        ``azure_endpoint`` the base URL (and the model, from the deployment)."""
-        if isinstance(data, dict):
-            data = resolve_azure(_apply_provider(data))
-        return data
-
-    @field_validator("base_url")
-    @classmethod
-    def _base_url_is_a_url(cls, value: str) -> str:
-        return check_base_url(value)
-
-    @field_validator("proxy")
-    @classmethod
-    def _proxy_is_a_url(cls, value: str | None) -> str | None:
-        return check_proxy(value)
-
-    @field_validator("ca_bundle")
-    @classmethod
-    def _ca_bundle_is_a_file(cls, value: str | None) -> str | None:
-        return check_ca_bundle(value)
-
-    @field_validator("extra_headers")
-    @classmethod
-    def _headers_can_be_sent(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
-        return check_extra_headers(value)
-
-    @property
-    def identity(self) -> str:
-        """The endpoint (without credentials) and model: what cache entries and rate limits
-        belong to; on Azure the deployment too, when its name is not the model's."""
-        identity = f"{redact_url(self.base_url).rstrip('/')}|{self.model}"
-        if self.azure_deployment and self.azure_deployment != self.model:
-            identity += f"|{self.azure_deployment}"
-        return identity
-
-    @property
-    def request_model(self) -> str:
-        """The ``model`` a request names: on Azure's v1 API the deployment, else ``model``."""
-        return azure_request_model(
-            self.model, self.azure_endpoint, self.azure_deployment, self.api_version
-        )
+    def _preset(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return _apply_provider(values)
 
     @property
     def reasoning_model(self) -> bool:
@@ -275,34 +199,6 @@ class JudgeConfig(BaseModel):
             params["reasoning_effort"] = sent["reasoning_effort"]
         return params
 
-    def describe(self) -> dict[str, Any]:
-        """For run records and reports: everything but the key, the base URL and proxy
-        without credentials, and only the names of the extra headers and query parameters."""
-        data = self.model_dump(exclude={"api_key"}, mode="json")
-        data["base_url"] = redact_url(self.base_url)
-        data["api_key_set"] = self.api_key is not None
-        data.update(
-            network_description(
-                proxy=self.proxy,
-                ca_bundle=self.ca_bundle,
-                trust_env=self.trust_env,
-                extra_headers=self.extra_headers,
-                extra_query=self.extra_query,
-            )
-        )
-        if self.azure_endpoint is not None:
-            data["azure_endpoint"] = redact_url(self.azure_endpoint)
-        return data
-
-    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        for name, value in super().__repr_args__():
-            if name in ("base_url", "proxy", "azure_endpoint") and isinstance(value, str):
-                yield name, redact_url(value)
-            elif name in ("extra_headers", "extra_query") and isinstance(value, dict):
-                yield name, sorted(value)
-            else:
-                yield name, value
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> JudgeConfig | None:
         """From ``RAGMETER_JUDGE_*`` (falling back to ``OPENAI_*``); ``None`` when nothing
@@ -345,10 +241,7 @@ class JudgeConfig(BaseModel):
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         values = {k: v for k, v in values.items() if v is not None}
-        values = _apply_provider(values)
-        if values.get("azure_endpoint") and not values.get("model"):
-            values["model"] = values.get("azure_deployment")
-            values = {k: v for k, v in values.items() if v is not None}
+        values = cls.model_from_azure(_apply_provider(values))
         if "model" not in values:
             configured = [
                 f"RAGMETER_JUDGE_{name}"
@@ -369,14 +262,7 @@ class JudgeConfig(BaseModel):
             if env.get("OPENAI_API_KEY"):
                 _notice_embedded_judge()
             return None
-        if "api_key" not in values:
-            if values.get("azure_endpoint"):
-                key = azure_key_for(values["azure_endpoint"], env)
-            else:
-                key = openai_key_for(values.get("base_url", OPENAI_BASE_URL), env)
-            if key:
-                values["api_key"] = key
-        return cls(**values)
+        return cls(**cls.with_env_key(values, env))
 
     @classmethod
     def from_file(cls, path: str | Path, section: str = "judge", **overrides: Any) -> JudgeConfig:
@@ -389,21 +275,7 @@ class JudgeConfig(BaseModel):
         the environment names, so a file (someone else's, say) cannot have them sent to its
         server. A literal ``api_key`` in the file is used, with a warning: keys in files end
         up in version control and backups."""
-        path = Path(path)
-        data = read_table(path, section)
-        if data.get("api_key"):
-            warnings.warn(
-                f"{path} holds a literal api_key: keys in files end up in version control and "
-                "backups; put the key in an environment variable and name it with api_key_env",
-                UserWarning,
-                stacklevel=2,
-            )
-        data.update({k: v for k, v in overrides.items() if v is not None})
-        key_env = data.pop("api_key_env", None)
-        if key_env:
-            if not os.environ.get(key_env):
-                raise ValueError(f"{path}: api_key_env names {key_env!r}, which is not set")
-            data["api_key"] = os.environ[key_env]
+        data = cls.file_settings(Path(path), section, overrides)
         return cls(**_apply_provider(data))
 
     @classmethod

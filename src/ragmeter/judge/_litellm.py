@@ -22,34 +22,31 @@ import math
 import os
 import sys
 import time
-import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import Field, field_validator
 
 from ragmeter._services import (
-    DEFAULT_MAX_RETRY_WAIT_S,
     Cache,
+    EndpointLimits,
     JudgeConfigError,
     JudgeError,
     JudgeTransientError,
     LimitSettings,
     Usage,
     UsageLedger,
-    check_base_url,
     estimate_tokens,
     limiter_for,
     openai_key_for,
-    read_table,
     redact_secrets,
     redact_url,
     retry_after_seconds,
     with_retries,
 )
-from ragmeter.judge._config import Price, StructuredOutput
+from ragmeter.judge._config import Price, Sampling, StructuredOutput
 from ragmeter.judge._endpoint import ChatJudge, Reply, SchemaRejected
 
 #: The ``provider`` that chooses this judge (``--judge-provider litellm``,
@@ -122,7 +119,7 @@ def _is_secret_name(name: str) -> bool:
     return any(word in _SECRET_WORDS for word in name.lower().replace("-", "_").split("_"))
 
 
-class LiteLLMConfig(BaseModel):
+class LiteLLMConfig(EndpointLimits, Sampling):
     """How to call a model through LiteLLM. Every setting but ``model`` has the meaning it has
     in :class:`~ragmeter.judge.JudgeConfig`; ``litellm_params`` go to ``litellm.acompletion``
     as they are (``aws_region_name``, ``vertex_project``, ``vertex_location``,
@@ -139,25 +136,11 @@ class LiteLLMConfig(BaseModel):
     {'aws_region_name': 'us-east-1', 'aws_secret_access_key': '***'}
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
     #: A LiteLLM model string, provider first: ``bedrock/...``, ``vertex_ai/...``,
     #: ``azure/<deployment>``, ``openai/...``.
     model: str = Field(min_length=1)
     #: The provider's API root, when not its default (LiteLLM's ``api_base``).
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    seed: int | None = 42
-    max_tokens: int = Field(default=1024, gt=0)
-    #: Seconds for one request, all of it.
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=5, ge=0)
-    #: The longest wait a ``Retry-After`` answer is obeyed for before the next attempt.
-    max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
-    max_concurrency: int = Field(default=16, gt=0)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
+    base_url: str | None = None  # type: ignore[assignment]
     #: ``auto``: ``json_schema`` where LiteLLM says the model supports it, else
     #: ``json_object`` where it takes ``response_format``, else ``text``; the schema is in
     #: the prompt in every mode but ``json_schema``.
@@ -167,10 +150,8 @@ class LiteLLMConfig(BaseModel):
     #: Overrides LiteLLM's price list (which counts cached and reasoning tokens too).
     price: Price | None = None
 
-    @field_validator("base_url")
-    @classmethod
-    def _base_url_is_a_url(cls, value: str | None) -> str | None:
-        return None if value is None else check_base_url(value)
+    #: Shown by :meth:`public_params`, without secrets.
+    _hidden = frozenset({"litellm_params"})
 
     @field_validator("litellm_params")
     @classmethod
@@ -209,19 +190,13 @@ class LiteLLMConfig(BaseModel):
 
     def describe(self) -> dict[str, Any]:
         """For run records: everything but the key and secret parameters."""
-        data = self.model_dump(exclude={"api_key", "litellm_params"}, mode="json")
-        data["base_url"] = redact_url(self.base_url) if self.base_url else None
-        data["api_key_set"] = self.api_key is not None
+        data = super().describe()
         data["litellm_params"] = self.public_params()
         return data
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
-            if name == "base_url" and value:
-                value = redact_url(value)
-            elif name == "litellm_params":
-                value = self.public_params()
-            yield name, value
+            yield name, self.public_params() if name == "litellm_params" else value
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> LiteLLMConfig:
@@ -252,32 +227,25 @@ class LiteLLMConfig(BaseModel):
         :meth:`JudgeConfig.from_file <ragmeter.judge.JudgeConfig.from_file>` reads one: the
         key only from the variable ``api_key_env`` names. Literal secrets in the file (an
         ``api_key``, a secret-looking ``litellm_params`` value) are used, with a warning."""
-        path = Path(path)
-        data = read_table(path, section)
-        params = data.get("litellm_params") or {}
-        literal = ["api_key"] if data.get("api_key") else []
-        literal += [
-            name
-            for name, value in (params.items() if isinstance(params, dict) else ())
-            # a credentials *file* is named, not written out
-            if _is_secret_name(name) and value and not Path(str(value)).expanduser().is_file()
-        ]
-        if literal:
-            warnings.warn(
-                f"{path} holds a literal {', '.join(literal)}: secrets in files end up in "
-                "version control and backups; put the key in an environment variable and name "
-                "it with api_key_env (LiteLLM reads the provider's own variables itself, e.g. "
-                "AWS_SECRET_ACCESS_KEY)",
-                UserWarning,
-                stacklevel=2,
-            )
-        data.update({k: v for k, v in overrides.items() if v is not None})
+
+        def literal(data: dict[str, Any]) -> list[str]:
+            params = data.get("litellm_params") or {}
+            return (["api_key"] if data.get("api_key") else []) + [
+                name
+                for name, value in (params.items() if isinstance(params, dict) else ())
+                # a credentials *file* is named, not written out
+                if _is_secret_name(name) and value and not Path(str(value)).expanduser().is_file()
+            ]
+
+        data = cls.file_settings(
+            Path(path),
+            section,
+            overrides,
+            literal=literal,
+            advice=" (LiteLLM reads the provider's own variables itself, e.g. "
+            "AWS_SECRET_ACCESS_KEY)",
+        )
         data.pop("provider", None)
-        key_env = data.pop("api_key_env", None)
-        if key_env:
-            if not os.environ.get(key_env):
-                raise ValueError(f"{path}: api_key_env names {key_env!r}, which is not set")
-            data["api_key"] = os.environ[key_env]
         return cls(**data)
 
 
