@@ -46,6 +46,7 @@ from ragmeter.judge._endpoint import EndpointJudge, Reply
 from ragmeter.judge._errors import JudgeOutputError, output_error
 from ragmeter.judge._parse import schema_instruction
 from ragmeter.judge._prices import PriceTable
+from ragmeter.judge._providers import register_provider
 
 #: Anthropic's API root (requests go to ``{root}/v1/messages``).
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -666,3 +667,6 @@ class AnthropicJudge(EndpointJudge):
         else:
             ask = f"Answer by calling the tool {tool} with your whole answer as its input."
         return [answer, {"role": "user", "content": f"That answer is invalid ({error}). {ask}"}]
+
+
+register_provider("anthropic", AnthropicConfig, AnthropicJudge)

@@ -7,11 +7,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ragmeter._services import Cache, NullCache, SQLiteCache, UsageLedger
-from ragmeter.judge._anthropic import AnthropicConfig, AnthropicJudge, file_provider
+
+# the provider modules register themselves (ragmeter.judge._providers) when imported
+from ragmeter.judge._anthropic import AnthropicConfig, file_provider
 from ragmeter.judge._base import Judge
 from ragmeter.judge._config import JudgeConfig
-from ragmeter.judge._litellm import LITELLM_PROVIDER, LiteLLMConfig, LiteLLMJudge
-from ragmeter.judge._openai import OpenAIJudge
+from ragmeter.judge._litellm import LiteLLMConfig
+from ragmeter.judge._openai import OpenAIJudge  # noqa: F401  (registers the default provider)
+from ragmeter.judge._providers import provider_named, provider_of
 
 DEFAULT_CACHE_PATH = Path(".ragmeter") / "cache.db"
 
@@ -43,19 +46,16 @@ def judge_config(
     ``RAGMETER_JUDGE_PROVIDER``), a :class:`LiteLLMConfig` for ``provider = "litellm"``
     (the model a LiteLLM model string, e.g. ``bedrock/...``), else a :class:`JudgeConfig`
     (``None``: no endpoint is configured, the embedded judge is meant)."""
+    config: JudgeConfig | AnthropicConfig | LiteLLMConfig | None
     if path is not None:
-        chosen = provider or file_provider(path)
-        if chosen == "anthropic":
-            return AnthropicConfig.from_file(path, model=model, base_url=base_url)
-        if chosen == LITELLM_PROVIDER:
-            return LiteLLMConfig.from_file(path, model=model, base_url=base_url)
-        return JudgeConfig.from_file(path, model=model, base_url=base_url)
+        chosen = provider_named(provider or file_provider(path))
+        config = chosen.config.from_file(path, model=model, base_url=base_url)
+        return config
     environ = os.environ if env is None else env
-    if (provider or environ.get("RAGMETER_JUDGE_PROVIDER")) == "anthropic":
-        return AnthropicConfig.from_env(environ, model=model, base_url=base_url)
-    if (provider or environ.get("RAGMETER_JUDGE_PROVIDER")) == LITELLM_PROVIDER:
-        return LiteLLMConfig.from_env(environ, model=model, base_url=base_url)
-    return JudgeConfig.from_env(environ, model=model, base_url=base_url, provider=provider)
+    chosen = provider_named(provider or environ.get("RAGMETER_JUDGE_PROVIDER"))
+    # the OpenAI-compatible config takes the provider (a preset); the others ignore it
+    config = chosen.config.from_env(environ, model=model, base_url=base_url, provider=provider)
+    return config
 
 
 def default_judge(
@@ -71,12 +71,8 @@ def default_judge(
     e.g. ``qwen2.5-coder-1.5b-instruct-q4_k_m`` from ``[local-large]``)."""
     config = config or judge_config()
     cache = cache if cache is not None else make_cache()
-    if isinstance(config, AnthropicConfig):
-        return AnthropicJudge(config, cache=cache, ledger=ledger)
-    if isinstance(config, LiteLLMConfig):
-        return LiteLLMJudge(config, cache=cache, ledger=ledger)
     if config is not None:
-        return OpenAIJudge(config, cache=cache, ledger=ledger)
+        return provider_of(config).make(config, cache=cache, ledger=ledger)
     from ragmeter.judge._local import LocalJudge
     from ragmeter.judge._models import DEFAULT_MODEL
 

@@ -48,6 +48,7 @@ from ragmeter._services import (
 )
 from ragmeter.judge._config import Price, Sampling, StructuredOutput
 from ragmeter.judge._endpoint import ChatJudge, Reply, SchemaRejected
+from ragmeter.judge._providers import register_provider
 
 #: The ``provider`` that chooses this judge (``--judge-provider litellm``,
 #: ``RAGMETER_JUDGE_PROVIDER=litellm``, ``provider = "litellm"`` in a judge config file).
@@ -668,3 +669,6 @@ def _version_of(module: Any) -> str | None:
         return version(module.__name__)
     except PackageNotFoundError:
         return None
+
+
+register_provider(LITELLM_PROVIDER, LiteLLMConfig, LiteLLMJudge)

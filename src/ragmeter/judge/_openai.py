@@ -23,6 +23,7 @@ from ragmeter.judge._config import JudgeConfig
 from ragmeter.judge._endpoint import ChatJudge, Reply, SchemaRejected
 from ragmeter.judge._parse import schema_for_key, schema_of
 from ragmeter.judge._prices import PriceTable
+from ragmeter.judge._providers import DEFAULT_PROVIDER, register_provider
 from ragmeter.judge._types import Judgment, OutputT
 
 if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests otherwise
@@ -382,3 +383,6 @@ class OpenAIJudge(ChatJudge):
         if choice.get("finish_reason") == "length":
             return Reply(content, cut_off="finish_reason=length")
         return Reply(content, logprobs=(choice.get("logprobs") or {}).get("content"))
+
+
+register_provider(DEFAULT_PROVIDER, JudgeConfig, OpenAIJudge)
