@@ -408,7 +408,7 @@ def _fallback(body: dict[str, Any], detail: str, *, auto: bool) -> str | None:
     return None
 
 
-class AnthropicJudge(EndpointJudge):
+class AnthropicJudge(EndpointJudge[AnthropicConfig]):
     """Structured generation on Anthropic's Messages API.
 
     The output schema is the input schema of a tool the model is made to call
@@ -448,13 +448,6 @@ class AnthropicJudge(EndpointJudge):
         self.limiter = self.http.limiter
 
     # -- identity -------------------------------------------------------------------------
-    @property
-    def identity(self) -> str:
-        return self.config.identity
-
-    def generation_params(self) -> dict[str, Any]:
-        return self.config.generation_params()
-
     def describe(self) -> dict[str, Any]:
         described = {"kind": "anthropic", **self.config.describe()}
         if self.capabilities.no_temperature:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ragmeter._services import JudgeError, Message, Usage
 from ragmeter.judge._base import Judge
@@ -73,12 +73,56 @@ def capabilities_for(dialect: str, identity: str) -> Capabilities:
     return found
 
 
-class EndpointJudge(Judge):
+class EndpointSettings(Protocol):
+    """What the loop reads of an endpoint judge's config."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def generation_params(self) -> dict[str, Any]: ...
+
+
+class ChatSettings(EndpointSettings, Protocol):
+    """What the chat-completions shape reads of its config besides."""
+
+    @property
+    def structured_output(self) -> str: ...
+
+    @property
+    def logprobs(self) -> bool: ...
+
+
+ConfigT = TypeVar("ConfigT", bound=EndpointSettings)
+ChatConfigT = TypeVar("ChatConfigT", bound=ChatSettings)
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One chat-completions request as the loop asks for it."""
+
+    messages: list[dict[str, str]]
+    schema: dict[str, Any]
+    #: The structured-output mode: json_schema, json_object or text.
+    mode: str
+    max_tokens: int
+    #: Whether a refusal of ``json_schema`` is to be told apart (:class:`SchemaRejected`).
+    probing_schema: bool
+
+
+class EndpointJudge(Judge, Generic[ConfigT]):
     """A judge on a remote endpoint: :meth:`Judge._call` as one template (complete with
     truncation doubling; parse, one repair re-ask, parse), the dialect in the hooks."""
 
     #: The registry key of this dialect's capabilities.
     dialect: ClassVar[str]
+    config: ConfigT
+
+    @property
+    def identity(self) -> str:
+        return self.config.identity
+
+    def generation_params(self) -> dict[str, Any]:
+        return self.config.generation_params()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -183,7 +227,7 @@ def with_instruction(messages: list[dict[str, str]], instruction: str) -> list[d
     return rendered
 
 
-class ChatJudge(EndpointJudge):
+class ChatJudge(EndpointJudge[ChatConfigT]):
     """The chat-completions shape (OpenAI-compatible endpoints, LiteLLM): messages as
     dicts, the structured-output mode by capability (``json_schema`` probed once per
     endpoint, else ``json_object`` or text with the schema in the prompt), the repair as
@@ -194,22 +238,12 @@ class ChatJudge(EndpointJudge):
         """The structured-output mode this endpoint gets now."""
 
     @abstractmethod
-    def _auto(self) -> bool:
-        """Whether the structured-output mode is found out (``structured_output="auto"``)."""
-
-    @abstractmethod
-    async def _send(
-        self,
-        messages: list[dict[str, str]],
-        schema: dict[str, Any],
-        mode: str,
-        max_tokens: int,
-        usage: Usage,
-        *,
-        probing_schema: bool,
-    ) -> Reply | None:
+    async def _send(self, ask: Ask, usage: Usage) -> Reply | None:
         """One request, as :meth:`EndpointJudge._exchange`; :class:`SchemaRejected` when,
-        ``probing_schema``, the endpoint refused ``json_schema``."""
+        ``ask.probing_schema``, the endpoint refused ``json_schema``."""
+
+    def _wants_logprobs(self) -> bool:
+        return self.config.logprobs
 
     def _conversation(
         self, messages: Sequence[Message], schema: dict[str, Any]
@@ -239,11 +273,10 @@ class ChatJudge(EndpointJudge):
             else with_instruction(conversation, schema_instruction(schema))
         )
         capabilities = self.capabilities
-        probing = mode == "json_schema" and self._auto() and not capabilities.json_schema_ok
+        auto = self.config.structured_output == "auto"
+        probing = mode == "json_schema" and auto and not capabilities.json_schema_ok
         try:
-            reply = await self._send(
-                rendered, schema, mode, max_tokens, usage, probing_schema=probing
-            )
+            reply = await self._send(Ask(rendered, schema, mode, max_tokens, probing), usage)
         except SchemaRejected:
             capabilities.no_json_schema = True
             return None

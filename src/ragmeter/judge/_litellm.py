@@ -47,7 +47,7 @@ from ragmeter._services import (
     with_retries,
 )
 from ragmeter.judge._config import Price, Sampling, StructuredOutput
-from ragmeter.judge._endpoint import ChatJudge, Reply, SchemaRejected
+from ragmeter.judge._endpoint import Ask, ChatJudge, Reply, SchemaRejected
 from ragmeter.judge._providers import register_provider
 
 #: The ``provider`` that chooses this judge (``--judge-provider litellm``,
@@ -266,7 +266,7 @@ def load_litellm() -> Any:
     return litellm
 
 
-class LiteLLMJudge(ChatJudge):
+class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
     """Structured generation on any model LiteLLM can call, e.g.::
 
         judge = LiteLLMJudge("vertex_ai/gemini-2.5-flash",
@@ -354,13 +354,6 @@ class LiteLLMJudge(ChatJudge):
         return "json_object" if "response_format" in params else "text"
 
     # -- identity -------------------------------------------------------------------------
-    @property
-    def identity(self) -> str:
-        return self.config.identity
-
-    def generation_params(self) -> dict[str, Any]:
-        return self.config.generation_params()
-
     def describe(self) -> dict[str, Any]:
         described = {"kind": "litellm", "provider": self.provider, **self.config.describe()}
         described["litellm_version"] = _version_of(self._litellm)
@@ -592,24 +585,9 @@ class LiteLLMJudge(ChatJudge):
     def _first_budget(self) -> int:
         return self.config.max_tokens
 
-    def _auto(self) -> bool:
-        return self.config.structured_output == "auto"
-
-    def _wants_logprobs(self) -> bool:
-        return self.config.logprobs
-
-    async def _send(
-        self,
-        messages: list[dict[str, str]],
-        schema: dict[str, Any],
-        mode: str,
-        max_tokens: int,
-        usage: Usage,
-        *,
-        probing_schema: bool,
-    ) -> Reply | None:
-        request = self._request(messages, schema, mode, max_tokens)
-        response = await self._call_litellm(request, usage, probing_schema=probing_schema)
+    async def _send(self, ask: Ask, usage: Usage) -> Reply | None:
+        request = self._request(ask.messages, ask.schema, ask.mode, ask.max_tokens)
+        response = await self._call_litellm(request, usage, probing_schema=ask.probing_schema)
         choice = response.choices[0]
         content = _content_of(response)
         if choice.finish_reason == "length":

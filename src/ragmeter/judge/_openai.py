@@ -20,7 +20,7 @@ from ragmeter._services import (
     estimate_tokens,
 )
 from ragmeter.judge._config import JudgeConfig
-from ragmeter.judge._endpoint import ChatJudge, Reply, SchemaRejected
+from ragmeter.judge._endpoint import Ask, ChatJudge, Reply, SchemaRejected
 from ragmeter.judge._parse import schema_for_key, schema_of
 from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._providers import DEFAULT_PROVIDER, register_provider
@@ -106,7 +106,7 @@ def _check_chat_shape(data: dict[str, Any]) -> None:
         raise TypeError("message is not an object")
 
 
-class OpenAIJudge(ChatJudge):
+class OpenAIJudge(ChatJudge[JudgeConfig]):
     """Structured generation on an OpenAI-compatible endpoint.
 
     Structured output by capability: ``json_schema`` where supported, else ``json_object``
@@ -351,29 +351,14 @@ class OpenAIJudge(ChatJudge):
         # read, never modified: the shared schema (a deep copy per call cost 0.25 ms)
         return dict(schema_for_key(schema))
 
-    def _auto(self) -> bool:
-        return self.config.structured_output == "auto"
-
-    def _wants_logprobs(self) -> bool:
-        return self.config.logprobs
-
-    async def _send(
-        self,
-        messages: list[dict[str, str]],
-        schema: dict[str, Any],
-        mode: str,
-        max_tokens: int,
-        usage: Usage,
-        *,
-        probing_schema: bool,
-    ) -> Reply | None:
-        body = self._body(messages, schema, mode, max_tokens)
+    async def _send(self, ask: Ask, usage: Usage) -> Reply | None:
+        body = self._body(ask.messages, ask.schema, ask.mode, ask.max_tokens)
         try:
-            data = await self._post(body, usage, probing_schema=probing_schema)
+            data = await self._post(body, usage, probing_schema=ask.probing_schema)
         except StatusRejected as rejected:
             if self._learn(rejected, body):
                 return None
-            if probing_schema and rejects_response_format(rejected.status, rejected.detail):
+            if ask.probing_schema and rejects_response_format(rejected.status, rejected.detail):
                 raise SchemaRejected(rejected.detail) from None
             raise (rejected.error or rejected) from None
         choice = data["choices"][0]
