@@ -25,6 +25,7 @@ from ragmeter._services._config import (
     check_extra_headers,
     check_proxy,
     network_description,
+    network_from_env,
     openai_key_for,
     read_table,
     resolve_azure,
@@ -218,9 +219,33 @@ class OpenAICompatible(EndpointConfig):
             data["azure_endpoint"] = redact_url(self.azure_endpoint)
         return data
 
-    @staticmethod
-    def model_from_azure(values: dict[str, Any]) -> dict[str, Any]:
-        """``values`` with the deployment as the model, when an Azure endpoint names no model."""
+    @classmethod
+    def env_values(
+        cls,
+        values: dict[str, Any],
+        env: Mapping[str, str],
+        prefix: str,
+        azure: str | None,
+        overrides: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """``values`` read from the environment, with its ``{prefix}_AZURE_*`` and network
+        settings (``azure``: the Azure endpoint already chosen), ``overrides`` that are not
+        ``None`` winning, the provider preset applied and, when an Azure endpoint names no
+        model, the deployment as the model; settings that are ``None`` left out."""
+
+        def own(name: str) -> str | None:
+            return env.get(f"{prefix}_{name}") or None
+
+        values = {
+            **values,
+            "azure_endpoint": azure,
+            "azure_deployment": own("AZURE_DEPLOYMENT"),
+            "api_version": own("API_VERSION"),
+            "azure_ad_token_env": own("AZURE_AD_TOKEN_ENV"),
+            **network_from_env(env, prefix),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        values = cls._preset({k: v for k, v in values.items() if v is not None})
         if values.get("azure_endpoint") and not values.get("model"):
             values = {**values, "model": values.get("azure_deployment")}
             values = {k: v for k, v in values.items() if v is not None}

@@ -13,7 +13,6 @@ from ragmeter._services import (
     EndpointConfig,
     EndpointLimits,
     OpenAICompatible,
-    network_from_env,
 )
 
 ENV_PREFIX = "RAGMETER_EMBEDDINGS"
@@ -107,15 +106,8 @@ class EmbeddingsConfig(OpenAICompatible, _EmbeddingOptions, EndpointLimits):
             "passage_prefix": env.get(f"{ENV_PREFIX}_PASSAGE_PREFIX"),
             "dimensions": own("DIMENSIONS"),
             "provider": provider,
-            "azure_endpoint": azure,
-            "azure_deployment": own("AZURE_DEPLOYMENT"),
-            "api_version": own("API_VERSION"),
-            "azure_ad_token_env": own("AZURE_AD_TOKEN_ENV"),
-            **network_from_env(env, ENV_PREFIX),
         }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        values = {k: v for k, v in values.items() if v is not None}
-        values = cls.model_from_azure(_apply_provider(values))
+        values = cls.env_values(values, env, ENV_PREFIX, azure, overrides)
         if "model" not in values:
             if any(own(name) for name in ("BASE_URL", "API_KEY", "PROVIDER", "AZURE_ENDPOINT")):
                 raise ValueError(

@@ -20,7 +20,6 @@ from ragmeter._services import (
     EndpointConfig,
     EndpointLimits,
     OpenAICompatible,
-    network_from_env,
 )
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
@@ -233,15 +232,8 @@ class JudgeConfig(OpenAICompatible, _JudgeOptions, EndpointLimits, Sampling):
             "api_key": own("API_KEY"),
             "provider": provider,
             "reasoning_effort": own("REASONING_EFFORT"),
-            "azure_endpoint": azure,
-            "azure_deployment": own("AZURE_DEPLOYMENT"),
-            "api_version": own("API_VERSION"),
-            "azure_ad_token_env": own("AZURE_AD_TOKEN_ENV"),
-            **network_from_env(env, "RAGMETER_JUDGE"),
         }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        values = {k: v for k, v in values.items() if v is not None}
-        values = cls.model_from_azure(_apply_provider(values))
+        values = cls.env_values(values, env, "RAGMETER_JUDGE", azure, overrides)
         if "model" not in values:
             configured = [
                 f"RAGMETER_JUDGE_{name}"

@@ -227,6 +227,18 @@ def with_instruction(messages: list[dict[str, str]], instruction: str) -> list[d
     return rendered
 
 
+def response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` a chat request carries in structured-output ``mode``."""
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": schema.get("title", "answer"), "schema": schema},
+        }
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
 class ChatJudge(EndpointJudge[ChatConfigT]):
     """The chat-completions shape (OpenAI-compatible endpoints, LiteLLM): messages as
     dicts, the structured-output mode by capability (``json_schema`` probed once per

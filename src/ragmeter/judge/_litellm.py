@@ -47,7 +47,7 @@ from ragmeter._services import (
     with_retries,
 )
 from ragmeter.judge._config import Price, Sampling, StructuredOutput
-from ragmeter.judge._endpoint import Ask, ChatJudge, Reply, SchemaRejected
+from ragmeter.judge._endpoint import Ask, ChatJudge, Reply, SchemaRejected, response_format
 from ragmeter.judge._providers import register_provider
 
 #: The ``provider`` that chooses this judge (``--judge-provider litellm``,
@@ -445,13 +445,9 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
         key = self._api_key()
         if key is not None:
             request["api_key"] = key
-        if mode == "json_schema":
-            request["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema.get("title", "answer"), "schema": schema},
-            }
-        elif mode == "json_object":
-            request["response_format"] = {"type": "json_object"}
+        structure = response_format(mode, schema)
+        if structure is not None:
+            request["response_format"] = structure
         if config.logprobs:
             request["logprobs"] = True
             request["top_logprobs"] = 5

@@ -20,7 +20,7 @@ from ragmeter._services import (
     estimate_tokens,
 )
 from ragmeter.judge._config import JudgeConfig
-from ragmeter.judge._endpoint import Ask, ChatJudge, Reply, SchemaRejected
+from ragmeter.judge._endpoint import Ask, ChatJudge, Reply, SchemaRejected, response_format
 from ragmeter.judge._parse import schema_for_key, schema_of
 from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._providers import DEFAULT_PROVIDER, register_provider
@@ -326,13 +326,9 @@ class OpenAIJudge(ChatJudge[JudgeConfig]):
         # temperature, seed, the token limit, logprobs, reasoning effort: as this endpoint
         # takes them (a reasoning model gets max_completion_tokens and no temperature)
         body.update(self.config.request_params(self.refused_params, budget=max_tokens))
-        if mode == "json_schema":
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema.get("title", "answer"), "schema": schema},
-            }
-        elif mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
+        structure = response_format(mode, schema)
+        if structure is not None:
+            body["response_format"] = structure
         body.update(self.config.extra_body)
         return body
 
