@@ -227,6 +227,20 @@ def with_instruction(messages: list[dict[str, str]], instruction: str) -> list[d
     return rendered
 
 
+#: What an endpoint says when it does not take ``response_format: json_schema``: llama.cpp's
+#: server ('response_format type must be one of "text" or "json_object"'), vLLM, Ollama and
+#: OpenAI-compatible gateways all name the parameter or the schema.
+_SCHEMA_REJECTION_WORDS = ("response_format", "json_schema", "schema", "structured output")
+
+
+def rejects_response_format(status: int, detail: str) -> bool:
+    """Whether an error answer says the endpoint does not support json_schema output (then
+    the endpoint gets json_object from now on). A 500 or a 400 saying anything else is not
+    taken for that: one transient failure must not change how every later call is asked."""
+    text = detail.lower()
+    return status in (400, 422, 500, 501) and any(w in text for w in _SCHEMA_REJECTION_WORDS)
+
+
 def response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     """The ``response_format`` a chat request carries in structured-output ``mode``."""
     if mode == "json_schema":

@@ -47,7 +47,14 @@ from ragmeter._services import (
     with_retries,
 )
 from ragmeter.judge._config import Price, Sampling, StructuredOutput
-from ragmeter.judge._endpoint import Ask, ChatJudge, Reply, SchemaRejected, response_format
+from ragmeter.judge._endpoint import (
+    Ask,
+    ChatJudge,
+    Reply,
+    SchemaRejected,
+    rejects_response_format,
+    response_format,
+)
 from ragmeter.judge._providers import register_provider
 
 #: The ``provider`` that chooses this judge (``--judge-provider litellm``,
@@ -86,8 +93,6 @@ _SECRET_WORDS = frozenset(
 _OPENAI_KEY_PROVIDERS = frozenset({"openai", "custom_openai", "text-completion-openai"})
 #: Stands for "no key" where LiteLLM's OpenAI client insists on one.
 _NO_KEY = "no-key"
-#: What an endpoint says when it does not take ``response_format: json_schema``.
-_SCHEMA_REJECTION_WORDS = ("response_format", "json_schema", "schema", "structured output")
 #: What LiteLLM says (often as a 500 or a connection error) when it found no credentials.
 _NO_CREDENTIALS_WORDS = (
     "missing credentials",
@@ -461,11 +466,7 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
         detail = detail[:300]
         where = f"{self.provider} via LiteLLM (model {self.config.model!r})"
         lowered = detail.lower()
-        if (
-            probing_schema
-            and status in (400, 422, 500, 501)
-            and any(word in lowered for word in _SCHEMA_REJECTION_WORDS)
-        ):
+        if probing_schema and status is not None and rejects_response_format(status, detail):
             return SchemaRejected(detail)
         if any(word in lowered for word in _NO_CREDENTIALS_WORDS):
             where_from = _CREDENTIALS.get(self.provider, "the provider's key variable")

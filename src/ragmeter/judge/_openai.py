@@ -20,7 +20,14 @@ from ragmeter._services import (
     estimate_tokens,
 )
 from ragmeter.judge._config import JudgeConfig
-from ragmeter.judge._endpoint import Ask, ChatJudge, Reply, SchemaRejected, response_format
+from ragmeter.judge._endpoint import (
+    Ask,
+    ChatJudge,
+    Reply,
+    SchemaRejected,
+    rejects_response_format,
+    response_format,
+)
 from ragmeter.judge._parse import schema_for_key, schema_of
 from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._providers import DEFAULT_PROVIDER, register_provider
@@ -28,12 +35,6 @@ from ragmeter.judge._types import Judgment, OutputT
 
 if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests otherwise
     import httpx
-
-#: What an endpoint says when it does not take ``response_format: json_schema``: llama.cpp's
-#: server ('response_format type must be one of "text" or "json_object"'), vLLM, Ollama and
-#: OpenAI-compatible gateways all name the parameter or the schema.
-_SCHEMA_REJECTION_WORDS = ("response_format", "json_schema", "schema", "structured output")
-
 
 #: What a refused parameter becomes: a token limit is renamed, anything else left out.
 _RENAMED = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
@@ -91,14 +92,6 @@ def refused_param(status: int, detail: str, code: str | None, param: str | None)
     if param in (None, "temperature") and _TEMPERATURE_TEXT.search(detail):
         return "temperature"
     return None
-
-
-def rejects_response_format(status: int, detail: str) -> bool:
-    """Whether an error answer says the endpoint does not support json_schema output (then
-    the endpoint gets json_object from now on). A 500 or a 400 saying anything else is not
-    taken for that: one transient failure must not change how every later call is asked."""
-    text = detail.lower()
-    return status in (400, 422, 500, 501) and any(w in text for w in _SCHEMA_REJECTION_WORDS)
 
 
 def _check_chat_shape(data: dict[str, Any]) -> None:
