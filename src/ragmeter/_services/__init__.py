@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         network_description,
         network_from_env,
         openai_key_for,
+        preset_named,
         read_table,
         resolve_azure,
     )
@@ -81,6 +82,7 @@ __all__ = [
     "network_description",
     "network_from_env",
     "openai_key_for",
+    "preset_named",
     "read_table",
     "redact_secrets",
     "redact_url",
@@ -112,6 +114,7 @@ _EXPORTS = _lazy.exports(
             "network_description",
             "network_from_env",
             "openai_key_for",
+            "preset_named",
             "read_table",
             "resolve_azure",
         ),

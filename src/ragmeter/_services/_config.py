@@ -7,7 +7,7 @@ import importlib.util
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -144,6 +144,31 @@ def resolve_azure(values: dict[str, Any]) -> dict[str, Any]:
         values["model"] = deployment
     values["base_url"] = azure_base_url(str(endpoint), str(deployment), values.get("api_version"))
     return values
+
+
+def preset_named(
+    values: Mapping[str, Any], known: Iterable[str], env_prefix: str, *, kind: str = "provider"
+) -> str | None:
+    """The preset ``values`` name (``provider``) for its settings to be filled in: ``None``
+    when they name none, or ``"azure"`` (whose settings are the Azure fields: it only checks
+    that they are given). A ``ValueError`` for a preset not ``known`` (``kind`` names what
+    it is in the message), or one given with an Azure endpoint."""
+    provider = values.get("provider")
+    if provider is None:
+        return None
+    if provider == "azure":
+        if not values.get("azure_endpoint"):
+            raise ValueError(
+                "provider 'azure' needs azure_endpoint (https://NAME.openai.azure.com) and "
+                f"azure_deployment ({env_prefix}_AZURE_ENDPOINT, {env_prefix}_AZURE_DEPLOYMENT)"
+            )
+        return None
+    names = list(known)
+    if provider not in names:
+        raise ValueError(f"unknown {kind} {provider!r}; known: {', '.join([*names, 'azure'])}")
+    if values.get("azure_endpoint"):
+        raise ValueError(f"provider {provider!r} and azure_endpoint name two different endpoints")
+    return str(provider)
 
 
 def azure_key_for(endpoint: str, env: Mapping[str, str]) -> str | None:

@@ -13,6 +13,7 @@ from ragmeter._services import (
     EndpointConfig,
     EndpointLimits,
     OpenAICompatible,
+    preset_named,
 )
 
 ENV_PREFIX = "RAGMETER_EMBEDDINGS"
@@ -123,23 +124,10 @@ class EmbeddingsConfig(OpenAICompatible, _EmbeddingOptions, EndpointLimits):
 def _apply_provider(values: dict[str, Any]) -> dict[str, Any]:
     """``provider`` fills in the base URL and the provider's settings unless given."""
     values = dict(values)
-    provider = values.get("provider")
-    if provider is None:
-        return values
-    if provider == "azure":
-        if not values.get("azure_endpoint"):
-            raise ValueError(
-                "provider 'azure' needs azure_endpoint (https://NAME.openai.azure.com) and "
-                f"azure_deployment ({ENV_PREFIX}_AZURE_ENDPOINT, {ENV_PREFIX}_AZURE_DEPLOYMENT)"
-            )
-        return values
-    if provider not in EMBEDDING_PROVIDERS:
-        known = ", ".join([*EMBEDDING_PROVIDERS, "azure"])
-        raise ValueError(f"unknown embeddings provider {provider!r}; known: {known}")
-    if values.get("azure_endpoint"):
-        raise ValueError(f"provider {provider!r} and azure_endpoint name two different endpoints")
-    base_url, settings = EMBEDDING_PROVIDERS[provider]
-    values.setdefault("base_url", base_url)
-    for name, value in settings.items():
-        values.setdefault(name, value)
+    provider = preset_named(values, EMBEDDING_PROVIDERS, ENV_PREFIX, kind="embeddings provider")
+    if provider is not None:
+        base_url, settings = EMBEDDING_PROVIDERS[provider]
+        values.setdefault("base_url", base_url)
+        for name, value in settings.items():
+            values.setdefault(name, value)
     return values

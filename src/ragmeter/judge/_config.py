@@ -20,6 +20,7 @@ from ragmeter._services import (
     EndpointConfig,
     EndpointLimits,
     OpenAICompatible,
+    preset_named,
 )
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
@@ -296,22 +297,9 @@ def _apply_provider(values: dict[str, Any]) -> dict[str, Any]:
     """``provider`` fills in the base URL and structured-output mode unless they are given
     (``"azure"``: the Azure fields say where; it only checks that they do)."""
     values = dict(values)
-    provider = values.get("provider")
-    if provider is None:
-        return values
-    if provider == "azure":
-        if not values.get("azure_endpoint"):
-            raise ValueError(
-                "provider 'azure' needs azure_endpoint (https://NAME.openai.azure.com) and "
-                "azure_deployment (RAGMETER_JUDGE_AZURE_ENDPOINT, RAGMETER_JUDGE_AZURE_DEPLOYMENT)"
-            )
-        return values
-    if provider not in PROVIDERS:
-        known = ", ".join([*PROVIDERS, "azure"])
-        raise ValueError(f"unknown provider {provider!r}; known: {known}")
-    if values.get("azure_endpoint"):
-        raise ValueError(f"provider {provider!r} and azure_endpoint name two different endpoints")
-    base_url, mode = PROVIDERS[provider]
-    values.setdefault("base_url", base_url)
-    values.setdefault("structured_output", mode)
+    provider = preset_named(values, PROVIDERS, "RAGMETER_JUDGE")
+    if provider is not None:
+        base_url, mode = PROVIDERS[provider]
+        values.setdefault("base_url", base_url)
+        values.setdefault("structured_output", mode)
     return values
