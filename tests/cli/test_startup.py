@@ -186,28 +186,28 @@ def test_a_retrieval_only_eval_recorded_in_the_run_store_loads_no_client(tmp_pat
     assert (tmp_path / ".ragmeter" / "runs.db").is_file()
 
 
+SRC = ROOT / "src"
+#: Every lazy package: the root, and each package whose ``__init__.py`` ends with
+#: ``_lazy.attach`` (so a new one is covered without editing this list).
 LAZY_PACKAGES = [
     "ragmeter",
-    "ragmeter._services",
-    "ragmeter.dataset",
-    "ragmeter.diagnosis",
-    "ragmeter.embed",
-    "ragmeter.judge",
-    "ragmeter.metrics",
-    "ragmeter.metrics.llm",
-    "ragmeter.prompts",
-    "ragmeter.results",
-    "ragmeter.runner",
-    "ragmeter.stats",
-    "ragmeter.steps",
-    "ragmeter.store",
-    "ragmeter.tracking",
+    *sorted(
+        ".".join(init.parent.relative_to(SRC).parts)
+        for init in (SRC / "ragmeter").glob("**/__init__.py")
+        if "_lazy.attach(__name__, __file__)" in init.read_text(encoding="utf-8")
+    ),
 ]
+
+
+def test_the_lazy_packages_are_found():
+    assert len(LAZY_PACKAGES) >= 18
+    assert {"ragmeter.traces", "ragmeter.mining", "ragmeter.monitor"} <= set(LAZY_PACKAGES)
 
 
 @pytest.mark.parametrize("name", LAZY_PACKAGES)
 def test_a_lazy_package_gives_every_public_name(name):
     package = importlib.import_module(name)
+    assert package.__all__, name
     for public in package.__all__:
         value = getattr(package, public)
         assert value is not None, public
@@ -215,3 +215,21 @@ def test_a_lazy_package_gives_every_public_name(name):
     assert set(package.__all__) <= set(dir(package))
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         _ = package.not_a_name
+
+
+def _ours(modules: set[str]) -> set[str]:
+    return {m for m in modules if m == "ragmeter" or m.startswith("ragmeter.")}
+
+
+@pytest.mark.parametrize("name", LAZY_PACKAGES)
+def test_importing_a_lazy_package_imports_none_of_its_modules(name):
+    # A fresh interpreter: the package, its dir() and its __all__ load only the package, its
+    # parents and ragmeter._lazy, none of the modules that define the names.
+    parents = {".".join(name.split(".")[: i + 1]) for i in range(name.count(".") + 1)}
+    modules = _loaded(f"import {name}\nassert set({name}.__all__) <= set(dir({name}))")
+    assert _ours(modules) == parents | {"ragmeter._lazy"}
+
+
+def test_importing_ragmeter_imports_nothing_else_of_it():
+    # The root loads even ragmeter._lazy on first use only.
+    assert _ours(_loaded("import ragmeter")) == {"ragmeter"}

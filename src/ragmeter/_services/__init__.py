@@ -3,150 +3,56 @@ the usage ledger, the HTTP client of OpenAI-compatible endpoints and its limits,
 value types and errors, and :func:`run_sync`. Private to ragmeter: other packages import
 these names from here, users from :mod:`ragmeter.judge` / :mod:`ragmeter.embed`."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter._services._cache import Cache, MemoryCache, NullCache, SQLiteCache, cache_key
-    from ragmeter._services._config import (
-        OPENAI_BASE_URL,
-        azure_key_for,
-        azure_request_model,
-        check_ca_bundle,
-        check_extra_headers,
-        check_proxy,
-        network_description,
-        network_from_env,
-        openai_key_for,
-        preset_named,
-        read_table,
-        resolve_azure,
-    )
-    from ragmeter._services._endpoint import EndpointConfig, EndpointLimits, OpenAICompatible
-    from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
-    from ragmeter._services._gc import fewer_collections
-    from ragmeter._services._http import (
-        DEFAULT_MAX_RETRY_WAIT_S,
-        EndpointClient,
-        EndpointSettings,
-        StatusRejected,
-        check_base_url,
-        endpoint_client,
-        redact_secrets,
-        redact_url,
-        retry_after_seconds,
-        retry_wait,
-        with_retries,
-    )
-    from ragmeter._services._limits import Limiter, LimitSettings, limiter_for, share_limits
-    from ragmeter._services._portable import Portable
-    from ragmeter._services._sync import run_sync
-    from ragmeter._services._types import Message, Role, Usage
-    from ragmeter._services._usage import UsageLedger, estimate_tokens
+    from ragmeter._services._cache import Cache as Cache
+    from ragmeter._services._cache import MemoryCache as MemoryCache
+    from ragmeter._services._cache import NullCache as NullCache
+    from ragmeter._services._cache import SQLiteCache as SQLiteCache
+    from ragmeter._services._cache import cache_key as cache_key
+    from ragmeter._services._config import OPENAI_BASE_URL as OPENAI_BASE_URL
+    from ragmeter._services._config import azure_key_for as azure_key_for
+    from ragmeter._services._config import azure_request_model as azure_request_model
+    from ragmeter._services._config import check_ca_bundle as check_ca_bundle
+    from ragmeter._services._config import check_extra_headers as check_extra_headers
+    from ragmeter._services._config import check_proxy as check_proxy
+    from ragmeter._services._config import network_description as network_description
+    from ragmeter._services._config import network_from_env as network_from_env
+    from ragmeter._services._config import openai_key_for as openai_key_for
+    from ragmeter._services._config import preset_named as preset_named
+    from ragmeter._services._config import read_table as read_table
+    from ragmeter._services._config import resolve_azure as resolve_azure
+    from ragmeter._services._endpoint import EndpointConfig as EndpointConfig
+    from ragmeter._services._endpoint import EndpointLimits as EndpointLimits
+    from ragmeter._services._endpoint import OpenAICompatible as OpenAICompatible
+    from ragmeter._services._errors import JudgeConfigError as JudgeConfigError
+    from ragmeter._services._errors import JudgeError as JudgeError
+    from ragmeter._services._errors import JudgeTransientError as JudgeTransientError
+    from ragmeter._services._gc import fewer_collections as fewer_collections
+    from ragmeter._services._http import DEFAULT_MAX_RETRY_WAIT_S as DEFAULT_MAX_RETRY_WAIT_S
+    from ragmeter._services._http import EndpointClient as EndpointClient
+    from ragmeter._services._http import EndpointSettings as EndpointSettings
+    from ragmeter._services._http import StatusRejected as StatusRejected
+    from ragmeter._services._http import check_base_url as check_base_url
+    from ragmeter._services._http import endpoint_client as endpoint_client
+    from ragmeter._services._http import redact_secrets as redact_secrets
+    from ragmeter._services._http import redact_url as redact_url
+    from ragmeter._services._http import retry_after_seconds as retry_after_seconds
+    from ragmeter._services._http import retry_wait as retry_wait
+    from ragmeter._services._http import with_retries as with_retries
+    from ragmeter._services._limits import Limiter as Limiter
+    from ragmeter._services._limits import LimitSettings as LimitSettings
+    from ragmeter._services._limits import limiter_for as limiter_for
+    from ragmeter._services._limits import share_limits as share_limits
+    from ragmeter._services._portable import Portable as Portable
+    from ragmeter._services._sync import run_sync as run_sync
+    from ragmeter._services._types import Message as Message
+    from ragmeter._services._types import Role as Role
+    from ragmeter._services._types import Usage as Usage
+    from ragmeter._services._usage import UsageLedger as UsageLedger
+    from ragmeter._services._usage import estimate_tokens as estimate_tokens
 
-__all__ = [
-    "DEFAULT_MAX_RETRY_WAIT_S",
-    "OPENAI_BASE_URL",
-    "Cache",
-    "EndpointClient",
-    "EndpointConfig",
-    "EndpointLimits",
-    "EndpointSettings",
-    "JudgeConfigError",
-    "JudgeError",
-    "JudgeTransientError",
-    "LimitSettings",
-    "Limiter",
-    "MemoryCache",
-    "Message",
-    "NullCache",
-    "OpenAICompatible",
-    "Portable",
-    "Role",
-    "SQLiteCache",
-    "StatusRejected",
-    "Usage",
-    "UsageLedger",
-    "azure_key_for",
-    "azure_request_model",
-    "cache_key",
-    "check_base_url",
-    "check_ca_bundle",
-    "check_extra_headers",
-    "check_proxy",
-    "endpoint_client",
-    "estimate_tokens",
-    "fewer_collections",
-    "limiter_for",
-    "network_description",
-    "network_from_env",
-    "openai_key_for",
-    "preset_named",
-    "read_table",
-    "redact_secrets",
-    "redact_url",
-    "resolve_azure",
-    "retry_after_seconds",
-    "retry_wait",
-    "run_sync",
-    "share_limits",
-    "with_retries",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter._services._cache": (
-            "Cache",
-            "MemoryCache",
-            "NullCache",
-            "SQLiteCache",
-            "cache_key",
-        ),
-        "ragmeter._services._config": (
-            "OPENAI_BASE_URL",
-            "azure_key_for",
-            "azure_request_model",
-            "check_ca_bundle",
-            "check_extra_headers",
-            "check_proxy",
-            "network_description",
-            "network_from_env",
-            "openai_key_for",
-            "preset_named",
-            "read_table",
-            "resolve_azure",
-        ),
-        "ragmeter._services._endpoint": ("EndpointConfig", "EndpointLimits", "OpenAICompatible"),
-        "ragmeter._services._errors": ("JudgeConfigError", "JudgeError", "JudgeTransientError"),
-        "ragmeter._services._gc": ("fewer_collections",),
-        "ragmeter._services._http": (
-            "DEFAULT_MAX_RETRY_WAIT_S",
-            "EndpointClient",
-            "EndpointSettings",
-            "StatusRejected",
-            "check_base_url",
-            "endpoint_client",
-            "redact_secrets",
-            "redact_url",
-            "retry_after_seconds",
-            "retry_wait",
-            "with_retries",
-        ),
-        "ragmeter._services._limits": ("Limiter", "LimitSettings", "limiter_for", "share_limits"),
-        "ragmeter._services._portable": ("Portable",),
-        "ragmeter._services._sync": ("run_sync",),
-        "ragmeter._services._types": ("Message", "Role", "Usage"),
-        "ragmeter._services._usage": ("UsageLedger", "estimate_tokens"),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

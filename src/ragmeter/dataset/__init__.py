@@ -1,118 +1,39 @@
 """Samples and datasets: loading, validating and saving evaluation data."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.dataset._conversation import expand_conversation
-    from ragmeter.dataset._dataset import Dataset, check_sample
-    from ragmeter.dataset._io import (
-        from_hf,
-        from_pandas,
-        load_dataset,
-        parse_json_line,
-        save_dataset,
-        to_hf,
-        to_pandas,
-        to_records,
-    )
-    from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
-    from ragmeter.dataset._sample import SAMPLE_FIELDS, ChatMessage, Sample, format_conversation
-    from ragmeter.dataset._stream import (
-        STREAM_CHUNK_SIZE,
-        DatasetFingerprint,
-        is_streamed,
-        stream_jsonl,
-    )
-    from ragmeter.dataset._subset import head, sample
-    from ragmeter.dataset._types import (
-        DataFrameLike,
-        DatasetLike,
-        HFDatasetLike,
-        RecordLike,
-        RecordModel,
-        SampleSetLike,
-    )
+    from ragmeter.dataset._conversation import expand_conversation as expand_conversation
+    from ragmeter.dataset._dataset import Dataset as Dataset
+    from ragmeter.dataset._dataset import check_sample as check_sample
+    from ragmeter.dataset._io import from_hf as from_hf
+    from ragmeter.dataset._io import from_pandas as from_pandas
+    from ragmeter.dataset._io import load_dataset as load_dataset
+    from ragmeter.dataset._io import parse_json_line as parse_json_line
+    from ragmeter.dataset._io import save_dataset as save_dataset
+    from ragmeter.dataset._io import to_hf as to_hf
+    from ragmeter.dataset._io import to_pandas as to_pandas
+    from ragmeter.dataset._io import to_records as to_records
+    from ragmeter.dataset._problems import DatasetError as DatasetError
+    from ragmeter.dataset._problems import InvalidRow as InvalidRow
+    from ragmeter.dataset._problems import Problem as Problem
+    from ragmeter.dataset._sample import SAMPLE_FIELDS as SAMPLE_FIELDS
+    from ragmeter.dataset._sample import ChatMessage as ChatMessage
+    from ragmeter.dataset._sample import Sample as Sample
+    from ragmeter.dataset._sample import format_conversation as format_conversation
+    from ragmeter.dataset._stream import STREAM_CHUNK_SIZE as STREAM_CHUNK_SIZE
+    from ragmeter.dataset._stream import DatasetFingerprint as DatasetFingerprint
+    from ragmeter.dataset._stream import is_streamed as is_streamed
+    from ragmeter.dataset._stream import stream_jsonl as stream_jsonl
+    from ragmeter.dataset._subset import head as head
+    from ragmeter.dataset._subset import sample as sample
+    from ragmeter.dataset._types import DataFrameLike as DataFrameLike
+    from ragmeter.dataset._types import DatasetLike as DatasetLike
+    from ragmeter.dataset._types import HFDatasetLike as HFDatasetLike
+    from ragmeter.dataset._types import RecordLike as RecordLike
+    from ragmeter.dataset._types import RecordModel as RecordModel
+    from ragmeter.dataset._types import SampleSetLike as SampleSetLike
 
-__all__ = [
-    "SAMPLE_FIELDS",
-    "STREAM_CHUNK_SIZE",
-    "ChatMessage",
-    "DataFrameLike",
-    "Dataset",
-    "DatasetError",
-    "DatasetFingerprint",
-    "DatasetLike",
-    "HFDatasetLike",
-    "InvalidRow",
-    "Problem",
-    "RecordLike",
-    "RecordModel",
-    "Sample",
-    "SampleSetLike",
-    "check_sample",
-    "expand_conversation",
-    "format_conversation",
-    "from_hf",
-    "from_pandas",
-    "head",
-    "is_streamed",
-    "load_dataset",
-    "parse_json_line",
-    "sample",
-    "save_dataset",
-    "stream_jsonl",
-    "to_hf",
-    "to_pandas",
-    "to_records",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter.dataset._conversation": ("expand_conversation",),
-        "ragmeter.dataset._dataset": ("Dataset", "check_sample"),
-        "ragmeter.dataset._io": (
-            "from_hf",
-            "from_pandas",
-            "load_dataset",
-            "parse_json_line",
-            "save_dataset",
-            "to_hf",
-            "to_pandas",
-            "to_records",
-        ),
-        "ragmeter.dataset._problems": ("DatasetError", "InvalidRow", "Problem"),
-        "ragmeter.dataset._sample": (
-            "SAMPLE_FIELDS",
-            "ChatMessage",
-            "Sample",
-            "format_conversation",
-        ),
-        "ragmeter.dataset._stream": (
-            "STREAM_CHUNK_SIZE",
-            "DatasetFingerprint",
-            "is_streamed",
-            "stream_jsonl",
-        ),
-        "ragmeter.dataset._subset": ("head", "sample"),
-        "ragmeter.dataset._types": (
-            "DataFrameLike",
-            "DatasetLike",
-            "HFDatasetLike",
-            "RecordLike",
-            "RecordModel",
-            "SampleSetLike",
-        ),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

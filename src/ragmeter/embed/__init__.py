@@ -1,62 +1,20 @@
 """The embeddings layer: OpenAI-compatible endpoints, or an offline multilingual model."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.embed._base import (
-        Embeddings,
-        Kind,
-        cosine_similarity,
-        decode_vector,
-        embedding_cache_key,
-        encode_vector,
-        normalize_rows,
-    )
-    from ragmeter.embed._config import EmbeddingsConfig
-    from ragmeter.embed._default import default_embeddings
-    from ragmeter.embed._local import LocalEmbeddings
-    from ragmeter.embed._openai import OpenAIEmbeddings
+    from ragmeter.embed._base import Embeddings as Embeddings
+    from ragmeter.embed._base import Kind as Kind
+    from ragmeter.embed._base import cosine_similarity as cosine_similarity
+    from ragmeter.embed._base import decode_vector as decode_vector
+    from ragmeter.embed._base import embedding_cache_key as embedding_cache_key
+    from ragmeter.embed._base import encode_vector as encode_vector
+    from ragmeter.embed._base import normalize_rows as normalize_rows
+    from ragmeter.embed._config import EmbeddingsConfig as EmbeddingsConfig
+    from ragmeter.embed._default import default_embeddings as default_embeddings
+    from ragmeter.embed._local import LocalEmbeddings as LocalEmbeddings
+    from ragmeter.embed._openai import OpenAIEmbeddings as OpenAIEmbeddings
 
-__all__ = [
-    "Embeddings",
-    "EmbeddingsConfig",
-    "Kind",
-    "LocalEmbeddings",
-    "OpenAIEmbeddings",
-    "cosine_similarity",
-    "decode_vector",
-    "default_embeddings",
-    "embedding_cache_key",
-    "encode_vector",
-    "normalize_rows",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter.embed._base": (
-            "Embeddings",
-            "Kind",
-            "cosine_similarity",
-            "decode_vector",
-            "embedding_cache_key",
-            "encode_vector",
-            "normalize_rows",
-        ),
-        "ragmeter.embed._config": ("EmbeddingsConfig",),
-        "ragmeter.embed._default": ("default_embeddings",),
-        "ragmeter.embed._local": ("LocalEmbeddings",),
-        "ragmeter.embed._openai": ("OpenAIEmbeddings",),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

@@ -5,213 +5,69 @@ Two protocols: a :class:`BatchMetric` is pure and scores a batch at a time; a
 (:func:`score_sample` runs a set of them on a sample, sharing every judge call).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.metrics._base import (
-        BatchContext,
-        BatchMetric,
-        Direction,
-        Metric,
-        MetricResult,
-        Requirements,
-        ScoreColumn,
-        Status,
-        missing_fields_result,
-        parse_direction,
-    )
-    from ragmeter.metrics._details import (
-        ClaimCheck,
-        ClaimVerdict,
-        ContextCriterion,
-        ContextJudgment,
-        Details,
-        EntityFinding,
-        GeneratedQuestion,
-        HopUse,
-        NoiseClaimVerdict,
-        PassageMatch,
-        StatementFinding,
-    )
-    from ragmeter.metrics._registry import (
-        ENTRY_POINT_GROUP,
-        METRIC_FILE_SUFFIXES,
-        SPECS,
-        MetricSource,
-        get_metric,
-        metric_specs,
-        register,
-        resolve_metric,
-        resolve_metrics,
-    )
-    from ragmeter.metrics._sample import (
-        CannotScore,
-        Fallback,
-        SampleMetric,
-        SampleOutcome,
-        ServicesOf,
-        score_sample,
-    )
-    from ragmeter.metrics._spec import MetricLoadError, MetricSpec, UnknownMetricError
-    from ragmeter.metrics._sync import is_async, run_sync
-    from ragmeter.metrics.context import (
-        IDContextPrecision,
-        IDContextRecall,
-        StringContextPrecision,
-        StringContextRecall,
-    )
-    from ragmeter.metrics.retrieval import (
-        MAP,
-        MRR,
-        NDCG,
-        F1AtK,
-        HitAtK,
-        PrecisionAtK,
-        RecallAtK,
-        RPrecision,
-        evaluate_run,
-    )
-    from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
+    from ragmeter.metrics._base import BatchContext as BatchContext
+    from ragmeter.metrics._base import BatchMetric as BatchMetric
+    from ragmeter.metrics._base import Direction as Direction
+    from ragmeter.metrics._base import Metric as Metric
+    from ragmeter.metrics._base import MetricResult as MetricResult
+    from ragmeter.metrics._base import Requirements as Requirements
+    from ragmeter.metrics._base import ScoreColumn as ScoreColumn
+    from ragmeter.metrics._base import Status as Status
+    from ragmeter.metrics._base import missing_fields_result as missing_fields_result
+    from ragmeter.metrics._base import parse_direction as parse_direction
+    from ragmeter.metrics._details import ClaimCheck as ClaimCheck
+    from ragmeter.metrics._details import ClaimVerdict as ClaimVerdict
+    from ragmeter.metrics._details import ContextCriterion as ContextCriterion
+    from ragmeter.metrics._details import ContextJudgment as ContextJudgment
+    from ragmeter.metrics._details import Details as Details
+    from ragmeter.metrics._details import EntityFinding as EntityFinding
+    from ragmeter.metrics._details import GeneratedQuestion as GeneratedQuestion
+    from ragmeter.metrics._details import HopUse as HopUse
+    from ragmeter.metrics._details import NoiseClaimVerdict as NoiseClaimVerdict
+    from ragmeter.metrics._details import PassageMatch as PassageMatch
+    from ragmeter.metrics._details import StatementFinding as StatementFinding
+    from ragmeter.metrics._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+    from ragmeter.metrics._registry import METRIC_FILE_SUFFIXES as METRIC_FILE_SUFFIXES
+    from ragmeter.metrics._registry import SPECS as SPECS
+    from ragmeter.metrics._registry import MetricSource as MetricSource
+    from ragmeter.metrics._registry import get_metric as get_metric
+    from ragmeter.metrics._registry import metric_specs as metric_specs
+    from ragmeter.metrics._registry import register as register
+    from ragmeter.metrics._registry import resolve_metric as resolve_metric
+    from ragmeter.metrics._registry import resolve_metrics as resolve_metrics
+    from ragmeter.metrics._sample import CannotScore as CannotScore
+    from ragmeter.metrics._sample import Fallback as Fallback
+    from ragmeter.metrics._sample import SampleMetric as SampleMetric
+    from ragmeter.metrics._sample import SampleOutcome as SampleOutcome
+    from ragmeter.metrics._sample import ServicesOf as ServicesOf
+    from ragmeter.metrics._sample import score_sample as score_sample
+    from ragmeter.metrics._spec import MetricLoadError as MetricLoadError
+    from ragmeter.metrics._spec import MetricSpec as MetricSpec
+    from ragmeter.metrics._spec import UnknownMetricError as UnknownMetricError
+    from ragmeter.metrics._sync import is_async as is_async
+    from ragmeter.metrics._sync import run_sync as run_sync
+    from ragmeter.metrics.context import IDContextPrecision as IDContextPrecision
+    from ragmeter.metrics.context import IDContextRecall as IDContextRecall
+    from ragmeter.metrics.context import StringContextPrecision as StringContextPrecision
+    from ragmeter.metrics.context import StringContextRecall as StringContextRecall
+    from ragmeter.metrics.retrieval import MAP as MAP
+    from ragmeter.metrics.retrieval import MRR as MRR
+    from ragmeter.metrics.retrieval import NDCG as NDCG
+    from ragmeter.metrics.retrieval import F1AtK as F1AtK
+    from ragmeter.metrics.retrieval import HitAtK as HitAtK
+    from ragmeter.metrics.retrieval import PrecisionAtK as PrecisionAtK
+    from ragmeter.metrics.retrieval import RecallAtK as RecallAtK
+    from ragmeter.metrics.retrieval import RPrecision as RPrecision
+    from ragmeter.metrics.retrieval import evaluate_run as evaluate_run
+    from ragmeter.metrics.text import BLEU as BLEU
+    from ragmeter.metrics.text import ChrF as ChrF
+    from ragmeter.metrics.text import ExactMatch as ExactMatch
+    from ragmeter.metrics.text import Rouge as Rouge
+    from ragmeter.metrics.text import StringPresence as StringPresence
 
-__all__ = [
-    "BLEU",
-    "ENTRY_POINT_GROUP",
-    "MAP",
-    "METRIC_FILE_SUFFIXES",
-    "MRR",
-    "NDCG",
-    "SPECS",
-    "BatchContext",
-    "BatchMetric",
-    "CannotScore",
-    "ChrF",
-    "ClaimCheck",
-    "ClaimVerdict",
-    "ContextCriterion",
-    "ContextJudgment",
-    "Details",
-    "Direction",
-    "EntityFinding",
-    "ExactMatch",
-    "F1AtK",
-    "Fallback",
-    "GeneratedQuestion",
-    "HitAtK",
-    "HopUse",
-    "IDContextPrecision",
-    "IDContextRecall",
-    "Metric",
-    "MetricLoadError",
-    "MetricResult",
-    "MetricSource",
-    "MetricSpec",
-    "NoiseClaimVerdict",
-    "PassageMatch",
-    "PrecisionAtK",
-    "RPrecision",
-    "RecallAtK",
-    "Requirements",
-    "Rouge",
-    "SampleMetric",
-    "SampleOutcome",
-    "ScoreColumn",
-    "ServicesOf",
-    "StatementFinding",
-    "Status",
-    "StringContextPrecision",
-    "StringContextRecall",
-    "StringPresence",
-    "UnknownMetricError",
-    "evaluate_run",
-    "get_metric",
-    "is_async",
-    "metric_specs",
-    "missing_fields_result",
-    "parse_direction",
-    "register",
-    "resolve_metric",
-    "resolve_metrics",
-    "run_sync",
-    "score_sample",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter.metrics._base": (
-            "BatchContext",
-            "BatchMetric",
-            "Direction",
-            "Metric",
-            "MetricResult",
-            "Requirements",
-            "ScoreColumn",
-            "Status",
-            "missing_fields_result",
-            "parse_direction",
-        ),
-        "ragmeter.metrics._details": (
-            "ClaimCheck",
-            "ClaimVerdict",
-            "ContextCriterion",
-            "ContextJudgment",
-            "Details",
-            "EntityFinding",
-            "GeneratedQuestion",
-            "HopUse",
-            "NoiseClaimVerdict",
-            "PassageMatch",
-            "StatementFinding",
-        ),
-        "ragmeter.metrics._registry": (
-            "ENTRY_POINT_GROUP",
-            "METRIC_FILE_SUFFIXES",
-            "SPECS",
-            "MetricSource",
-            "get_metric",
-            "metric_specs",
-            "register",
-            "resolve_metric",
-            "resolve_metrics",
-        ),
-        "ragmeter.metrics._sample": (
-            "CannotScore",
-            "Fallback",
-            "SampleMetric",
-            "SampleOutcome",
-            "ServicesOf",
-            "score_sample",
-        ),
-        "ragmeter.metrics._spec": ("MetricLoadError", "MetricSpec", "UnknownMetricError"),
-        "ragmeter.metrics._sync": ("is_async", "run_sync"),
-        "ragmeter.metrics.context": (
-            "IDContextPrecision",
-            "IDContextRecall",
-            "StringContextPrecision",
-            "StringContextRecall",
-        ),
-        "ragmeter.metrics.retrieval": (
-            "MAP",
-            "MRR",
-            "NDCG",
-            "F1AtK",
-            "HitAtK",
-            "PrecisionAtK",
-            "RecallAtK",
-            "RPrecision",
-            "evaluate_run",
-        ),
-        "ragmeter.metrics.text": ("BLEU", "ChrF", "ExactMatch", "Rouge", "StringPresence"),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

@@ -1,45 +1,21 @@
 """Test sets from real questions: pick a diverse, representative, hard set of production
 samples to label, and merge the labelled ones into the golden set."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.mining._labels import LABEL_COLUMNS
-    from ragmeter.mining._merge import MergeConflict, MergeResult, is_labelled, merge_labelled
-    from ragmeter.mining._mine import MiningResult, Pick, describe, mine
-    from ragmeter.mining._scores import Standing, standings
+    from ragmeter.mining._labels import LABEL_COLUMNS as LABEL_COLUMNS
+    from ragmeter.mining._merge import MergeConflict as MergeConflict
+    from ragmeter.mining._merge import MergeResult as MergeResult
+    from ragmeter.mining._merge import is_labelled as is_labelled
+    from ragmeter.mining._merge import merge_labelled as merge_labelled
+    from ragmeter.mining._mine import MiningResult as MiningResult
+    from ragmeter.mining._mine import Pick as Pick
+    from ragmeter.mining._mine import describe as describe
+    from ragmeter.mining._mine import mine as mine
+    from ragmeter.mining._scores import Standing as Standing
+    from ragmeter.mining._scores import standings as standings
 
-__all__ = [
-    "LABEL_COLUMNS",
-    "MergeConflict",
-    "MergeResult",
-    "MiningResult",
-    "Pick",
-    "Standing",
-    "describe",
-    "is_labelled",
-    "merge_labelled",
-    "mine",
-    "standings",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter.mining._labels": ("LABEL_COLUMNS",),
-        "ragmeter.mining._merge": ("MergeConflict", "MergeResult", "is_labelled", "merge_labelled"),
-        "ragmeter.mining._mine": ("MiningResult", "Pick", "describe", "mine"),
-        "ragmeter.mining._scores": ("Standing", "standings"),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

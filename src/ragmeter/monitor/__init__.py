@@ -9,51 +9,17 @@ test; a significant drop is an alert (a log line, a webhook). Its state folder l
 restart lose nothing and score nothing twice. :func:`monitor` is one pass (``--once``).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.monitor._monitor import (
-        DEFAULT_METRICS,
-        Monitor,
-        PollReport,
-        Window,
-        WindowMetric,
-        WindowSpec,
-        monitor,
-    )
+    from ragmeter.monitor._monitor import DEFAULT_METRICS as DEFAULT_METRICS
+    from ragmeter.monitor._monitor import Monitor as Monitor
+    from ragmeter.monitor._monitor import PollReport as PollReport
+    from ragmeter.monitor._monitor import Window as Window
+    from ragmeter.monitor._monitor import WindowMetric as WindowMetric
+    from ragmeter.monitor._monitor import WindowSpec as WindowSpec
+    from ragmeter.monitor._monitor import monitor as monitor
 
-__all__ = [
-    "DEFAULT_METRICS",
-    "Monitor",
-    "PollReport",
-    "Window",
-    "WindowMetric",
-    "WindowSpec",
-    "monitor",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter.monitor._monitor": (
-            "DEFAULT_METRICS",
-            "Monitor",
-            "PollReport",
-            "Window",
-            "WindowMetric",
-            "WindowSpec",
-            "monitor",
-        ),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

@@ -1,88 +1,26 @@
 """Evaluation results: per sample, per metric, and how to save and read them back."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.results._conversations import (
-        ConversationAggregate,
-        ConversationMetric,
-        ConversationResult,
-        conversation_scales,
-        worst_conversations,
-    )
-    from ragmeter.results._result import (
-        Aggregate,
-        EvaluationResult,
-        Group,
-        MetricInfo,
-        SampleResult,
-        aggregate,
-    )
-    from ragmeter.results._store import (
-        STORE_FILE,
-        RunDatabase,
-        RunStorageError,
-        sqlite_code,
-        storage_error,
-        tags_of,
-    )
+    from ragmeter.results._conversations import ConversationAggregate as ConversationAggregate
+    from ragmeter.results._conversations import ConversationMetric as ConversationMetric
+    from ragmeter.results._conversations import ConversationResult as ConversationResult
+    from ragmeter.results._conversations import conversation_scales as conversation_scales
+    from ragmeter.results._conversations import worst_conversations as worst_conversations
+    from ragmeter.results._result import Aggregate as Aggregate
+    from ragmeter.results._result import EvaluationResult as EvaluationResult
+    from ragmeter.results._result import Group as Group
+    from ragmeter.results._result import MetricInfo as MetricInfo
+    from ragmeter.results._result import SampleResult as SampleResult
+    from ragmeter.results._result import aggregate as aggregate
+    from ragmeter.results._store import STORE_FILE as STORE_FILE
+    from ragmeter.results._store import RunDatabase as RunDatabase
+    from ragmeter.results._store import RunStorageError as RunStorageError
+    from ragmeter.results._store import sqlite_code as sqlite_code
+    from ragmeter.results._store import storage_error as storage_error
+    from ragmeter.results._store import tags_of as tags_of
 
-__all__ = [
-    "STORE_FILE",
-    "Aggregate",
-    "ConversationAggregate",
-    "ConversationMetric",
-    "ConversationResult",
-    "EvaluationResult",
-    "Group",
-    "MetricInfo",
-    "RunDatabase",
-    "RunStorageError",
-    "SampleResult",
-    "aggregate",
-    "conversation_scales",
-    "sqlite_code",
-    "storage_error",
-    "tags_of",
-    "worst_conversations",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter.results._conversations": (
-            "ConversationAggregate",
-            "ConversationMetric",
-            "ConversationResult",
-            "conversation_scales",
-            "worst_conversations",
-        ),
-        "ragmeter.results._result": (
-            "Aggregate",
-            "EvaluationResult",
-            "Group",
-            "MetricInfo",
-            "SampleResult",
-            "aggregate",
-        ),
-        "ragmeter.results._store": (
-            "STORE_FILE",
-            "RunDatabase",
-            "RunStorageError",
-            "sqlite_code",
-            "storage_error",
-            "tags_of",
-        ),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

@@ -1,53 +1,25 @@
 """Running metrics over datasets."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
-    from ragmeter.runner._estimate import RunEstimate, aestimate, estimate
-    from ragmeter.runner._evaluate import aevaluate, check_inputs, evaluate
-    from ragmeter.runner._progress import ProgressReporter, QuietProgress, make_progress
-    from ragmeter.runner._ray import RayBackend, RayBackendError, WorkerPool
-    from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
+    from ragmeter.runner._defaults import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
+    from ragmeter.runner._estimate import RunEstimate as RunEstimate
+    from ragmeter.runner._estimate import aestimate as aestimate
+    from ragmeter.runner._estimate import estimate as estimate
+    from ragmeter.runner._evaluate import aevaluate as aevaluate
+    from ragmeter.runner._evaluate import check_inputs as check_inputs
+    from ragmeter.runner._evaluate import evaluate as evaluate
+    from ragmeter.runner._progress import ProgressReporter as ProgressReporter
+    from ragmeter.runner._progress import QuietProgress as QuietProgress
+    from ragmeter.runner._progress import make_progress as make_progress
+    from ragmeter.runner._ray import RayBackend as RayBackend
+    from ragmeter.runner._ray import RayBackendError as RayBackendError
+    from ragmeter.runner._ray import WorkerPool as WorkerPool
+    from ragmeter.runner._task import SampleTask as SampleTask
+    from ragmeter.runner._task import TaskOutcome as TaskOutcome
+    from ragmeter.runner._task import run_task as run_task
 
-__all__ = [
-    "DEFAULT_CONCURRENCY",
-    "ProgressReporter",
-    "QuietProgress",
-    "RayBackend",
-    "RayBackendError",
-    "RunEstimate",
-    "SampleTask",
-    "TaskOutcome",
-    "WorkerPool",
-    "aestimate",
-    "aevaluate",
-    "check_inputs",
-    "estimate",
-    "evaluate",
-    "make_progress",
-    "run_task",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter.runner._defaults": ("DEFAULT_CONCURRENCY",),
-        "ragmeter.runner._estimate": ("RunEstimate", "aestimate", "estimate"),
-        "ragmeter.runner._evaluate": ("aevaluate", "check_inputs", "evaluate"),
-        "ragmeter.runner._progress": ("ProgressReporter", "QuietProgress", "make_progress"),
-        "ragmeter.runner._ray": ("RayBackend", "RayBackendError", "WorkerPool"),
-        "ragmeter.runner._task": ("SampleTask", "TaskOutcome", "run_task"),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

@@ -11,68 +11,29 @@ changed judge unless ``allow_judge_change=True``. Everything is numpy; scipy is 
 only for ``test="wilcoxon"`` (``ragmeter[stats]``).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter._bootstrap import Interval, bootstrap_ci
-    from ragmeter.stats._comparability import Comparability, Difference, MetricCheck, comparability
-    from ragmeter.stats._compare import Comparison, compare
-    from ragmeter.stats._estimate import MeanEstimate, estimate_group_means, estimate_means
-    from ragmeter.stats._holm import holm
-    from ragmeter.stats._noise import JudgeNoise, judge_noise
-    from ragmeter.stats._permutation import sign_flip_test
-    from ragmeter.stats._power import min_detectable_effect, samples_needed
-    from ragmeter.stats._two_sample import TwoSampleTest, two_sample_test
+    from ragmeter._bootstrap import Interval as Interval
+    from ragmeter._bootstrap import bootstrap_ci as bootstrap_ci
+    from ragmeter.stats._comparability import Comparability as Comparability
+    from ragmeter.stats._comparability import Difference as Difference
+    from ragmeter.stats._comparability import MetricCheck as MetricCheck
+    from ragmeter.stats._comparability import comparability as comparability
+    from ragmeter.stats._compare import Comparison as Comparison
+    from ragmeter.stats._compare import compare as compare
+    from ragmeter.stats._estimate import MeanEstimate as MeanEstimate
+    from ragmeter.stats._estimate import estimate_group_means as estimate_group_means
+    from ragmeter.stats._estimate import estimate_means as estimate_means
+    from ragmeter.stats._holm import holm as holm
+    from ragmeter.stats._noise import JudgeNoise as JudgeNoise
+    from ragmeter.stats._noise import judge_noise as judge_noise
+    from ragmeter.stats._permutation import sign_flip_test as sign_flip_test
+    from ragmeter.stats._power import min_detectable_effect as min_detectable_effect
+    from ragmeter.stats._power import samples_needed as samples_needed
+    from ragmeter.stats._two_sample import TwoSampleTest as TwoSampleTest
+    from ragmeter.stats._two_sample import two_sample_test as two_sample_test
 
-__all__ = [
-    "Comparability",
-    "Comparison",
-    "Difference",
-    "Interval",
-    "JudgeNoise",
-    "MeanEstimate",
-    "MetricCheck",
-    "TwoSampleTest",
-    "bootstrap_ci",
-    "comparability",
-    "compare",
-    "estimate_group_means",
-    "estimate_means",
-    "holm",
-    "judge_noise",
-    "min_detectable_effect",
-    "samples_needed",
-    "sign_flip_test",
-    "two_sample_test",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter._bootstrap": ("Interval", "bootstrap_ci"),
-        "ragmeter.stats._comparability": (
-            "Comparability",
-            "Difference",
-            "MetricCheck",
-            "comparability",
-        ),
-        "ragmeter.stats._compare": ("Comparison", "compare"),
-        "ragmeter.stats._estimate": ("MeanEstimate", "estimate_group_means", "estimate_means"),
-        "ragmeter.stats._holm": ("holm",),
-        "ragmeter.stats._noise": ("JudgeNoise", "judge_noise"),
-        "ragmeter.stats._permutation": ("sign_flip_test",),
-        "ragmeter.stats._power": ("min_detectable_effect", "samples_needed"),
-        "ragmeter.stats._two_sample": ("TwoSampleTest", "two_sample_test"),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

@@ -1,60 +1,20 @@
 """The run store: every evaluation run recorded in SQLite (embedded default) or PostgreSQL,
 listed, loaded back as an :class:`~ragmeter.EvaluationResult` and compared."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.store._store import (
-        DEFAULT_URL,
-        AmbiguousRunError,
-        RunInfo,
-        RunNotFoundError,
-        Store,
-        StoreError,
-        git_state,
-        parameter_changes,
-        store_exists,
-        store_url,
-    )
+    from ragmeter.store._store import DEFAULT_URL as DEFAULT_URL
+    from ragmeter.store._store import AmbiguousRunError as AmbiguousRunError
+    from ragmeter.store._store import RunInfo as RunInfo
+    from ragmeter.store._store import RunNotFoundError as RunNotFoundError
+    from ragmeter.store._store import Store as Store
+    from ragmeter.store._store import StoreError as StoreError
+    from ragmeter.store._store import git_state as git_state
+    from ragmeter.store._store import parameter_changes as parameter_changes
+    from ragmeter.store._store import store_exists as store_exists
+    from ragmeter.store._store import store_url as store_url
 
-__all__ = [
-    "DEFAULT_URL",
-    "AmbiguousRunError",
-    "RunInfo",
-    "RunNotFoundError",
-    "Store",
-    "StoreError",
-    "git_state",
-    "parameter_changes",
-    "store_exists",
-    "store_url",
-]
-
-# Each name is imported on first use (see ragmeter._lazy), not with the package.
-_EXPORTS = _lazy.exports(
-    {
-        "ragmeter.store._store": (
-            "DEFAULT_URL",
-            "AmbiguousRunError",
-            "RunInfo",
-            "RunNotFoundError",
-            "Store",
-            "StoreError",
-            "git_state",
-            "parameter_changes",
-            "store_exists",
-            "store_url",
-        ),
-    }
-)
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)

@@ -1,63 +1,16 @@
 """Production traces (Langfuse, Phoenix / OpenInference, OpenTelemetry, LangSmith) as samples."""
 
-from __future__ import annotations
-
-import datetime as dt
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.traces._span import Document, Span, TraceFileError, TraceImport, Unmapped
+    from ragmeter.traces._import import FORMATS as FORMATS
+    from ragmeter.traces._import import import_traces as import_traces
+    from ragmeter.traces._span import Document as Document
+    from ragmeter.traces._span import Span as Span
+    from ragmeter.traces._span import TraceFileError as TraceFileError
+    from ragmeter.traces._span import TraceImport as TraceImport
+    from ragmeter.traces._span import Unmapped as Unmapped
 
-__all__ = [
-    "FORMATS",
-    "Document",
-    "Span",
-    "TraceFileError",
-    "TraceImport",
-    "Unmapped",
-    "import_traces",
-]
-
-#: The formats ``import_traces`` reads (``phoenix`` is ``openinference``).
-FORMATS: tuple[str, ...] = ("openinference", "phoenix", "otel", "langfuse", "langsmith")
-
-_EXPORTS = _lazy.exports(
-    {"ragmeter.traces._span": ("Document", "Span", "TraceFileError", "TraceImport", "Unmapped")}
-)
-
-
-def import_traces(
-    format: str,
-    paths: str | Path | Sequence[str | Path],
-    *,
-    since: str | dt.datetime | None = None,
-    until: str | dt.datetime | None = None,
-) -> TraceImport:
-    """Read trace exports of ``format`` into samples, one per trace.
-
-    ``since``/``until`` keep the traces that started in ``[since, until)`` (ISO 8601; a date
-    alone as ``until`` keeps that whole day). What was not mapped, and why, is in
-    ``result.unmapped``; ``result.summary()`` says it in words, ``result.to_dataset()`` gives
-    the samples as a dataset.
-    """
-    from ragmeter.traces._formats import keep_between, parse_bound, reader
-
-    read = reader(format)
-    files = [paths] if isinstance(paths, str | Path) else list(paths)
-    start = None if since is None else parse_bound(since)
-    end = None if until is None else parse_bound(until, end=True)
-    return keep_between(read(files), start, end)
-
-
-if not TYPE_CHECKING:  # hidden from type checkers, which then flag names not listed above
-
-    def __getattr__(name: str) -> Any:
-        return _lazy.load(__name__, _EXPORTS, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+_lazy.attach(__name__, __file__)
