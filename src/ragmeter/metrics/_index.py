@@ -85,8 +85,8 @@ INDEX: tuple[Declared, ...] = (
         target="ragmeter.metrics.llm.noise_sensitivity:NoiseSensitivity",
         family="llm",
         summary=(
-            "the seed's formula: share of claims wrong, wherever they came from (= relevant + "
-            "irrelevant + hallucination; lower is better)"
+            "share of claims wrong, wherever they came from (= relevant + irrelevant + "
+            "hallucination; lower is better)"
         ),
         params={"mode": "all"},
     ),

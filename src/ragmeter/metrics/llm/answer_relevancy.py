@@ -14,7 +14,8 @@ from ragmeter.steps import ANSWER_RELEVANCE, Facts, Need
 def mean_similarity(similarities: list[float]) -> float:
     """The score from the questions' similarities to the user input.
 
-    The seeds' examples: an off-topic answer and an on-topic one.
+    Worked examples (docs/llm-metrics.md, answer_relevancy): an off-topic answer and an
+    on-topic one.
 
     >>> round(mean_similarity([0.55, 0.50, 0.52]), 3), round(mean_similarity([0.88, 0.82, 0.86]), 3)
     (0.523, 0.853)

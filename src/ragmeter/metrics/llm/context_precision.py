@@ -9,7 +9,7 @@ from ragmeter.steps import ContextVerdict, Facts, Need
 
 
 def precision_result(verdicts: list[ContextVerdict], target: str) -> MetricResult:
-    """Rank-weighted Average Precision of the usefulness verdicts (the seeds' formula)."""
+    """Rank-weighted Average Precision of the usefulness verdicts (RAGAS's definition)."""
     useful = [int(v.useful) for v in verdicts]
     score = float(average_precision([useful])[0])
     return MetricResult.ok(
@@ -39,7 +39,8 @@ class ContextPrecision(SampleMetric):
     """Are the useful contexts ranked first? Each retrieved context is judged useful or not
     for reaching the reference answer; the verdicts combine as Average Precision.
 
-    The seeds' examples: useful at ranks {1, 3} of 5 -> 0.833, {1, 2} -> 1.0, {4, 5} -> 0.325.
+    Worked examples (docs/llm-metrics.md, context_precision): useful at ranks {1, 3} of 5
+    -> 0.833, {1, 2} -> 1.0, {4, 5} -> 0.325.
     No useful context scores 0; no retrieved context is not applicable.
     """
 

@@ -19,7 +19,8 @@ ATTRIBUTED = Need("statements", against=("contexts",))
 class ContextRecall(SampleMetric):
     """Share of the reference's statements that the retrieved contexts support.
 
-    The seeds' example: 4 of the reference's 5 statements are found in the contexts: 0.8.
+    Worked example (docs/llm-metrics.md, context_recall): 4 of the reference's 5
+    statements are found in the contexts: 0.8.
     With no retrieved context the score is 0 (never 1); a reference without a factual
     statement is not applicable.
     """

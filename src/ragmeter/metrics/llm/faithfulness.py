@@ -19,10 +19,11 @@ SUPPORT = Need("support", claims_of="response", against=("contexts",))
 class Faithfulness(SampleMetric):
     """Share of the response's claims that the retrieved contexts support.
 
-    The seeds' example: of three claims ("AirPods Pro 2 standard warranty is 1 year", "it
-    starts from the date of purchase", "AppleCare+ extends it to 3 years") the context
-    supports the first two: 2 / 3 = 0.667. A response with no factual claim is not
-    applicable (not 1.0, not NaN); with no retrieved context every claim is unsupported.
+    Worked example (docs/llm-metrics.md, faithfulness): of three claims ("AirPods Pro 2
+    standard warranty is 1 year", "it starts from the date of purchase", "AppleCare+
+    extends it to 3 years") the context supports the first two: 2 / 3 = 0.667. A response
+    with no factual claim is not applicable (not 1.0, not NaN); with no retrieved context
+    every claim is unsupported.
     """
 
     name = "faithfulness"

@@ -37,8 +37,9 @@ class Hallucination(SampleMetric):
     a response without a factual claim is not applicable.
 
     The three wrong-claim shares partition the wrong claims: noise_sensitivity_relevant +
-    noise_sensitivity_irrelevant + hallucination = incorrect claims / all claims (the seed's
-    noise sensitivity, ``noise_sensitivity_all``): 0.2 + 0.2 + 0.2 = 0.6 above.
+    noise_sensitivity_irrelevant + hallucination = incorrect claims / all claims (noise
+    sensitivity wherever the claim came from, ``noise_sensitivity_all``): 0.2 + 0.2 + 0.2 =
+    0.6 above.
     """
 
     name = "hallucination"

@@ -32,7 +32,7 @@ ATTRIBUTED = Need("statements", against=("contexts",))
     family="llm",
     rank=110,
     summary=(
-        "the seed's formula: share of claims wrong, wherever they came from (= relevant + "
+        "share of claims wrong, wherever they came from (= relevant + "
         "irrelevant + hallucination; lower is better)"
     ),
     params={"mode": "all"},
@@ -44,8 +44,8 @@ class NoiseSensitivity(SampleMetric):
     ones. Lower is better. A constant number of judge calls, whatever the contexts.
 
     Both modes follow RAGAS's and RAGChecker's code: a wrong claim that no context supports
-    counts 0 in both (it is a ``hallucination``, RAGChecker's third share). The seed's
-    formula (course 001, 4.2.4) is incorrect claims / all claims, wherever they came from:
+    counts 0 in both (it is a ``hallucination``, RAGChecker's third share; Ru et al. 2024).
+    The simpler definition is incorrect claims / all claims, wherever they came from:
     mode ``all`` (``noise_sensitivity_all``) gives it, and it equals relevant + irrelevant +
     hallucination, since the three split the wrong claims. Example (the AirPods sample of
     tests/metrics/llm/scripts.py): the AppleCare+ claim is wrong and in no context, the

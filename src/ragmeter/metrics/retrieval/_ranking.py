@@ -51,7 +51,8 @@ def precision_at_k(
 ) -> NDArray[np.float64]:
     """Share of the top ``k`` retrieved documents that are relevant.
 
-    The seeds' example: 4 relevant documents, top 5 relevant at ranks 1, 3 and 4.
+    Worked example (docs/metrics.md, precision@K): 4 relevant documents, top 5 relevant at
+    ranks 1, 3 and 4.
 
     >>> precision_at_k([1, 0, 1, 1, 0], k=5)
     array([0.6])
@@ -104,7 +105,8 @@ def reciprocal_rank(
 ) -> NDArray[np.float64]:
     """1 / rank of the first relevant document in the top ``k``, 0 when there is none.
 
-    The mean over queries is MRR. The seeds' example: first relevant at ranks 2, 1 and 4.
+    The mean over queries is MRR. Worked example (docs/metrics.md, mrr): first relevant at
+    ranks 2, 1 and 4.
 
     >>> rr = reciprocal_rank([[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1]])
     >>> rr, round(float(rr.mean()), 3)
@@ -131,8 +133,9 @@ def average_precision(
     relevant documents in the ranked list itself: that is RAGAS's context precision, where
     only the retrieved contexts are judged. The mean over queries is MAP.
 
-    The seeds' examples: 3 relevant in the top 6 at ranks 1, 3, 6; MAP of 0.722 and 0.5;
-    context precision of useful chunks at ranks {1, 3}, {1, 2} and {4, 5} of 5.
+    Worked examples (docs/metrics.md, map and id_context_precision): 3 relevant in the top 6
+    at ranks 1, 3, 6; MAP of 0.722 and 0.5; context precision of useful
+    chunks at ranks {1, 3}, {1, 2} and {4, 5} of 5.
 
     >>> ap = average_precision([[1, 0, 1, 0, 0, 1], [0, 1, 0, 0, 0, 0]], n_relevant=[3, 1])
     >>> ap.round(3), round(float(ap.mean()), 3)
@@ -161,8 +164,8 @@ def dcg_at_k(
 ) -> NDArray[np.float64]:
     """Discounted cumulative gain: sum of gain / log2(rank + 1) over the top ``k``.
 
-    The seeds' example: terms 7 + 0 + 1.5 + 0.4307 + 1.1606. The seeds print 10.092, the sum
-    of the terms rounded to three places; the exact sum is 10.0913.
+    Worked example (docs/metrics.md, ndcg): terms 7 + 0 + 1.5 + 0.4307 + 1.1606; the exact
+    sum is 10.0913 (10.092 when each term is rounded to three places first).
 
     >>> dcg_at_k([3, 0, 2, 1, 2], k=5, gain="exponential").round(4)
     array([10.0913])
@@ -179,7 +182,8 @@ def ndcg_at_k(
 
     ``ideal`` holds, per query, the grades of every judged document (any order, zero
     padded); the ideal ranking sorts them. ``gain`` is ``"linear"`` (the grade itself, as
-    trec_eval) or ``"exponential"`` (2^grade - 1). The seeds' example, exponential gain:
+    trec_eval) or ``"exponential"`` (2^grade - 1). Worked example (docs/metrics.md, ndcg),
+    exponential gain:
 
     >>> ndcg_at_k([3, 0, 2, 1, 2], ideal=[3, 0, 2, 1, 2], k=5, gain="exponential").round(3)
     array([0.932])

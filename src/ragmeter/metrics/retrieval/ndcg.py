@@ -32,8 +32,8 @@ class NDCG(RankingMetric):
     """Normalised discounted cumulative gain over graded relevance (NDCG@K).
 
     ``gain="linear"`` uses the grade as the gain (trec_eval's ndcg); ``"exponential"`` uses
-    2^grade - 1 (the seeds' formula; named ``ndcg_exp``). The ideal ranking sorts every judged
-    context of the sample, retrieved or not.
+    2^grade - 1 (Burges et al. 2005's gain; named ``ndcg_exp``). The ideal ranking sorts
+    every judged context of the sample, retrieved or not.
 
     >>> from ragmeter import Sample
     >>> grades = {"A": 3, "B": 0, "C": 2, "D": 1, "E": 2}
