@@ -387,6 +387,43 @@ def _stopped_by_storage(error: OSError, run_dir: Path | None) -> NoReturn:
     fail_io(error, kept=kept)
 
 
+def _report_written(result: "EvaluationResult", report: Path) -> bool:
+    """Write the HTML report; a file that cannot be written is said on stderr (False)."""
+    try:
+        _write_report(result, report)
+    except OSError as error:
+        errors.print(
+            f"[bold red]error:[/bold red] {escape(io_message(error))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return False
+    return True
+
+
+def _print_notes(result: "EvaluationResult", run_dir: Path, quiet: bool) -> None:
+    """The rows skipped, the column warnings and (unless ``quiet``) where the results are."""
+    if result.skipped:
+        errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
+        _print_problems(result.skipped)
+    for note in result.config.get("column_warnings") or []:  # e.g. a misspelt field name
+        errors.print(f"[yellow]warning:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+    if not quiet:
+        console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
+
+
+def _unfinished(
+    result: "EvaluationResult", run_dir: Path, policy: FailurePolicy
+) -> list[tuple[ExitCode, str]]:
+    """What a run that was not stopped left undone: more failed results than ``policy``
+    allows, then samples never started; each with its exit code and reason."""
+    return [
+        problem
+        for problem in (_failed_results(result, run_dir, policy), _not_started(result, run_dir))
+        if problem is not None
+    ]
+
+
 @app.command("eval")
 @whole_paragraphs
 def eval_command(
@@ -591,36 +628,20 @@ def eval_command(
         outcome.add(ExitCode.IO_ERROR, "the run was not recorded in the run store")
     for problem in tracking.log(result, name=name, tags=run_tag or [], params=run_params):
         outcome.add(*problem)
-    if report is not None:
-        try:
-            _write_report(result, report)
-        except OSError as error:
-            errors.print(
-                f"[bold red]error:[/bold red] {escape(io_message(error))}",
-                highlight=False,
-                soft_wrap=True,
-            )
-            outcome.add(ExitCode.IO_ERROR, f"the report {report} was not written")
+    if report is not None and not _report_written(result, report):
+        outcome.add(ExitCode.IO_ERROR, f"the report {report} was not written")
     refused = _judge_refused(result, run_dir)
     stopped = budget_stopped(result, run_dir)
     if stopped is not None:
         outcome.add(ExitCode.RESULTS_FAILED, stopped)
     if refused is not None:
         outcome.add(ExitCode.USAGE, refused)
-    if result.skipped:
-        errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
-        _print_problems(result.skipped)
-    for note in result.config.get("column_warnings") or []:  # e.g. a misspelt field name
-        errors.print(f"[yellow]warning:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
-    if not quiet:
-        console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
+    _print_notes(result, run_dir, quiet)
     if refused is None and stopped is None:  # results the run did not reach are not failures
-        failed = _failed_results(result, run_dir, FailurePolicy(max_failed_share, allow_failures))
-        if failed is not None:
-            outcome.add(*failed)
-        unstarted = _not_started(result, run_dir)
-        if unstarted is not None:
-            outcome.add(*unstarted)
+        for unfinished in _unfinished(
+            result, run_dir, FailurePolicy(max_failed_share, allow_failures)
+        ):
+            outcome.add(*unfinished)
         if gate is not None:
             outcome.add(
                 *apply_gate(

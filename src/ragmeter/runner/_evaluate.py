@@ -7,6 +7,7 @@ import contextlib
 import datetime as dt
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -241,32 +242,18 @@ async def aevaluate(
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
     if max_cost is not None:
         check_budget(max_cost, resolved, judge)  # before anything runs or is written
-    # A subset is drawn from the whole (valid) dataset: it is read into memory.
-    streamed = is_streamed(dataset, format) and limit is None and sample is None
-    chunks: Iterable[Dataset]
-    if streamed:  # a JSONL file: read, checked and stored a chunk at a time
-        jsonl = cast("str | Path", dataset)  # is_streamed: a path
-        chunks = _checked_chunks(jsonl, resolved, column_map, skip_invalid)
-    else:
-        if isinstance(dataset, Dataset):
-            data, load_problems = dataset, []
-        else:
-            data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
-            load_problems = [p for row in data.invalid for p in row.problems]
-        data = check_inputs(data, resolved, skip_invalid=skip_invalid, load_problems=load_problems)
-        data = take_subset(data, limit=limit, sample=sample, seed=seed, stratify=stratify)
-        chunks = [data]
-    named_tags = None  # the tags breakdowns use (result.config["tags"])
-    if tags is not None and streamed:  # checked once the whole file is read
-        named_tags = Dataset.tag_names(tags)
-        chunks = _carrying_tags(chunks, named_tags)
-    elif tags is not None:
-        named_tags = data.check_tags(tags)
-    column_notes: list[str] = []  # columns probably meant for a field: config["column_warnings"]
-    if streamed:
-        chunks = _noting_columns(chunks, column_notes)
-    else:
-        column_notes += data.column_warnings()
+    read = _read_input(
+        dataset,
+        resolved,
+        column_map=column_map,
+        skip_invalid=skip_invalid,
+        format=format,
+        limit=limit,
+        sample=sample,
+        seed=seed,
+        stratify=stratify,
+        tags=tags,
+    )
     infos = [
         MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
         for m in resolved
@@ -276,18 +263,19 @@ async def aevaluate(
     plain = [m for m in resolved if not isinstance(m, SampleMetric)]
     # A new run scores the metrics without a judge as its samples are stored, while they are
     # in memory: a resumed run reads back the samples that miss a result.
-    scorer = _PlainScorer(plain, batch_size, reporter, None if streamed else len(data))
+    n_samples = None if read.data is None else len(read.data)
+    scorer = _PlainScorer(plain, batch_size, reporter, n_samples)
     try:
-        store = _open_store(run_dir, resume, chunks, infos, record, repeats, scorer)
+        store = _open_store(run_dir, resume, read.chunks, infos, record, repeats, scorer)
     except BaseException:
         reporter.stop()
         raise
-    noted = {"column_warnings": column_notes} if column_notes else {}
-    if named_tags is not None:
-        noted["tags"] = named_tags
+    noted = {"column_warnings": read.column_notes} if read.column_notes else {}
+    if read.tags is not None:
+        noted["tags"] = read.tags
     if noted:
         store.set_meta("config", {**(store.get_meta("config") or {}), **noted})
-    samples = _StoredSamples(store) if streamed else _InMemory(data)
+    samples = _StoredSamples(store) if read.data is None else _InMemory(read.data)
     session = _Session(store, reporter, repeats)
     session.max_cost = max_cost
     session.cluster = cluster
@@ -303,6 +291,55 @@ async def aevaluate(
     if run_dir is not None:
         result.save(run_dir)
     return result
+
+
+@dataclass
+class _Input:
+    """The samples a run reads: ``chunks`` to store, ``data`` when they are in memory (None
+    when a JSONL file is streamed), the ``tags`` breakdowns use (``result.config["tags"]``)
+    and the columns probably meant for a field (``config["column_warnings"]``, filled as a
+    streamed file is read)."""
+
+    chunks: Iterable[Dataset]
+    data: Dataset | None
+    tags: list[str] | None
+    column_notes: list[str]
+
+
+def _read_input(
+    dataset: DatasetLike,
+    metrics: Sequence[Metric],
+    *,
+    column_map: Mapping[str, str] | None,
+    skip_invalid: bool,
+    format: str | None,
+    limit: int | None,
+    sample: int | None,
+    seed: int,
+    stratify: str | None,
+    tags: Sequence[str] | None,
+) -> _Input:
+    """The dataset checked for ``metrics`` and cut to its subset: a JSONL file streamed a
+    chunk at a time (checked as it is read), anything else read into memory."""
+    # A subset is drawn from the whole (valid) dataset: it is read into memory.
+    if is_streamed(dataset, format) and limit is None and sample is None:
+        jsonl = cast("str | Path", dataset)  # is_streamed: a path
+        column_notes: list[str] = []
+        chunks: Iterable[Dataset] = _checked_chunks(jsonl, metrics, column_map, skip_invalid)
+        named_tags = None
+        if tags is not None:  # checked once the whole file is read
+            named_tags = Dataset.tag_names(tags)
+            chunks = _carrying_tags(chunks, named_tags)
+        return _Input(_noting_columns(chunks, column_notes), None, named_tags, column_notes)
+    if isinstance(dataset, Dataset):
+        data, load_problems = dataset, []
+    else:
+        data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
+        load_problems = [p for row in data.invalid for p in row.problems]
+    data = check_inputs(data, metrics, skip_invalid=skip_invalid, load_problems=load_problems)
+    data = take_subset(data, limit=limit, sample=sample, seed=seed, stratify=stratify)
+    named_tags = None if tags is None else data.check_tags(tags)
+    return _Input([data], data, named_tags, data.column_warnings())
 
 
 def _checked_chunks(

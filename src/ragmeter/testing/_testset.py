@@ -86,6 +86,42 @@ def _first_sentence(text: str) -> str:
     return (sentences[0] if sentences else text).strip()
 
 
+def _calculation(
+    focus: str,
+    contexts: list[str],
+    zh: bool,
+    misquoted_value: Callable[[str], bool] | None,
+    wrong_arithmetic: Callable[[str], bool] | None,
+) -> dict[str, Any]:
+    """The calculation task's answer: the first two numbers of the contexts added up (one
+    per context when there are several), a value or the sum made wrong where asked."""
+    question = (
+        f"{focus}相关的两个数字加起来是多少？"
+        if zh
+        else f"What do the two numbers about {focus} add up to?"
+    )
+    found = [
+        (number, i)
+        for i, context in enumerate(contexts, start=1)
+        for number in _WRITTEN_NUMBER.findall(context)[: 1 if len(contexts) > 1 else 2]
+    ][:2]
+    values = [{"value": number, "passage": i} for number, i in found]
+    numbers = [float(number.replace(",", "")) for number, _ in found]
+    result = sum(numbers)
+    if misquoted_value is not None and misquoted_value(question):
+        values[0]["value"] = "987654"
+    if wrong_arithmetic is not None and wrong_arithmetic(question):
+        result += 1
+    expression = " + ".join(str(v["value"]) for v in values)
+    answer = f"{expression} = {result:g}。" if zh else f"{expression} = {result:g}."
+    return {
+        "question": question,
+        "values": values,
+        "expression": expression,
+        "answer": answer,
+    }
+
+
 def generation_responder(
     *,
     unanswerable: Callable[[str], bool] | None = None,
@@ -116,31 +152,7 @@ def generation_responder(
                 premise = first
             return {"question": question, "premise": premise, "answer": first}
         if task == "calculation":
-            question = (
-                f"{focus}相关的两个数字加起来是多少？"
-                if zh
-                else f"What do the two numbers about {focus} add up to?"
-            )
-            found = [
-                (number, i)
-                for i, context in enumerate(contexts, start=1)
-                for number in _WRITTEN_NUMBER.findall(context)[: 1 if len(contexts) > 1 else 2]
-            ][:2]
-            values = [{"value": number, "passage": i} for number, i in found]
-            numbers = [float(number.replace(",", "")) for number, _ in found]
-            result = sum(numbers)
-            if misquoted_value is not None and misquoted_value(question):
-                values[0]["value"] = "987654"
-            if wrong_arithmetic is not None and wrong_arithmetic(question):
-                result += 1
-            expression = " + ".join(str(v["value"]) for v in values)
-            answer = f"{expression} = {result:g}。" if zh else f"{expression} = {result:g}."
-            return {
-                "question": question,
-                "values": values,
-                "expression": expression,
-                "answer": answer,
-            }
+            return _calculation(focus, contexts, zh, misquoted_value, wrong_arithmetic)
         # temporal
         if no_temporal is not None and no_temporal(f"{focus}"):
             names = entities_in(contexts[0]) or [focus]
