@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter._services import run_sync
 from ragmeter.embed import Embeddings
@@ -41,6 +41,9 @@ from ragmeter.testset._synthesizers import (
 )
 from ragmeter.testset._workdir import WORK_FORMAT, WorkDir
 from ragmeter.testset._writer import Writer
+
+if TYPE_CHECKING:
+    from ragmeter.runner import WorkerPool
 
 DEFAULT_MIX: dict[SynthesizerName, float] = {"single": 0.5, "multi": 0.3, "compare": 0.2}
 #: Questions at least this similar (cosine of their embeddings) to a kept one are dropped.
@@ -185,62 +188,22 @@ async def agenerate_testset(
     workers = cluster.start(judge) if cluster is not None else None
     try:
         # 1. the graph
-        if isinstance(graph, (str, os.PathLike)):
-            graph = KnowledgeGraph.load(graph)
-        if graph is not None and link is not None:
-            graph.link(link)
-        if graph is None:
-            chunks = as_chunks(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
-            if not chunks:
-                raise ValueError("no text to generate questions from: the documents are empty")
-        else:
-            chunks = []
-        texts = (
-            [(c.id, c.text) for c in chunks]
-            if graph is None
-            else [(node.id, node.text) for node in graph.nodes.values()]
+        graph = await _the_graph(
+            documents,
+            graph,
+            link=link,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            judge=judge,
+            embeddings=embeddings,
+            language=language,
+            work=work,
+            resume=resume,
+            progress=progress,
+            workers=workers,
+            usage=usage,
+            versions=versions,
         )
-        listed = "\n".join(f"{i}\t{t}" for i, t in texts)
-        corpus = hashlib.sha256(listed.encode("utf-8")).hexdigest()
-        work.prepare(
-            {
-                "format": WORK_FORMAT,
-                "corpus": corpus,
-                "judge": judge.identity,
-                "embeddings": embeddings.identity,
-                "language": language,
-            },
-            resume,
-        )
-        if graph is None:
-            stats = BuildStats()
-            progress.start("reading chunks", len(chunks))
-            try:
-                graph = await abuild_graph(
-                    chunks,
-                    judge=judge,
-                    embeddings=embeddings,
-                    language=language,
-                    settings=link,
-                    checkpoint=work.file("nodes.jsonl"),
-                    on_progress=lambda done, used: progress.advance(done, usage=used),
-                    stats=stats,
-                    workers=workers,
-                )
-            finally:
-                progress.stop()
-            usage["graph"] = stats.usage
-            versions |= stats.prompt_versions
-            graph_file = work.file("graph.json")
-            if graph_file is not None:
-                graph.save(graph_file)
-        versions |= set(graph.meta.get("prompt_versions", []))
-        if not graph.analysed:
-            errors = Counter(node.error for node in graph.nodes.values())
-            raise JudgeError(
-                f"the judge could not read any of the {len(graph.nodes)} chunks; most common "
-                f"error: {errors.most_common(1)[0][0]}"
-            )
 
         # 2. personas
         languages = {language} if language else {node.language for node in graph.analysed}
@@ -311,6 +274,86 @@ async def agenerate_testset(
     finally:
         if workers is not None:
             await workers.close()
+
+
+async def _the_graph(
+    documents: DocumentsInput,
+    graph: KnowledgeGraph | str | os.PathLike[str] | None,
+    *,
+    link: LinkSettings | None,
+    chunk_size: int,
+    chunk_overlap: int,
+    judge: Judge,
+    embeddings: Embeddings,
+    language: Language | None,
+    work: WorkDir,
+    resume: bool,
+    progress: ProgressReporter,
+    workers: WorkerPool | None,
+    usage: dict[str, Usage],
+    versions: set[str],
+) -> KnowledgeGraph:
+    """The knowledge graph questions are written from: ``graph`` (loaded when a path, linked
+    anew with ``link`` when given), else built from ``documents``' chunks and saved in the
+    work directory, which is prepared for this corpus here. The build's usage goes into
+    ``usage["graph"]``, the prompt versions used into ``versions``."""
+    if isinstance(graph, (str, os.PathLike)):
+        graph = KnowledgeGraph.load(graph)
+    if graph is not None and link is not None:
+        graph.link(link)
+    if graph is None:
+        chunks = as_chunks(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        if not chunks:
+            raise ValueError("no text to generate questions from: the documents are empty")
+    else:
+        chunks = []
+    texts = (
+        [(c.id, c.text) for c in chunks]
+        if graph is None
+        else [(node.id, node.text) for node in graph.nodes.values()]
+    )
+    listed = "\n".join(f"{i}\t{t}" for i, t in texts)
+    corpus = hashlib.sha256(listed.encode("utf-8")).hexdigest()
+    work.prepare(
+        {
+            "format": WORK_FORMAT,
+            "corpus": corpus,
+            "judge": judge.identity,
+            "embeddings": embeddings.identity,
+            "language": language,
+        },
+        resume,
+    )
+    if graph is None:
+        stats = BuildStats()
+        progress.start("reading chunks", len(chunks))
+        try:
+            graph = await abuild_graph(
+                chunks,
+                judge=judge,
+                embeddings=embeddings,
+                language=language,
+                settings=link,
+                checkpoint=work.file("nodes.jsonl"),
+                on_progress=lambda done, used: progress.advance(done, usage=used),
+                stats=stats,
+                workers=workers,
+            )
+        finally:
+            progress.stop()
+        usage["graph"] = stats.usage
+        versions |= stats.prompt_versions
+        graph_file = work.file("graph.json")
+        if graph_file is not None:
+            graph.save(graph_file)
+    versions |= set(graph.meta.get("prompt_versions", []))
+    if not graph.analysed:
+        errors = Counter(node.error for node in graph.nodes.values())
+        raise JudgeError(
+            f"the judge could not read any of the {len(graph.nodes)} chunks; most common "
+            f"error: {errors.most_common(1)[0][0]}"
+        )
+    return graph
 
 
 def generate_testset(documents: DocumentsInput, **options: Any) -> GeneratedTestset:
