@@ -113,6 +113,62 @@ Runs = Annotated[RunFilter, Depends(RunFilter)]
 Samples = Annotated[data.SampleQuery, Depends(sample_query)]
 
 
+@dataclass
+class _Site:
+    """What the routes read: the run store, the loader of a run's results, the gate whose
+    rules the trends draw (and where it came from), the cost estimates."""
+
+    store: Store
+    load: data.Loader
+    gate: GateRules | None
+    gate_source: str | None
+    estimates: data.Estimates
+
+    def get_run(self, ref: str) -> RunInfo:
+        try:
+            return self.store.get(ref)
+        except RunNotFoundError as error:
+            raise _NotFound("no_such_run", str(error)) from None
+
+    def get_index(self, info: RunInfo, index: int) -> int:
+        size = len(self.load(info))
+        if not 0 <= index < size:
+            values = {"name": info.name, "last": size - 1}
+            message = i18n.EN["sample_range"].format(**values)
+            raise _NotFound("no_such_sample", message, "sample_range", **values)
+        return index
+
+    def listed(self, runs: RunFilter) -> list[RunInfo]:
+        found = self.store.list(name=runs.name or None, tag=runs.tag or None, limit=None)
+        return data.within(found, runs.since, runs.until)
+
+    def get_conversation(self, info: RunInfo, conversation_id: str) -> ConversationResult:
+        found = data.find_conversation(self.load(info), conversation_id)
+        if found is None:
+            values = {"name": info.name, "id": conversation_id}
+            message = i18n.EN["conversation_missing"].format(**values)
+            raise _NotFound("no_such_conversation", message, "conversation_missing", **values)
+        return found
+
+    def trend_data(self, metric: str | None, runs: RunFilter) -> tuple[dict[str, Any], list[str]]:
+        found = self.listed(runs)[:TREND_RUNS]
+        known = data.metric_names(found)
+        if metric and metric not in known:
+            raise data.QueryError(f"metric: no run shown has {metric!r}; they have {known}")
+        trends = data.trends_json(found, self.estimates, self.gate, [metric] if metric else None)
+        return trends, known
+
+    def pair(self, base: str, candidate: str) -> tuple[RunInfo, RunInfo]:
+        return self.get_run(base), self.get_run(candidate)
+
+
+def _has_conversations(result: EvaluationResult) -> bool:
+    try:
+        return bool(result.conversations())
+    except ValueError:  # a turn without a number: the report's section says which
+        return False
+
+
 def add_routes(
     app: FastAPI,
     store: Store,
@@ -121,25 +177,17 @@ def add_routes(
     gate_source: str | None,
 ) -> None:
     """Every page and API endpoint of the dashboard, on ``app``."""
-    estimates = data.Estimates(load)
+    site = _Site(store, load, gate, gate_source, data.Estimates(load))
+    _add_error_pages(app)
+    _add_run_routes(app, site)
+    _add_sample_routes(app, site)
+    _add_conversation_routes(app, site)
+    _add_trend_routes(app, site)
+    _add_compare_routes(app, site)
 
-    def get_run(ref: str) -> RunInfo:
-        try:
-            return store.get(ref)
-        except RunNotFoundError as error:
-            raise _NotFound("no_such_run", str(error)) from None
 
-    def get_index(info: RunInfo, index: int) -> int:
-        size = len(load(info))
-        if not 0 <= index < size:
-            values = {"name": info.name, "last": size - 1}
-            message = i18n.EN["sample_range"].format(**values)
-            raise _NotFound("no_such_sample", message, "sample_range", **values)
-        return index
-
-    def listed(runs: RunFilter) -> list[RunInfo]:
-        found = store.list(name=runs.name or None, tag=runs.tag or None, limit=None)
-        return data.within(found, runs.since, runs.until)
+def _add_error_pages(app: FastAPI) -> None:
+    """The not-found and bad-query answers: JSON under /api/, a page elsewhere."""
 
     @app.exception_handler(_NotFound)
     async def not_found(request: Request, error: _NotFound) -> Response:
@@ -156,35 +204,39 @@ def add_routes(
         ui = ui_for(request)
         return html(request, pages.message_page(ui, ui.t("bad_query"), str(error)), 400)
 
+
+def _add_run_routes(app: FastAPI, site: _Site) -> None:
+    """/health, the run list and one run, as pages and under /api/."""
+
     @app.get("/health")
     def health() -> JSONResponse:
-        return JSONResponse({"ok": True, "runs": len(store.list(limit=None))})
+        return JSONResponse({"ok": True, "runs": len(site.store.list(limit=None))})
 
     # -- runs ------------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse)
     def runs(request: Request, runs: Runs) -> HTMLResponse:
-        found = listed(runs)[:RUNS_SHOWN]
+        found = site.listed(runs)[:RUNS_SHOWN]
         return html(request, pages.runs_page(ui_for(request), found, runs.as_dict()))
 
     @app.get("/api/runs")
     def api_runs(runs: Runs, limit: int = RUNS_SHOWN) -> dict[str, Any]:
-        found = listed(runs)
+        found = site.listed(runs)
         return {"total": len(found), "runs": [data.run_summary(i) for i in found[:limit]]}
 
     @app.get("/runs/{ref}", response_class=HTMLResponse)
     def run(request: Request, ref: str) -> HTMLResponse:
-        info = get_run(ref)
-        result = load(info)
+        info = site.get_run(ref)
+        result = site.load(info)
         ui = ui_for(request)
         report = render_html(result, findings=diagnose(result), title=info.name)
         crumbs = [
             (ui.t("all_samples"), f"/runs/{info.id}/samples"),
             (ui.t("trends_of", name=info.name), f"/trends?{urlencode({'name': info.name})}"),
         ]
-        if has_conversations(result):
+        if _has_conversations(result):
             crumbs.insert(1, (ui.t("conversations"), f"/runs/{info.id}/conversations"))
         earlier = [
-            i for i in store.list(name=info.name, limit=None) if i.created_at < info.created_at
+            i for i in site.store.list(name=info.name, limit=None) if i.created_at < info.created_at
         ]
         if earlier:
             previous = earlier[0]
@@ -194,56 +246,48 @@ def add_routes(
 
     @app.get("/api/runs/{ref}")
     def api_run(ref: str) -> dict[str, Any]:
-        info = get_run(ref)
-        return data.run_detail(info, estimates(info))
+        info = site.get_run(ref)
+        return data.run_detail(info, site.estimates(info))
 
-    # -- samples ---------------------------------------------------------------------------
+
+def _add_sample_routes(app: FastAPI, site: _Site) -> None:
+    """A run's samples and one sample, as pages and under /api/."""
+
     @app.get("/runs/{ref}/samples", response_class=HTMLResponse)
     def samples(request: Request, ref: str, query: Samples) -> HTMLResponse:
-        info = get_run(ref)
-        result = load(info)
+        info = site.get_run(ref)
+        result = site.load(info)
         chosen = data.select_samples(result, query)
         ui = ui_for(request)
         return html(request, pages.samples_page(ui, info, result, query, chosen))
 
     @app.get("/api/runs/{ref}/samples")
     def api_samples(ref: str, query: Samples) -> dict[str, Any]:
-        info = get_run(ref)
-        return data.samples_json(info, load(info), query)
+        info = site.get_run(ref)
+        return data.samples_json(info, site.load(info), query)
 
     @app.get("/runs/{ref}/samples/{index}", response_class=HTMLResponse)
     def sample(request: Request, ref: str, index: int) -> HTMLResponse:
-        info = get_run(ref)
-        index = get_index(info, index)
-        return html(request, pages.sample_page(ui_for(request), info, load(info), index))
+        info = site.get_run(ref)
+        index = site.get_index(info, index)
+        return html(request, pages.sample_page(ui_for(request), info, site.load(info), index))
 
     @app.get("/api/runs/{ref}/samples/{index}")
     def api_sample(ref: str, index: int) -> dict[str, Any]:
-        info = get_run(ref)
-        one = load(info).samples[get_index(info, index)]
+        info = site.get_run(ref)
+        one = site.load(info).samples[site.get_index(info, index)]
         out = one.to_dict()
-        out["scores"] = data.sample_json(one, [m.name for m in load(info).metrics])["scores"]
+        out["scores"] = data.sample_json(one, [m.name for m in site.load(info).metrics])["scores"]
         return {"run": info.id, **out}
 
-    # -- conversations ---------------------------------------------------------------------
-    def has_conversations(result: EvaluationResult) -> bool:
-        try:
-            return bool(result.conversations())
-        except ValueError:  # a turn without a number: the report's section says which
-            return False
 
-    def get_conversation(info: RunInfo, conversation_id: str) -> ConversationResult:
-        found = data.find_conversation(load(info), conversation_id)
-        if found is None:
-            values = {"name": info.name, "id": conversation_id}
-            message = i18n.EN["conversation_missing"].format(**values)
-            raise _NotFound("no_such_conversation", message, "conversation_missing", **values)
-        return found
+def _add_conversation_routes(app: FastAPI, site: _Site) -> None:
+    """A run's conversations and one conversation, as pages and under /api/."""
 
     @app.get("/runs/{ref}/conversations", response_class=HTMLResponse)
     def conversations(request: Request, ref: str) -> HTMLResponse:
-        info = get_run(ref)
-        result = load(info)
+        info = site.get_run(ref)
+        result = site.load(info)
         ranked = data.ranked_conversations(result)
         levels = data.conversation_levels(result, ranked)
         return html(
@@ -252,44 +296,41 @@ def add_routes(
 
     @app.get("/api/runs/{ref}/conversations")
     def api_conversations(ref: str) -> dict[str, Any]:
-        info = get_run(ref)
-        return data.conversations_json(info, load(info))
+        info = site.get_run(ref)
+        return data.conversations_json(info, site.load(info))
 
     @app.get("/runs/{ref}/conversations/{conversation:path}", response_class=HTMLResponse)
     def conversation(request: Request, ref: str, conversation: str) -> HTMLResponse:
-        info = get_run(ref)
-        found = get_conversation(info, conversation)
-        return html(request, pages.conversation_page(ui_for(request), info, load(info), found))
+        info = site.get_run(ref)
+        found = site.get_conversation(info, conversation)
+        return html(request, pages.conversation_page(ui_for(request), info, site.load(info), found))
 
     @app.get("/api/runs/{ref}/conversations/{conversation:path}")
     def api_conversation(ref: str, conversation: str) -> dict[str, Any]:
-        info = get_run(ref)
-        return data.conversation_json(info, load(info), get_conversation(info, conversation))
+        info = site.get_run(ref)
+        return data.conversation_json(
+            info, site.load(info), site.get_conversation(info, conversation)
+        )
 
-    # -- trends ----------------------------------------------------------------------------
-    def trend_data(metric: str | None, runs: RunFilter) -> tuple[dict[str, Any], list[str]]:
-        found = listed(runs)[:TREND_RUNS]
-        known = data.metric_names(found)
-        if metric and metric not in known:
-            raise data.QueryError(f"metric: no run shown has {metric!r}; they have {known}")
-        trends = data.trends_json(found, estimates, gate, [metric] if metric else None)
-        return trends, known
+
+def _add_trend_routes(app: FastAPI, site: _Site) -> None:
+    """The metrics' trends over the runs shown, as a page and under /api/."""
 
     @app.get("/trends", response_class=HTMLResponse)
     def trends(request: Request, runs: Runs, metric: str | None = None) -> HTMLResponse:
-        found, known = trend_data(metric, runs)
+        found, known = site.trend_data(metric, runs)
         filters = {"metric": metric, **runs.as_dict()}
-        body = trends_page(ui_for(request), found, filters, known, gate_source)
+        body = trends_page(ui_for(request), found, filters, known, site.gate_source)
         return html(request, body)
 
     @app.get("/api/trends")
     def api_trends(runs: Runs, metric: str | None = None) -> dict[str, Any]:
-        found, _ = trend_data(metric, runs)
-        return {"gate": gate_source, **found}
+        found, _ = site.trend_data(metric, runs)
+        return {"gate": site.gate_source, **found}
 
-    # -- compare ---------------------------------------------------------------------------
-    def pair(base: str, candidate: str) -> tuple[RunInfo, RunInfo]:
-        return get_run(base), get_run(candidate)
+
+def _add_compare_routes(app: FastAPI, site: _Site) -> None:
+    """Two runs compared: the dashboard's page, the report's own comparison and /api/."""
 
     @app.get("/compare", response_class=HTMLResponse, response_model=None)
     def compare(
@@ -303,20 +344,20 @@ def add_routes(
         ticked = request.query_params.getlist("run")
         ui = ui_for(request)
         if base is None and candidate is None and len(ticked) == 2:
-            older, newer = sorted((get_run(r) for r in ticked), key=lambda i: i.created_at)
+            older, newer = sorted((site.get_run(r) for r in ticked), key=lambda i: i.created_at)
             return RedirectResponse(f"/compare?base={older.id}&candidate={newer.id}", 303)
         if base is None or candidate is None:
             message = ui.t("tick_two", n=len(ticked))
             return html(request, pages.message_page(ui, ui.t("compare_two"), message), 400)
-        before, after = pair(base, candidate)
-        paired = data.compare_json(before, after, load(before), load(after))
+        before, after = site.pair(base, candidate)
+        paired = data.compare_json(before, after, site.load(before), site.load(after))
         return html(request, compare_page(ui, before, after, paired))
 
     @app.get("/compare/report", response_class=HTMLResponse)
     def compare_report(request: Request, base: str, candidate: str) -> HTMLResponse:
         """The report's own comparison (as ``ragmeter report --compare`` writes it)."""
-        before, after = pair(base, candidate)
-        old, new = load(before), load(after)
+        before, after = site.pair(base, candidate)
+        old, new = site.load(before), site.load(after)
         ui = ui_for(request)
         report = render_html(
             new,
@@ -331,5 +372,5 @@ def add_routes(
 
     @app.get("/api/compare")
     def api_compare(a: str, b: str) -> dict[str, Any]:
-        before, after = pair(a, b)
-        return data.compare_json(before, after, load(before), load(after))
+        before, after = site.pair(a, b)
+        return data.compare_json(before, after, site.load(before), site.load(after))
