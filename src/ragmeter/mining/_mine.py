@@ -217,6 +217,130 @@ def _as_dataset(source: Any, what: str) -> Dataset:
     return dataset
 
 
+def _check_options(
+    n: int,
+    *,
+    dedupe: float,
+    worst_share: float,
+    novel_share: float,
+    both_shares: bool,
+    clusters: int | None,
+    keep: str,
+    output: str | Path | None,
+) -> None:
+    """A ValueError for the first option of :func:`mine` out of its range (``both_shares``:
+    scores and a golden set are both given, so the two shares must fit in one)."""
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if not 0.0 < dedupe <= 1.0:
+        raise ValueError(f"dedupe must be a cosine above 0 and at most 1, got {dedupe}")
+    _check_share("worst_share", worst_share)
+    _check_share("novel_share", novel_share)
+    if both_shares and worst_share + novel_share > 1.0:
+        raise ValueError(
+            f"worst_share + novel_share must be at most 1, got {worst_share} + {novel_share}"
+        )
+    if clusters is not None and clusters < 1:
+        raise ValueError(f"clusters must be at least 1, got {clusters}")
+    if keep not in ("latest", "first"):
+        raise ValueError(f"keep must be 'latest' or 'first', got {keep!r}")
+    if output is not None:
+        check_label_path(output)
+
+
+def _stamp(mined_at: dt.datetime | str | None) -> str:
+    """When the mining happened, ISO 8601: ``mined_at``, or now (UTC, whole seconds)."""
+    if isinstance(mined_at, dt.datetime):
+        return mined_at.isoformat()
+    if isinstance(mined_at, str):
+        return mined_at
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _against_golden(
+    golden_set: Dataset,
+    embeddings: Embeddings,
+    ids: list[str],
+    keys: list[str],
+    vectors: np.ndarray,
+    dedupe: float,
+) -> tuple[list[float | None], set[int]]:
+    """Each question's cosine to its nearest golden question (None when there is none to
+    compare), and the questions already in the golden set: same id, same text, or a
+    cosine of at least ``dedupe``."""
+    nearest: list[float | None] = [None] * len(ids)
+    in_golden: set[int] = set()
+    golden_questions = [s.user_input for s in golden_set if s.user_input]
+    golden_keys = {question_key(q) for q in golden_questions}
+    golden_ids = set(golden_set.ids)
+    if golden_questions and ids:
+        similarity = vectors @ _embed(embeddings, golden_questions).T
+        nearest = [float(v) for v in similarity.max(axis=1)]
+    for j in range(len(ids)):
+        near = nearest[j]
+        if ids[j] in golden_ids or keys[j] in golden_keys or (near is not None and near >= dedupe):
+            in_golden.add(j)
+    return nearest, in_golden
+
+
+def _clustered(
+    vectors: np.ndarray, candidates: list[int], weight: dict[int, int], k: int, seed: int
+) -> tuple[dict[int, int], list[int], list[list[int]]]:
+    """The candidates in ``k`` k-means clusters, numbered by the traffic each stands for
+    (``weight``: a question and its duplicates), the largest 0: each candidate's cluster,
+    the clusters' sizes, and each cluster's members, the closest to its centre first."""
+    points = vectors[candidates]
+    labels, centroids = kmeans(points, k, seed)
+    size = [sum(weight[candidates[i]] for i in np.flatnonzero(labels == c)) for c in range(k)]
+    first = [int(np.flatnonzero(labels == c)[0]) for c in range(k)]
+    by_size = sorted(range(k), key=lambda c: (-size[c], first[c]))  # cluster 0: the largest
+    renumber = {c: new for new, c in enumerate(by_size)}
+    cluster_of = {candidates[i]: renumber[int(labels[i])] for i in range(len(candidates))}
+    closeness = np.einsum("ij,ij->i", points, centroids[labels])
+    members: list[list[int]] = [[] for _ in range(k)]
+    for i in sorted(range(len(candidates)), key=lambda i: (-float(closeness[i]), candidates[i])):
+        members[cluster_of[candidates[i]]].append(candidates[i])
+    return cluster_of, [size[c] for c in by_size], members
+
+
+def _pick_by_cluster(
+    picked: dict[int, Reason],
+    total: int,
+    members: list[list[int]],
+    cluster_of: dict[int, int],
+    sizes: list[int],
+) -> None:
+    """Add to ``picked`` until it holds ``total``: first every cluster once (the largest
+    first) that has no pick yet, then in proportion to the traffic each cluster stands for
+    (``sizes``), each cluster's members closest to its centre first."""
+    k = len(members)
+    counts = [0] * k
+    for j in picked:
+        counts[cluster_of[j]] += 1
+    weight_total = sum(sizes)
+    cursor = [0] * k  # members before it are picked
+
+    def next_member(c: int) -> int | None:
+        while cursor[c] < len(members[c]) and members[c][cursor[c]] in picked:
+            cursor[c] += 1
+        return members[c][cursor[c]] if cursor[c] < len(members[c]) else None
+
+    for c in range(k):  # coverage: every cluster once, the largest first
+        if len(picked) >= total:
+            break
+        member = next_member(c) if counts[c] == 0 else None
+        if member is not None:
+            picked[member] = "cluster"
+            counts[c] += 1
+    while len(picked) < total:  # then in proportion to the traffic each cluster stands for
+        open_clusters = [c for c in range(k) if next_member(c) is not None]
+        c = max(open_clusters, key=lambda c: (total * sizes[c] / weight_total - counts[c], -c))
+        member = next_member(c)
+        assert member is not None
+        picked[member] = "cluster"
+        counts[c] += 1
+
+
 def mine(
     samples: Any,
     n: int = 100,
@@ -246,28 +370,17 @@ def mine(
     k-means' k, by default the square root of the candidates, at most the picks left for
     clusters. ``output``: where to write the labelling file (.jsonl, .json or .csv).
     """
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
-    if not 0.0 < dedupe <= 1.0:
-        raise ValueError(f"dedupe must be a cosine above 0 and at most 1, got {dedupe}")
-    _check_share("worst_share", worst_share)
-    _check_share("novel_share", novel_share)
-    if scores is not None and golden is not None and worst_share + novel_share > 1.0:
-        raise ValueError(
-            f"worst_share + novel_share must be at most 1, got {worst_share} + {novel_share}"
-        )
-    if clusters is not None and clusters < 1:
-        raise ValueError(f"clusters must be at least 1, got {clusters}")
-    if keep not in ("latest", "first"):
-        raise ValueError(f"keep must be 'latest' or 'first', got {keep!r}")
-    if output is not None:
-        check_label_path(output)
-    if isinstance(mined_at, dt.datetime):
-        stamp = mined_at.isoformat()
-    elif isinstance(mined_at, str):
-        stamp = mined_at
-    else:
-        stamp = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+    _check_options(
+        n,
+        dedupe=dedupe,
+        worst_share=worst_share,
+        novel_share=novel_share,
+        both_shares=scores is not None and golden is not None,
+        clusters=clusters,
+        keep=keep,
+        output=output,
+    )
+    stamp = _stamp(mined_at)
 
     dataset = _as_dataset(samples, "samples")
     golden_set = None if golden is None else _as_dataset(golden, "golden set")
@@ -296,20 +409,7 @@ def mine(
     nearest: list[float | None] = [None] * len(questions)
     in_golden: set[int] = set()
     if golden_set is not None:
-        golden_questions = [s.user_input for s in golden_set if s.user_input]
-        golden_keys = {question_key(q) for q in golden_questions}
-        golden_ids = set(golden_set.ids)
-        if golden_questions and questions:
-            similarity = vectors @ _embed(embeddings, golden_questions).T
-            nearest = [float(v) for v in similarity.max(axis=1)]
-        for j in range(len(questions)):
-            near = nearest[j]
-            if (
-                ids[j] in golden_ids
-                or keys[j] in golden_keys
-                or (near is not None and near >= dedupe)
-            ):
-                in_golden.add(j)
+        nearest, in_golden = _against_golden(golden_set, embeddings, ids, keys, vectors, dedupe)
 
     times = [_time_of(dataset[i]) for i in positions]
     if keep == "latest" and questions and all(t is None for t in times):
@@ -362,18 +462,7 @@ def mine(
         notes.append(f"{k} clusters asked, {len(candidates)} candidates: {len(candidates)} used")
         k = len(candidates)
 
-    points = vectors[candidates]
-    labels, centroids = kmeans(points, k, seed)
-    size = [sum(weight[candidates[i]] for i in np.flatnonzero(labels == c)) for c in range(k)]
-    first = [int(np.flatnonzero(labels == c)[0]) for c in range(k)]
-    by_size = sorted(range(k), key=lambda c: (-size[c], first[c]))  # cluster 0: the largest
-    renumber = {c: new for new, c in enumerate(by_size)}
-    cluster_of = {candidates[i]: renumber[int(labels[i])] for i in range(len(candidates))}
-    result.cluster_sizes = [size[c] for c in by_size]
-    closeness = np.einsum("ij,ij->i", points, centroids[labels])
-    members: list[list[int]] = [[] for _ in range(k)]
-    for i in sorted(range(len(candidates)), key=lambda i: (-float(closeness[i]), candidates[i])):
-        members[cluster_of[candidates[i]]].append(candidates[i])
+    cluster_of, result.cluster_sizes, members = _clustered(vectors, candidates, weight, k, seed)
 
     picked: dict[int, Reason] = {}  # in the order picked
     for j in sorted(standing, key=lambda j: (standing[j].score, j))[:worst_quota]:
@@ -381,31 +470,7 @@ def mine(
     unpicked = [j for j in candidates if j not in picked]
     for j in sorted(unpicked, key=lambda j: (nearest[j] or 0.0, j))[:novel_quota]:
         picked[j] = "novel"
-    counts = [0] * k
-    for j in picked:
-        counts[cluster_of[j]] += 1
-    sizes, weight_total = result.cluster_sizes, sum(result.cluster_sizes)
-    cursor = [0] * k  # members before it are picked
-
-    def next_member(c: int) -> int | None:
-        while cursor[c] < len(members[c]) and members[c][cursor[c]] in picked:
-            cursor[c] += 1
-        return members[c][cursor[c]] if cursor[c] < len(members[c]) else None
-
-    for c in range(k):  # coverage: every cluster once, the largest first
-        if len(picked) >= total:
-            break
-        member = next_member(c) if counts[c] == 0 else None
-        if member is not None:
-            picked[member] = "cluster"
-            counts[c] += 1
-    while len(picked) < total:  # then in proportion to the traffic each cluster stands for
-        open_clusters = [c for c in range(k) if next_member(c) is not None]
-        c = max(open_clusters, key=lambda c: (total * sizes[c] / weight_total - counts[c], -c))
-        member = next_member(c)
-        assert member is not None
-        picked[member] = "cluster"
-        counts[c] += 1
+    _pick_by_cluster(picked, total, members, cluster_of, result.cluster_sizes)
 
     for j, reason in picked.items():
         sample = dataset[positions[j]]
