@@ -237,3 +237,17 @@ def test_the_pinned_binding_is_the_one_loaded_and_named_in_the_hints() -> None:
     assert len(re.findall(r"--hash=sha256:[0-9a-f]{64}", pinned)) >= 1
     assert f"llama-cpp-cffi=={_llama.VERSION}" in _models.INSTALL_HINT
     assert f"llama-cpp-cffi=={_llama.VERSION}" == _local.RUNTIME
+
+
+def test_the_larger_model_has_its_own_fit_for_every_task_the_default_calibrates() -> None:
+    """Fitted on the same dev split (bench/meta_eval.py --model ...): no verdict of the 1.5B
+    model falls back to the uncalibrated default, and none borrows the 0.5B model's fit."""
+    small, large = _models.QWEN25_CODER_05B, _models.bundled_model(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    )
+    assert set(large.calibration) == set(small.calibration)
+    for task in ("useful", "supported"):
+        fit = large.calibration_for(task, "zh")
+        assert fit is not _models.UNCALIBRATED and fit != small.calibration_for(task, "zh")
+        assert large.probability(task, "en", fit.threshold) == pytest.approx(0.5)
+    assert large.yes_probability("answers", "zh", 0.5) != 0.5
