@@ -242,8 +242,9 @@ def test_the_pinned_binding_is_the_one_loaded_and_named_in_the_hints() -> None:
 def test_the_larger_model_has_its_own_fit_for_every_task_the_default_calibrates() -> None:
     """Fitted on the same dev split (bench/meta_eval.py --model ...): no verdict of the 1.5B
     model falls back to the uncalibrated default, and none borrows the 0.5B model's fit."""
-    small, large = _models.QWEN25_CODER_05B, _models.bundled_model(
-        "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    small, large = (
+        _models.QWEN25_CODER_05B,
+        _models.bundled_model("qwen2.5-coder-1.5b-instruct-q4_k_m"),
     )
     assert set(large.calibration) == set(small.calibration)
     for task in ("useful", "supported"):
