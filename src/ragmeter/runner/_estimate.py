@@ -28,7 +28,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ValidationError
 
 from ragmeter._services import run_sync
-from ragmeter.dataset import Dataset, DatasetLike, Sample, load_dataset
+from ragmeter.dataset import Dataset, DatasetLike, Sample
 from ragmeter.judge import (
     Cache,
     Judge,
@@ -386,19 +386,22 @@ async def aestimate(
     stratify: str | None = None,
 ) -> RunEstimate:
     """:func:`estimate` for async code (same arguments)."""
-    from ragmeter.runner._budget import take_subset
-    from ragmeter.runner._evaluate import check_inputs
+    from ragmeter.runner._evaluate import read_checked
 
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
-    if isinstance(dataset, Dataset):
-        data, load_problems = dataset, []
-    else:
-        data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
-        load_problems = [p for row in data.invalid for p in row.problems]
-    data = check_inputs(data, resolved, skip_invalid=skip_invalid, load_problems=load_problems)
-    data = take_subset(data, limit=limit, sample=sample, seed=seed, stratify=stratify)
+    data = read_checked(
+        dataset,
+        resolved,
+        column_map=column_map,
+        skip_invalid=skip_invalid,
+        format=format,
+        limit=limit,
+        sample=sample,
+        seed=seed,
+        stratify=stratify,
+    )
     judged = [m for m in resolved if isinstance(m, SampleMetric)]
     todo = _todo(data, [m.name for m in judged], run_dir if resume else None)
     judges = judges_for(judged, judge) if todo else {}

@@ -331,15 +331,42 @@ def _read_input(
             named_tags = Dataset.tag_names(tags)
             chunks = _carrying_tags(chunks, named_tags)
         return _Input(_noting_columns(chunks, column_notes), None, named_tags, column_notes)
+    data = read_checked(
+        dataset,
+        metrics,
+        column_map=column_map,
+        skip_invalid=skip_invalid,
+        format=format,
+        limit=limit,
+        sample=sample,
+        seed=seed,
+        stratify=stratify,
+    )
+    named_tags = None if tags is None else data.check_tags(tags)
+    return _Input([data], data, named_tags, data.column_warnings())
+
+
+def read_checked(
+    dataset: DatasetLike,
+    metrics: Sequence[Metric],
+    *,
+    column_map: Mapping[str, str] | None,
+    skip_invalid: bool,
+    format: str | None,
+    limit: int | None,
+    sample: int | None,
+    seed: int,
+    stratify: str | None,
+) -> Dataset:
+    """The whole dataset in memory, checked for ``metrics`` (rows that cannot load reported
+    with the rest) and cut to its subset: what a run and its estimate both score."""
     if isinstance(dataset, Dataset):
         data, load_problems = dataset, []
     else:
         data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
         load_problems = [p for row in data.invalid for p in row.problems]
     data = check_inputs(data, metrics, skip_invalid=skip_invalid, load_problems=load_problems)
-    data = take_subset(data, limit=limit, sample=sample, seed=seed, stratify=stratify)
-    named_tags = None if tags is None else data.check_tags(tags)
-    return _Input([data], data, named_tags, data.column_warnings())
+    return take_subset(data, limit=limit, sample=sample, seed=seed, stratify=stratify)
 
 
 def _checked_chunks(
