@@ -118,6 +118,22 @@ def test_the_layer_diagram_in_the_docs_is_the_contract():
     )
 
 
+def _overview_layers() -> list[str]:
+    """The one-line layers of docs/extending.md's opening section (``a > b | c > ...``)."""
+    text = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    section = text.split("\n## The architecture on one screen\n", 1)[1]
+    block = re.search(r"^```\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+    assert block, "docs/extending.md: no ``` block of layers under 'The architecture on one screen'"
+    return [" ".join(layer.split()) for layer in block.group(1).split(">")]
+
+
+def test_the_overview_in_the_docs_is_the_contract():
+    assert _overview_layers() == _contract_layers(), (
+        "docs/extending.md's opening diagram differs from pyproject.toml's contract: write the"
+        " contract's layers, highest first, separated by '>'"
+    )
+
+
 def test_every_package_has_a_layer():
     layered = {name for layer in _contract_layers() for name in re.split(r"[|:]", layer)}
     packages = {path.parent.name for path in SRC.glob("*/__init__.py")}
