@@ -1,7 +1,15 @@
-import pytest
+import re
+from typing import get_args
 
+import pytest
+from pydantic import BaseModel
+
+import ragmeter.steps._judgments  # noqa: F401 (the built-in judgments, in the table)
 from ragmeter.prompts import LANGUAGES, data_block, detect_language, load_prompt
-from ragmeter.steps._schemas import TASK_FIELDS
+from ragmeter.steps import JUDGMENTS
+
+#: The answer's model of each template's task: its fields are the task's output keys.
+OUTPUTS = {(k.template, k.task): k.output for k in JUDGMENTS.values() if k.output is not None}
 
 TEMPLATES = [
     "response_analysis",
@@ -28,8 +36,31 @@ def test_examples_answer_every_task_with_the_schema_fields(name):
         assert template.examples, f"{template.key} has no few-shot example"
         for example in template.examples:
             for task in template.tasks:
-                for field in TASK_FIELDS[task]:
+                for field in OUTPUTS[name, task].model_fields:
                     assert field in example.outputs, (template.key, task, field)
+
+
+def _keys(model: type[BaseModel]) -> set[str]:
+    """A model's output keys and its items' (``statements``: ``text``, ``contexts``)."""
+    keys = set(model.model_fields)
+    for info in model.model_fields.values():
+        for item in get_args(info.annotation):
+            if isinstance(item, type) and issubclass(item, BaseModel):
+                keys |= _keys(item)
+    return keys
+
+
+@pytest.mark.parametrize(("name", "task"), sorted(OUTPUTS))
+def test_every_task_text_names_the_output_keys_of_its_model(name, task):
+    """Each output key is declared once, in the judgment's ``output`` model: the task text
+    (both languages) names every one of them, and its output sentence names no other."""
+    keys = _keys(OUTPUTS[name, task])
+    for language in LANGUAGES:
+        text = load_prompt(name, language).tasks[task]
+        assert keys <= set(re.findall(r'"(\w+)"', text)), (language, task)
+        start = max(text.rfind("Output"), text.rfind("输出"))
+        assert start >= 0, (language, task)
+        assert set(re.findall(r'"(\w+)"', text[start:])) <= keys, (language, task)
 
 
 def test_rendering_keeps_only_the_requested_tasks():

@@ -47,7 +47,7 @@ EVIDENCE_INPUT = "text"
 class _Planned:
     """One judgment asked for this sample, with the needs it serves."""
 
-    kind: JudgmentKind[Any]
+    kind: JudgmentKind[Any, Any]
     name: str
     needs: list[Need] = field(default_factory=list)
 
@@ -128,7 +128,7 @@ class StepRunner:
         """The judgments ``needs`` ask for, with those they depend on, in table order."""
         planned: dict[tuple[str, str], _Planned] = {}
 
-        def add(kind: JudgmentKind[Any], name: str) -> _Planned:
+        def add(kind: JudgmentKind[Any, Any], name: str) -> _Planned:
             if (kind.name, name) not in planned:
                 for dependency in kind.depends_on:
                     add(JUDGMENTS[dependency], dependency)
