@@ -69,6 +69,12 @@ class Statement:
     contexts: tuple[int, ...] = ()
 
 
+def _agrees(verdict: bool, probability: float | None) -> None:
+    """A verdict with P(yes) is yes exactly when P >= 0.5: one number stands behind both."""
+    if probability is not None and (probability >= 0.5) != verdict:
+        raise ValueError(f"verdict {verdict} contradicts its probability {probability}")
+
+
 @dataclass(frozen=True)
 class AnswerRelevance:
     """Whether the response answers the question, from one verdict, with P(yes) when the
@@ -80,10 +86,7 @@ class AnswerRelevance:
     noncommittal: bool = False
 
     def __post_init__(self) -> None:
-        if self.probability is not None and (self.probability >= 0.5) != self.relevant:
-            raise ValueError(
-                f"verdict {self.relevant} contradicts its probability {self.probability}"
-            )
+        _agrees(self.relevant, self.probability)
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,7 @@ class ContextVerdict:
     probability: float | None = None
 
     def __post_init__(self) -> None:
-        if self.probability is not None and (self.probability >= 0.5) != self.useful:
-            raise ValueError(
-                f"verdict {self.useful} contradicts its probability {self.probability}"
-            )
+        _agrees(self.useful, self.probability)
 
 
 @dataclass(frozen=True)
