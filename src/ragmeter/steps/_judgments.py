@@ -302,7 +302,7 @@ async def _relevance_by_verdict(verdict: Verdict, request: Request) -> AnswerRel
 ANSWER_RELEVANCE = register(
     JudgmentKind[BaseModel, AnswerRelevance](
         name="answer_relevance",
-        serves=lambda need: need.fact == "questions",
+        serves=lambda need: "answer_relevance" if need.fact == "questions" else None,
         applies=lambda request: request.facts.calibrated_verdicts,
         by_verdicts=_relevance_by_verdict,
     )
@@ -513,8 +513,11 @@ def _store_attribution(facts: Facts, request: Request, support: Support) -> None
 STATEMENT_CONTEXTS = register(
     JudgmentKind[BaseModel, Support](
         name="statement_contexts",
-        serves=lambda need: need.fact == "statements" and "contexts" in need.against,
-        request_name=lambda need: "support:reference",
+        serves=lambda need: (
+            "support:reference"
+            if need.fact == "statements" and "contexts" in need.against
+            else None
+        ),
         depends_on=("statements",),
         applies=_attribution_applies,
         by_verdicts=_attribute_by_verdicts,
@@ -573,7 +576,7 @@ def _store_custom(facts: Facts, request: Request, answer: CustomAnswer) -> None:
 CUSTOM = register(
     JudgmentKind[BaseModel, CustomAnswer](
         name="custom",
-        request_name=lambda need: str(need.prompt.key),
+        serves=lambda need: str(need.prompt.key) if need.fact == "custom" else None,
         call=_ask_custom,
         store=_store_custom,
     )

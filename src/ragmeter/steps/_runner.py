@@ -138,8 +138,9 @@ class StepRunner:
         needs = list(dict.fromkeys(needs))
         for kind in JUDGMENTS.values():
             for need in needs:
-                if kind.is_needed_by(need):
-                    add(kind, kind.name_for(need)).needs.append(need)
+                name = kind.request_for(need)
+                if name is not None:
+                    add(kind, name).needs.append(need)
         order = {name: i for i, name in enumerate(JUDGMENTS)}
         return sorted(planned.values(), key=lambda p: order[p.kind.name])
 

@@ -96,11 +96,10 @@ class JudgmentKind(Generic[OutputT, T]):
     #: Judgments whose facts this one reads: asked for with it and answered before it.
     depends_on: tuple[str, ...] = ()
     stage: Stage = "read"
-    #: Which needs this judgment serves (default: ``Need(name)``).
-    serves: Callable[[Need], bool] | None = None
-    #: The name of the request serving ``need`` when one kind makes several calls (e.g. one
-    #: per custom prompt); default: ``name``.
-    request_name: Callable[[Need], str] | None = None
+    #: The name of the request serving ``need``, or ``None`` when this judgment does not
+    #: serve it; default: ``name`` for ``Need(name)``. A kind making several calls names
+    #: each (e.g. one per custom prompt).
+    serves: Callable[[Need], str | None] | None = None
     #: The fact without asking, or ``None`` to ask (e.g. no contexts: nothing to rate).
     without_call: Callable[[Request], T | None] | None = None
     #: Whether to ask at all, decided when the judgments it depends on are known.
@@ -115,11 +114,11 @@ class JudgmentKind(Generic[OutputT, T]):
     #: file ``ragmeter/prompts/templates/TEMPLATE.toml``).
     prompt: Callable[[Language], PromptTemplate] | None = None
 
-    def is_needed_by(self, need: Need) -> bool:
-        return self.serves(need) if self.serves is not None else need.judgment == self.name
-
-    def name_for(self, need: Need) -> str:
-        return self.request_name(need) if self.request_name is not None else self.name
+    def request_for(self, need: Need) -> str | None:
+        """The name of the request serving ``need``; ``None``: this judgment does not."""
+        if self.serves is not None:
+            return self.serves(need)
+        return self.name if need.judgment == self.name else None
 
     def __post_init__(self) -> None:
         templated = self.template and self.task and self.output and self.inputs and self.read
@@ -178,7 +177,7 @@ def error_names(need: Need) -> list[str]:
     """What the facts a need reads are recorded under when they fail: the judgments it
     depends on, then its own."""
     kind = judgment(need.judgment)
-    return [*kind.depends_on, kind.name_for(need)]
+    return [*kind.depends_on, kind.request_for(need) or kind.name]
 
 
 def verifies(need: Need) -> bool:
