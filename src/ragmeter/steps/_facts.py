@@ -180,8 +180,9 @@ class _Found(Generic[T]):
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, facts: Facts, owner: type) -> T | None:
-        return cast("T | None", facts.found.get(self.name))
+    def __get__(self, facts: Facts | None, owner: type) -> T | None:
+        # On the class itself (``Facts.statements``, e.g. for ``inspect``) there is no fact.
+        return None if facts is None else cast("T | None", facts.found.get(self.name))
 
     def __set__(self, facts: Facts, value: T | None) -> None:
         facts.found[self.name] = value
