@@ -32,7 +32,15 @@ from ragmeter.prompts import Language, PromptTemplate, detect_language, load_pro
 from ragmeter.steps._evidence import evidence_query, select_evidence
 from ragmeter.steps._facts import Facts, Need
 from ragmeter.steps._judgments import StepError
-from ragmeter.steps._table import JUDGMENTS, DataValue, JudgmentKind, Request, schema_for
+from ragmeter.steps._table import (
+    JUDGMENTS,
+    DataValue,
+    Generate,
+    JudgmentKind,
+    OutputT,
+    Request,
+    schema_for,
+)
 
 #: The template of one yes/no question, for judges that cannot batch verdicts.
 VERDICT_TEMPLATE = "verdict"
@@ -359,13 +367,12 @@ class StepRunner:
         judgment = await generate(
             messages, TextLikelihood, prompt_version=template.key, scope=template.name
         )
-        output: TextLikelihood = judgment.output
-        return output
+        return judgment.output
 
-    def _generate(self, facts: Facts) -> Callable[..., Awaitable[Judgment[Any]]]:
+    def _generate(self, facts: Facts) -> Generate:
         async def generate(
-            messages: list[Message], schema: type[BaseModel], *, prompt_version: str, scope: str
-        ) -> Judgment[Any]:
+            messages: list[Message], schema: type[OutputT], *, prompt_version: str, scope: str
+        ) -> Judgment[OutputT]:
             return await self._judged(
                 facts,
                 messages,
@@ -381,12 +388,12 @@ class StepRunner:
         self,
         facts: Facts,
         messages: Sequence[Message],
-        schema: type[BaseModel],
+        schema: type[OutputT],
         *,
         prompt_version: str,
         scope: str,
         salt: str,
-    ) -> Judgment[Any]:
+    ) -> Judgment[OutputT]:
         """The one place steps call the judge: the answer's usage (or, when it failed, what
         the failed call cost) is the sample's."""
         try:

@@ -60,8 +60,8 @@ class Generate(Protocol):
     """A judge call made by a judgment's own ``call`` (usage and versions are recorded)."""
 
     def __call__(
-        self, messages: list[Message], schema: type[BaseModel], *, prompt_version: str, scope: str
-    ) -> Awaitable[Judgment[Any]]: ...
+        self, messages: list[Message], schema: type[OutputT], *, prompt_version: str, scope: str
+    ) -> Awaitable[Judgment[OutputT]]: ...
 
 
 @dataclass(frozen=True, eq=False)
