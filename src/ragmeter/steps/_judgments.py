@@ -527,14 +527,7 @@ STATEMENT_CONTEXTS = register(
 
 
 def _utilization_inputs(request: Request) -> dict[str, DataValue]:
-    return _with_conversation(
-        request,
-        {
-            "question": request.sample.user_input or "",
-            "answer": request.sample.response or "",
-            "contexts": request.contexts,
-        },
-    )
+    return {**_response_inputs(request), "contexts": request.contexts}
 
 
 def _relevance_inputs(request: Request) -> dict[str, DataValue]:
