@@ -1,7 +1,24 @@
-import pytest
+import re
+from typing import get_args
 
+import pytest
+from pydantic import BaseModel
+
+import ragmeter.steps._judgments  # noqa: F401 (the built-in judgments, in the table)
 from ragmeter.prompts import LANGUAGES, data_block, detect_language, load_prompt
-from ragmeter.steps._schemas import TASK_FIELDS
+from ragmeter.steps import JUDGMENTS, QuestionKind
+from ragmeter.steps._generation import _OUTPUT
+from ragmeter.steps._schemas import ChunkAnalysisOutput, PersonasOutput, QuestionOutput
+
+#: The answer's model of each template's task: its fields are the task's output keys.
+OUTPUTS = {(k.template, k.task): k.output for k in JUDGMENTS.values() if k.output is not None}
+#: Each call's template, tasks and answer model: the judgments' and test-set generation's.
+CALLS = [
+    *((name, (task,), model) for (name, task), model in sorted(OUTPUTS.items())),
+    ("chunk_analysis", ("summary", "keyphrases", "entities"), ChunkAnalysisOutput),
+    ("personas", ("personas",), PersonasOutput),
+    *(("question", (kind,), _OUTPUT.get(kind, QuestionOutput)) for kind in get_args(QuestionKind)),
+]
 
 TEMPLATES = [
     "response_analysis",
@@ -28,8 +45,34 @@ def test_examples_answer_every_task_with_the_schema_fields(name):
         assert template.examples, f"{template.key} has no few-shot example"
         for example in template.examples:
             for task in template.tasks:
-                for field in TASK_FIELDS[task]:
+                for field in OUTPUTS[name, task].model_fields:
                     assert field in example.outputs, (template.key, task, field)
+
+
+def _keys(model: type[BaseModel]) -> set[str]:
+    """A model's output keys and its items' (``statements``: ``text``, ``contexts``)."""
+    keys = set(model.model_fields)
+    for info in model.model_fields.values():
+        for item in get_args(info.annotation):
+            if isinstance(item, type) and issubclass(item, BaseModel):
+                keys |= _keys(item)
+    return keys
+
+
+@pytest.mark.parametrize(("name", "tasks", "model"), CALLS)
+def test_every_task_text_names_the_output_keys_of_its_model(name, tasks, model):
+    """Each output key is declared once, in the answer's model (a judgment's ``output``): the
+    task texts (both languages) name every one of them, and their output sentences no other."""
+    keys = _keys(model)
+    for language in LANGUAGES:
+        named: set[str] = set()
+        for task in tasks:
+            text = load_prompt(name, language).tasks[task]
+            named |= set(re.findall(r'"(\w+)"', text))
+            start = max(text.rfind("Output"), text.rfind("输出"))
+            assert start >= 0, (language, task)
+            assert set(re.findall(r'"(\w+)"', text[start:])) <= keys, (language, task)
+        assert keys <= named, (language, tasks, keys - named)
 
 
 def test_rendering_keeps_only_the_requested_tasks():

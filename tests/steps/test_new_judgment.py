@@ -6,6 +6,7 @@ import asyncio
 from typing import ClassVar, Literal
 
 import pytest
+from pydantic import BaseModel
 
 from ragmeter import Sample, evaluate
 from ragmeter.dataset import Sample as SampleType
@@ -48,12 +49,18 @@ abstains = 1
 why = "回答说没有找到信息。"
 '''  # noqa: E501 (a TOML file's long lines)
 
-# 2. The table entry.
-ABSTENTION = JudgmentKind[bool](
+
+# 2. The table entry, with the model of its answer (the output keys the task text names).
+class AbstentionOutput(BaseModel):
+    abstains: Literal[0, 1]
+    why: str = ""
+
+
+ABSTENTION = JudgmentKind(
     name="abstention",
     template="abstention",
     task="abstains",
-    fields={"abstains": (Literal[0, 1], ...), "why": (str, "")},
+    output=AbstentionOutput,
     inputs=lambda request: {"answer": request.sample.response or ""},
     read=lambda judgment, request: bool(judgment.output.abstains),
     # A template shipped with ragmeter needs no loader: load_prompt("abstention", language).

@@ -57,7 +57,7 @@ def test_equal_needs_are_one_request_and_custom_prompts_one_each():
 
 def test_every_builtin_judgment_has_a_template_task_or_its_own_way_of_asking():
     for kind in JUDGMENTS.values():
-        assert (kind.template and kind.task and kind.fields) or kind.call or kind.by_verdicts
+        assert (kind.template and kind.task and kind.output) or kind.call or kind.by_verdicts
 
 
 # -- grouping --------------------------------------------------------------------------------------
@@ -255,6 +255,8 @@ def test_only_verdicts_on_claims_wait_for_the_verification():
 def test_a_judgment_depending_on_another_is_asked_after_it_with_its_fact():
     from typing import Literal
 
+    from pydantic import BaseModel
+
     from ragmeter.prompts import parse_prompt
     from ragmeter.steps import JudgmentKind, register, unregister
 
@@ -266,11 +268,15 @@ system = "Check claims."
 [en.tasks]
 check = "Is every claim true?"
 """
-    kind = JudgmentKind[bool](
+
+    class Check(BaseModel):
+        verdict: Literal[0, 1]
+
+    kind = JudgmentKind(
         name="claims_true",
         template="claim_check",
         task="check",
-        fields={"verdict": (Literal[0, 1], ...)},
+        output=Check,
         inputs=lambda r: {"claims": r.facts.response_claims or []},
         read=lambda judgment, r: bool(judgment.output.verdict),
         depends_on=("response_claims",),

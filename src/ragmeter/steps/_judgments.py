@@ -20,7 +20,7 @@ import asyncio
 import functools
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
@@ -64,7 +64,25 @@ class StepError(JudgeError):
     """The judge's answer could not be used (e.g. fewer verdicts than claims, twice)."""
 
 
-# -- answer items --------------------------------------------------------------------------------
+# -- answers: each task's output keys, written once (tests/prompts checks the task texts) --------
+class ClaimsOutput(BaseModel):
+    claims: list[str]
+
+
+class QuestionsOutput(BaseModel):
+    questions: list[str]
+    noncommittal: Literal[0, 1] = 0
+
+
+class StandaloneOutput(BaseModel):
+    standalone: str = ""
+
+
+class AbstainsOutput(BaseModel):
+    abstains: Literal[0, 1]
+    abstains_reason: str = ""
+
+
 class StatementItem(BaseModel):
     text: str
     contexts: list[int] = Field(default_factory=list)
@@ -87,6 +105,22 @@ class SupportItem(BaseModel):
     reason: str = ""
 
 
+class StatementsOutput(BaseModel):
+    statements: list[StatementItem]
+
+
+class UsefulnessOutput(BaseModel):
+    usefulness: list[UsefulnessItem]
+
+
+class EntitiesOutput(BaseModel):
+    entities: list[EntityItem]
+
+
+class SupportOutput(BaseModel):
+    support: list[SupportItem]
+
+
 # -- 1. the response -----------------------------------------------------------------------------
 def _with_conversation(request: Request, inputs: dict[str, DataValue]) -> dict[str, DataValue]:
     """``inputs`` after a ``conversation`` block of the earlier turns when the sample is a
@@ -107,7 +141,7 @@ def _n_questions(request: Request) -> int:
     return max((need.n for need in request.needs), default=0)
 
 
-def _read_claims(judgment: Judgment[Any], request: Request) -> list[str]:
+def _read_claims(judgment: Judgment[ClaimsOutput], request: Request) -> list[str]:
     """The claims that come from the response: one the judge copied from the question or
     an example, or repeated, is left out and recorded (``facts.discarded``)."""
     response, question = request.sample.response or "", request.sample.user_input or ""
@@ -158,11 +192,11 @@ def _claims_without_call(request: Request) -> list[str] | None:
 
 
 RESPONSE_CLAIMS = register(
-    JudgmentKind[list[str]](
+    JudgmentKind(
         name="response_claims",
         template="response_analysis",
         task="claims",
-        fields={"claims": (list[str], ...)},
+        output=ClaimsOutput,
         inputs=_response_inputs,
         read=_read_claims,
         without_call=_claims_without_call,
@@ -201,12 +235,14 @@ def _copied(question: str, request: Request) -> str | None:
     return None
 
 
-def _check_questions(output: Any, request: Request) -> str | None:
+def _check_questions(output: QuestionsOutput, request: Request) -> str | None:
     copies = [q for q in output.questions if q.strip() and _copied(q, request)]
     return f"{len(copies)} generated questions are copies" if copies else None
 
 
-def _read_questions(judgment: Judgment[Any], request: Request) -> tuple[list[str], bool]:
+def _read_questions(
+    judgment: Judgment[QuestionsOutput], request: Request
+) -> tuple[list[str], bool]:
     questions: list[str] = []
     for question in (q.strip() for q in judgment.output.questions):
         why = _copied(question, request) if question else "empty"
@@ -228,11 +264,11 @@ def _store_questions(facts: Facts, request: Request, value: tuple[list[str], boo
 
 
 QUESTIONS = register(
-    JudgmentKind[tuple[list[str], bool]](
+    JudgmentKind(
         name="questions",
         template="reverse_questions",
         task="questions",
-        fields={"questions": (list[str], ...), "noncommittal": (Literal[0, 1], 0)},
+        output=QuestionsOutput,
         inputs=_answer_only,
         applies=lambda request: not request.facts.calibrated_verdicts,
         params=lambda request: {"n": _n_questions(request)},
@@ -264,17 +300,17 @@ async def _relevance_by_verdict(verdict: Verdict, request: Request) -> AnswerRel
 #: that leaves part of the question unanswered ("I do not have the exact dates") is
 #: noncommittal: 0, without a call.
 ANSWER_RELEVANCE = register(
-    JudgmentKind[AnswerRelevance](
+    JudgmentKind[BaseModel, AnswerRelevance](
         name="answer_relevance",
-        serves=lambda need: need.fact == "questions",
+        serves=lambda need: "answer_relevance" if need.fact == "questions" else None,
         applies=lambda request: request.facts.calibrated_verdicts,
         by_verdicts=_relevance_by_verdict,
     )
 )
 
 
-def _read_standalone(judgment: Judgment[Any], request: Request) -> str:
-    standalone = str(judgment.output.standalone).strip()
+def _read_standalone(judgment: Judgment[StandaloneOutput], request: Request) -> str:
+    standalone = judgment.output.standalone.strip()
     if not standalone:
         raise StepError("the judge did not rewrite the question as a standalone question")
     return standalone
@@ -296,11 +332,11 @@ def _standalone_without_call(request: Request) -> str | None:
 #: S3 earbuds?"), for answer relevancy: asked with the questions, in the same call, and only
 #: for a sample with a history.
 STANDALONE_QUESTION = register(
-    JudgmentKind[str](
+    JudgmentKind(
         name="standalone_question",
         template="response_analysis",
         task="standalone",
-        fields={"standalone": (str, "")},
+        output=StandaloneOutput,
         inputs=_response_inputs,
         read=_read_standalone,
         without_call=_standalone_without_call,
@@ -324,7 +360,7 @@ def _attribution(request: Request) -> bool:
     return any(need.fact == "statements" and "contexts" in need.against for need in request.needs)
 
 
-def _read_statements(judgment: Judgment[Any], request: Request) -> list[Statement]:
+def _read_statements(judgment: Judgment[StatementsOutput], request: Request) -> list[Statement]:
     attributed = _attribution(request) and request.batched
     n = len(request.contexts)
     return [
@@ -346,11 +382,11 @@ def _statements_without_call(request: Request) -> list[Statement] | None:
 
 
 STATEMENTS = register(
-    JudgmentKind[list[Statement]](
+    JudgmentKind(
         name="statements",
         template="reference_review",
         task="statements",
-        fields={"statements": (list[StatementItem], ...)},
+        output=StatementsOutput,
         inputs=lambda r: _reference_inputs(r, _attribution(r) and r.batched),
         read=_read_statements,
         without_call=_statements_without_call,
@@ -362,11 +398,15 @@ def _no_contexts(request: Request) -> list[ContextVerdict] | None:
     return [] if not request.contexts else None
 
 
-def _usefulness_by_verdicts(
+def _usefulness(
+    name: str,
+    template: str,
+    inputs: Callable[[Request], dict[str, DataValue]],
     answer: Callable[[Sample], str | None] | None,
-) -> Callable[[Verdict, Request], Any]:
-    """Each context's usefulness as one yes/no question each (``answer``: the answer the
-    context should be useful for; ``None``: relevant to the question)."""
+) -> JudgmentKind[UsefulnessOutput, list[ContextVerdict]]:
+    """Each context's usefulness, asked through ``template``; for a judge that cannot batch
+    verdicts, one yes/no question per context (``answer``: the answer the context should be
+    useful for; ``None``: relevant to the question)."""
 
     async def by_verdicts(verdict: Verdict, request: Request) -> list[ContextVerdict]:
         async def one(context: str) -> ContextVerdict:
@@ -383,10 +423,20 @@ def _usefulness_by_verdicts(
 
         return list(await asyncio.gather(*(one(c) for c in request.contexts)))
 
-    return by_verdicts
+    return JudgmentKind(
+        name=name,
+        template=template,
+        task="usefulness",
+        output=UsefulnessOutput,
+        inputs=inputs,
+        check=_rates_every_context,
+        read=_read_usefulness,
+        without_call=_no_contexts,
+        by_verdicts=by_verdicts,
+    )
 
 
-def _rates_every_context(output: Any, request: Request) -> str | None:
+def _rates_every_context(output: UsefulnessOutput, request: Request) -> str | None:
     n_contexts = len(request.contexts)
     rated = {item.index for item in output.usefulness} & set(range(1, n_contexts + 1))
     if len(rated) < n_contexts:
@@ -394,30 +444,25 @@ def _rates_every_context(output: Any, request: Request) -> str | None:
     return None
 
 
-def _read_usefulness(judgment: Judgment[Any], request: Request) -> list[ContextVerdict]:
+def _read_usefulness(
+    judgment: Judgment[UsefulnessOutput], request: Request
+) -> list[ContextVerdict]:
     return _context_verdicts(
         judgment.output.usefulness, len(request.contexts), judgment.probabilities
     )
 
 
-USEFULNESS = {"usefulness": (list[UsefulnessItem], ...)}
-
 USEFULNESS_REFERENCE = register(
-    JudgmentKind[list[ContextVerdict]](
-        name="usefulness_reference",
-        template="reference_review",
-        task="usefulness",
-        fields=USEFULNESS,
-        inputs=lambda r: _reference_inputs(r, True),
-        check=_rates_every_context,
-        read=_read_usefulness,
-        without_call=_no_contexts,
-        by_verdicts=_usefulness_by_verdicts(lambda sample: sample.reference),
+    _usefulness(
+        "usefulness_reference",
+        "reference_review",
+        lambda r: _reference_inputs(r, True),
+        lambda sample: sample.reference,
     )
 )
 
 
-def _read_entities(judgment: Judgment[Any], request: Request) -> list[Entity]:
+def _read_entities(judgment: Judgment[EntitiesOutput], request: Request) -> list[Entity]:
     return [
         Entity(e.entity.strip(), bool(e.in_contexts) or _mentioned(e.entity, request.contexts))
         for e in judgment.output.entities
@@ -426,11 +471,11 @@ def _read_entities(judgment: Judgment[Any], request: Request) -> list[Entity]:
 
 
 ENTITIES = register(
-    JudgmentKind[list[Entity]](
+    JudgmentKind(
         name="entities",
         template="reference_review",
         task="entities",
-        fields={"entities": (list[EntityItem], ...)},
+        output=EntitiesOutput,
         inputs=lambda r: _reference_inputs(r, True),
         read=_read_entities,
     )
@@ -466,10 +511,13 @@ def _store_attribution(facts: Facts, request: Request, support: Support) -> None
 #: A judge that cannot batch verdicts attributes the reference's statements to the contexts
 #: one yes/no question at a time, once the statements are known.
 STATEMENT_CONTEXTS = register(
-    JudgmentKind[Support](
+    JudgmentKind[BaseModel, Support](
         name="statement_contexts",
-        serves=lambda need: need.fact == "statements" and "contexts" in need.against,
-        request_name=lambda need: "support:reference",
+        serves=lambda need: (
+            "support:reference"
+            if need.fact == "statements" and "contexts" in need.against
+            else None
+        ),
         depends_on=("statements",),
         applies=_attribution_applies,
         by_verdicts=_attribute_by_verdicts,
@@ -479,14 +527,7 @@ STATEMENT_CONTEXTS = register(
 
 
 def _utilization_inputs(request: Request) -> dict[str, DataValue]:
-    return _with_conversation(
-        request,
-        {
-            "question": request.sample.user_input or "",
-            "answer": request.sample.response or "",
-            "contexts": request.contexts,
-        },
-    )
+    return {**_response_inputs(request), "contexts": request.contexts}
 
 
 def _relevance_inputs(request: Request) -> dict[str, DataValue]:
@@ -496,31 +537,15 @@ def _relevance_inputs(request: Request) -> dict[str, DataValue]:
 
 
 USEFULNESS_RESPONSE = register(
-    JudgmentKind[list[ContextVerdict]](
-        name="usefulness_response",
-        template="context_utilization",
-        task="usefulness",
-        fields=USEFULNESS,
-        inputs=_utilization_inputs,
-        check=_rates_every_context,
-        read=_read_usefulness,
-        without_call=_no_contexts,
-        by_verdicts=_usefulness_by_verdicts(lambda sample: sample.response),
+    _usefulness(
+        "usefulness_response",
+        "context_utilization",
+        _utilization_inputs,
+        lambda sample: sample.response,
     )
 )
-
 USEFULNESS_QUESTION = register(
-    JudgmentKind[list[ContextVerdict]](
-        name="usefulness_question",
-        template="context_relevance",
-        task="usefulness",
-        fields=USEFULNESS,
-        inputs=_relevance_inputs,
-        check=_rates_every_context,
-        read=_read_usefulness,
-        without_call=_no_contexts,
-        by_verdicts=_usefulness_by_verdicts(None),
-    )
+    _usefulness("usefulness_question", "context_relevance", _relevance_inputs, None)
 )
 
 
@@ -542,9 +567,9 @@ def _store_custom(facts: Facts, request: Request, answer: CustomAnswer) -> None:
 
 
 CUSTOM = register(
-    JudgmentKind[CustomAnswer](
+    JudgmentKind[BaseModel, CustomAnswer](
         name="custom",
-        request_name=lambda need: str(need.prompt.key),
+        serves=lambda need: str(need.prompt.key) if need.fact == "custom" else None,
         call=_ask_custom,
         store=_store_custom,
     )
@@ -552,7 +577,7 @@ CUSTOM = register(
 
 
 # -- abstention ------------------------------------------------------------------------------
-def _read_abstains(judgment: Judgment[Any], request: Request) -> AbstentionCheck:
+def _read_abstains(judgment: Judgment[AbstainsOutput], request: Request) -> AbstentionCheck:
     return AbstentionCheck(bool(judgment.output.abstains), judgment.output.abstains_reason.strip())
 
 
@@ -569,11 +594,11 @@ def _abstains_by_phrases(request: Request) -> AbstentionCheck | None:
 
 #: Whether the response abstains, asked in the same call as the response's claims.
 ABSTAINS = register(
-    JudgmentKind[AbstentionCheck](
+    JudgmentKind(
         name="abstains",
         template="response_analysis",
         task="abstains",
-        fields={"abstains": (Literal[0, 1], ...), "abstains_reason": (str, "")},
+        output=AbstainsOutput,
         inputs=_response_inputs,
         read=_read_abstains,
         without_call=_abstains_by_phrases,
@@ -594,7 +619,7 @@ def _sources(request: Request) -> list[PassageSource]:
     return [k for k in SOURCE_ORDER if k in kinds]
 
 
-def _support_kind(source: ClaimSource) -> JudgmentKind[Support]:
+def _support_kind(source: ClaimSource) -> JudgmentKind[SupportOutput, Support]:
     def inputs(request: Request) -> dict[str, DataValue]:
         _, texts = _passages(request.sample, _sources(request))
         return {"claims": _claims(request, source), "passages": texts}
@@ -610,14 +635,14 @@ def _support_kind(source: ClaimSource) -> JudgmentKind[Support]:
             )
         return None
 
-    def check(output: Any, request: Request) -> str | None:
+    def check(output: SupportOutput, request: Request) -> str | None:
         n = len(_claims(request, source))
         got = {item.claim for item in output.support} & set(range(1, n + 1))
         if len(got) < n:
             return f"the judge returned verdicts for {len(got)} of {n} claims"
         return None
 
-    def read(judgment: Judgment[Any], request: Request) -> Support:
+    def read(judgment: Judgment[SupportOutput], request: Request) -> Support:
         claims = _claims(request, source)
         labels, texts = _passages(request.sample, _sources(request))
         items = {item.claim: item for item in judgment.output.support}
@@ -638,11 +663,11 @@ def _support_kind(source: ClaimSource) -> JudgmentKind[Support]:
         for need in request.needs:
             facts.support[(source, need.against, need.per_passage)] = support
 
-    return JudgmentKind[Support](
+    return JudgmentKind(
         name=f"support:{source}",
         template="verify",
         task="support",
-        fields={"support": (list[SupportItem], ...)},
+        output=SupportOutput,
         inputs=inputs,
         check=check,
         read=read,
@@ -798,7 +823,7 @@ def context_columns(support: Support) -> list[int]:
 
 
 def _context_verdicts(
-    items: Sequence[Any], n_contexts: int, probabilities: list[float] | None
+    items: Sequence[UsefulnessItem], n_contexts: int, probabilities: list[float] | None
 ) -> list[ContextVerdict]:
     by_index = {item.index: item for item in items}
     missing = [i for i in range(1, n_contexts + 1) if i not in by_index]

@@ -32,7 +32,15 @@ from ragmeter.prompts import Language, PromptTemplate, detect_language, load_pro
 from ragmeter.steps._evidence import evidence_query, select_evidence
 from ragmeter.steps._facts import Facts, Need
 from ragmeter.steps._judgments import StepError
-from ragmeter.steps._table import JUDGMENTS, DataValue, JudgmentKind, Request, schema_for
+from ragmeter.steps._table import (
+    JUDGMENTS,
+    DataValue,
+    Generate,
+    JudgmentKind,
+    OutputT,
+    Request,
+    schema_for,
+)
 
 #: The template of one yes/no question, for judges that cannot batch verdicts.
 VERDICT_TEMPLATE = "verdict"
@@ -47,7 +55,7 @@ EVIDENCE_INPUT = "text"
 class _Planned:
     """One judgment asked for this sample, with the needs it serves."""
 
-    kind: JudgmentKind[Any]
+    kind: JudgmentKind[Any, Any]
     name: str
     needs: list[Need] = field(default_factory=list)
 
@@ -128,7 +136,7 @@ class StepRunner:
         """The judgments ``needs`` ask for, with those they depend on, in table order."""
         planned: dict[tuple[str, str], _Planned] = {}
 
-        def add(kind: JudgmentKind[Any], name: str) -> _Planned:
+        def add(kind: JudgmentKind[Any, Any], name: str) -> _Planned:
             if (kind.name, name) not in planned:
                 for dependency in kind.depends_on:
                     add(JUDGMENTS[dependency], dependency)
@@ -138,8 +146,9 @@ class StepRunner:
         needs = list(dict.fromkeys(needs))
         for kind in JUDGMENTS.values():
             for need in needs:
-                if kind.is_needed_by(need):
-                    add(kind, kind.name_for(need)).needs.append(need)
+                name = kind.request_for(need)
+                if name is not None:
+                    add(kind, name).needs.append(need)
         order = {name: i for i, name in enumerate(JUDGMENTS)}
         return sorted(planned.values(), key=lambda p: order[p.kind.name])
 
@@ -358,13 +367,12 @@ class StepRunner:
         judgment = await generate(
             messages, TextLikelihood, prompt_version=template.key, scope=template.name
         )
-        output: TextLikelihood = judgment.output
-        return output
+        return judgment.output
 
-    def _generate(self, facts: Facts) -> Callable[..., Awaitable[Judgment[Any]]]:
+    def _generate(self, facts: Facts) -> Generate:
         async def generate(
-            messages: list[Message], schema: type[BaseModel], *, prompt_version: str, scope: str
-        ) -> Judgment[Any]:
+            messages: list[Message], schema: type[OutputT], *, prompt_version: str, scope: str
+        ) -> Judgment[OutputT]:
             return await self._judged(
                 facts,
                 messages,
@@ -380,12 +388,12 @@ class StepRunner:
         self,
         facts: Facts,
         messages: Sequence[Message],
-        schema: type[BaseModel],
+        schema: type[OutputT],
         *,
         prompt_version: str,
         scope: str,
         salt: str,
-    ) -> Judgment[Any]:
+    ) -> Judgment[OutputT]:
         """The one place steps call the judge: the answer's usage (or, when it failed, what
         the failed call cost) is the sample's."""
         try:

@@ -1,33 +1,9 @@
-"""Output schemas of the test-set generation calls; the judgments' schemas come from the
-table (``schema_for``: a call doing several tasks gets a combined schema)."""
+"""Output schemas of the test-set generation calls; the judgments' answers are the table's
+``output`` models (``schema_for``: a call doing several tasks gets a combined schema)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
-
-from ragmeter.steps._judgments import (
-    EntityItem,
-    StatementItem,
-    SupportItem,
-    UsefulnessItem,
-)
-from ragmeter.steps._table import JUDGMENTS, schema_for
-
-#: The output fields of each built-in task (the table's ``fields``, by task name).
-TASK_FIELDS: dict[str, dict[str, Any]] = {
-    kind.task: dict(kind.fields) for kind in JUDGMENTS.values() if kind.task
-}
-
-__all__ = [
-    "TASK_FIELDS",
-    "EntityItem",
-    "StatementItem",
-    "SupportItem",
-    "UsefulnessItem",
-    "schema_for",
-]
 
 
 # -- test-set generation ---------------------------------------------------------------------

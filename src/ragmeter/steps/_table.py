@@ -1,6 +1,6 @@
 """The table of judgments: one declaration per kind of judgment the steps can ask for.
 
-A declaration says which template and task ask for it, the fields of its answer, how the
+A declaration says which template and task ask for it, the model of its answer, how the
 answer is checked and read into a fact, which other judgments it needs first, and how a judge
 that cannot batch verdicts answers it instead. The planner (:class:`StepRunner`) reads only
 this table: judgments sharing a template are asked in one call.
@@ -8,8 +8,8 @@ this table: judgments sharing a template are asked in one call.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ragmeter.steps._facts import Facts, Need
 
 T = TypeVar("T")
+#: The model of a judgment's answer (its ``output``).
+OutputT = TypeVar("OutputT", bound=BaseModel)
 #: ``read`` judgments run first, concurrently; ``verify`` judgments (verdicts on claims)
 #: after every ``read`` one, alongside the work that needs no verdict (``while_verifying``).
 Stage = Literal["read", "verify"]
@@ -58,17 +60,19 @@ class Generate(Protocol):
     """A judge call made by a judgment's own ``call`` (usage and versions are recorded)."""
 
     def __call__(
-        self, messages: list[Message], schema: type[BaseModel], *, prompt_version: str, scope: str
-    ) -> Awaitable[Judgment[Any]]: ...
+        self, messages: list[Message], schema: type[OutputT], *, prompt_version: str, scope: str
+    ) -> Awaitable[Judgment[OutputT]]: ...
 
 
 @dataclass(frozen=True, eq=False)
-class JudgmentKind(Generic[T]):
-    """The declaration of one kind of judgment (see the module docstring).
+class JudgmentKind(Generic[OutputT, T]):
+    """The declaration of one kind of judgment (see the module docstring): its answer is an
+    ``OutputT``, its fact a ``T``.
 
     Most judgments are asked through a TOML template: ``template`` and ``task`` name the
-    instruction, ``fields`` the answer's output keys (pydantic ``create_model`` field
-    definitions), ``inputs`` the data blocks, ``read`` turns the answer into the fact.
+    instruction, ``output`` the answer's model (its fields are the task's output keys, in the
+    schema and in the template's examples), ``inputs`` the data blocks, ``read`` turns the
+    answer (``judgment.output``, typed) into the fact.
     """
 
     #: The fact's name: what metrics ask for (``Need(name)``) and read (``facts.get(name)``).
@@ -76,12 +80,14 @@ class JudgmentKind(Generic[T]):
     #: The TOML template (``ragmeter/prompts/templates/TEMPLATE.toml``) and its task.
     template: str = ""
     task: str = ""
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    #: The answer's model, a class written once: a call doing several tasks answers a
+    #: subclass of all of theirs (:func:`schema_for`).
+    output: type[OutputT] | None = None
     inputs: Callable[[Request], dict[str, DataValue]] | None = None
-    read: Callable[[Judgment[Any], Request], T] | None = None
+    read: Callable[[Judgment[OutputT], Request], T] | None = None
     #: Finds an incomplete answer (e.g. a context left unrated): the call is asked again
     #: once, then the judgment fails with a ``StepError``.
-    check: Callable[[Any, Request], str | None] | None = None
+    check: Callable[[OutputT, Request], str | None] | None = None
     #: Whether the re-ask's answer is used although ``check`` still finds the problem (its
     #: ``read`` leaves the faulty items out) instead of failing the judgment.
     tolerate_check: bool = False
@@ -90,11 +96,10 @@ class JudgmentKind(Generic[T]):
     #: Judgments whose facts this one reads: asked for with it and answered before it.
     depends_on: tuple[str, ...] = ()
     stage: Stage = "read"
-    #: Which needs this judgment serves (default: ``Need(name)``).
-    serves: Callable[[Need], bool] | None = None
-    #: The name of the request serving ``need`` when one kind makes several calls (e.g. one
-    #: per custom prompt); default: ``name``.
-    request_name: Callable[[Need], str] | None = None
+    #: The name of the request serving ``need``, or ``None`` when this judgment does not
+    #: serve it; default: ``name`` for ``Need(name)``. A kind making several calls names
+    #: each (e.g. one per custom prompt).
+    serves: Callable[[Need], str | None] | None = None
     #: The fact without asking, or ``None`` to ask (e.g. no contexts: nothing to rate).
     without_call: Callable[[Request], T | None] | None = None
     #: Whether to ask at all, decided when the judgments it depends on are known.
@@ -108,20 +113,18 @@ class JudgmentKind(Generic[T]):
     #: The template in a language; default: ``load_prompt(template, language)`` (the TOML
     #: file ``ragmeter/prompts/templates/TEMPLATE.toml``).
     prompt: Callable[[Language], PromptTemplate] | None = None
-    #: Output keys of the task in the template's examples; default: ``fields``.
-    output_keys: tuple[str, ...] | None = None
 
-    def is_needed_by(self, need: Need) -> bool:
-        return self.serves(need) if self.serves is not None else need.judgment == self.name
-
-    def name_for(self, need: Need) -> str:
-        return self.request_name(need) if self.request_name is not None else self.name
+    def request_for(self, need: Need) -> str | None:
+        """The name of the request serving ``need``; ``None``: this judgment does not."""
+        if self.serves is not None:
+            return self.serves(need)
+        return self.name if need.judgment == self.name else None
 
     def __post_init__(self) -> None:
-        templated = self.template and self.task and self.fields and self.inputs and self.read
+        templated = self.template and self.task and self.output and self.inputs and self.read
         if not templated and self.call is None and self.by_verdicts is None:
             raise ValueError(
-                f"judgment {self.name!r}: give template, task, fields, inputs and read "
+                f"judgment {self.name!r}: give template, task, output, inputs and read "
                 "(or call, or by_verdicts for a judgment asked only one verdict at a time)"
             )
 
@@ -134,14 +137,15 @@ class JudgmentKind(Generic[T]):
 
     @property
     def keys(self) -> tuple[str, ...]:
-        return self.output_keys if self.output_keys is not None else tuple(self.fields)
+        """The task's output keys: the fields of ``output``."""
+        return tuple(self.output.model_fields) if self.output is not None else ()
 
 
 #: Every judgment by name, in the order the planner asks for them.
-JUDGMENTS: dict[str, JudgmentKind[Any]] = {}
+JUDGMENTS: dict[str, JudgmentKind[Any, Any]] = {}
 
 
-def register(kind: JudgmentKind[T]) -> JudgmentKind[T]:
+def register(kind: JudgmentKind[OutputT, T]) -> JudgmentKind[OutputT, T]:
     """Add ``kind`` to the table (replacing one of the same name) and return it."""
     JUDGMENTS[kind.name] = kind
     schema_for.cache_clear()
@@ -154,7 +158,7 @@ def unregister(name: str) -> None:
     schema_for.cache_clear()
 
 
-def _declared() -> dict[str, JudgmentKind[Any]]:
+def _declared() -> dict[str, JudgmentKind[Any, Any]]:
     """The table with the built-in judgments in it: they register when their module is
     imported, which the package's lazy ``__init__`` may not have done yet."""
     import ragmeter.steps._judgments  # noqa: F401
@@ -162,7 +166,7 @@ def _declared() -> dict[str, JudgmentKind[Any]]:
     return JUDGMENTS
 
 
-def judgment(name: str) -> JudgmentKind[Any]:
+def judgment(name: str) -> JudgmentKind[Any, Any]:
     try:
         return _declared()[name]
     except KeyError:
@@ -173,7 +177,7 @@ def error_names(need: Need) -> list[str]:
     """What the facts a need reads are recorded under when they fail: the judgments it
     depends on, then its own."""
     kind = judgment(need.judgment)
-    return [*kind.depends_on, kind.name_for(need)]
+    return [*kind.depends_on, kind.request_for(need) or kind.name]
 
 
 def verifies(need: Need) -> bool:
@@ -184,16 +188,15 @@ def verifies(need: Need) -> bool:
 
 @cache
 def schema_for(template: str, tasks: tuple[str, ...]) -> type[BaseModel]:
-    """The output model of ``template`` doing ``tasks`` (its title names both)."""
-    fields: dict[str, Any] = {}
-    for task in tasks:
-        fields.update(_kind(template, task).fields)
+    """The output model of ``template`` doing ``tasks`` (its title names both): a subclass of
+    every task's ``output``, so each judgment reads its own typed answer from it."""
     name = "".join(part.title() for part in (template, *tasks) for part in part.split("_"))
-    return create_model(name, **fields)
+    # pydantic puts the last base's fields first: the bases reversed keep the tasks' order.
+    return create_model(name, __base__=tuple(_output(template, task) for task in tasks[::-1]))
 
 
-def _kind(template: str, task: str) -> JudgmentKind[Any]:
+def _output(template: str, task: str) -> type[BaseModel]:
     for kind in _declared().values():
-        if kind.template == template and kind.task == task:
-            return kind
+        if kind.template == template and kind.task == task and kind.output is not None:
+            return kind.output
     raise KeyError(f"no judgment asks task {task!r} of template {template!r}")
