@@ -1,8 +1,6 @@
 """A metric whose scores are given per sample id: runs with known scores for the tests of
 the diagnosis, the statistics and the gate."""
 
-from typing import ClassVar
-
 from ragmeter import Metric, MetricResult, Sample
 from ragmeter.metrics import Direction, Requirements
 
@@ -10,7 +8,7 @@ from ragmeter.metrics import Direction, Requirements
 class Prepared(Metric):
     """Scores ``scores[sample.id]`` (None: not applicable)."""
 
-    requires: ClassVar[Requirements] = ()
+    requires: Requirements = ()
 
     def __init__(self, name: str, scores: dict[str, float | None], lower_is_better=False):
         self.name = name

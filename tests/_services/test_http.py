@@ -14,9 +14,21 @@ import httpx
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ragmeter._services import Usage, redact_url, retry_after_seconds
+from ragmeter._services import (  # private: the internal HTTP layer's own helpers
+    redact_secrets,
+    redact_url,
+    retry_after_seconds,
+)
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
-from ragmeter.judge import JudgeConfig, JudgeConfigError, JudgeTransientError, Message, OpenAIJudge
+from ragmeter.judge import (
+    JudgeConfig,
+    JudgeConfigError,
+    JudgeTransientError,
+    Message,
+    OpenAIJudge,
+    Usage,
+    endpoint_client,
+)
 from ragmeter.testing import FakeOpenAIServer, Fault
 
 QUESTION = [Message("user", "Is the sky blue?")]
@@ -227,8 +239,6 @@ def test_every_kind_of_credential_is_redacted_from_a_url() -> None:
 
 
 def test_credentials_are_redacted_from_messages_wherever_they_appear() -> None:
-    from ragmeter._services import redact_secrets
-
     url = "http://judge:s3cretpw@h/v1?key=s3cretkey"
     said = "GET http://judge:s3cretpw@h/v1/chat?key=s3cretkey failed; the server said s3cretpw"
     cleaned = redact_secrets(said, url)
@@ -238,8 +248,6 @@ def test_credentials_are_redacted_from_messages_wherever_they_appear() -> None:
 
 
 def test_a_query_in_the_base_url_goes_with_every_request_after_the_path() -> None:
-    from ragmeter._services import endpoint_client
-
     seen: list[httpx.URL] = []
 
     def handler(request: httpx.Request) -> httpx.Response:

@@ -14,10 +14,16 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from ragmeter._services import Usage, endpoint_client
-from ragmeter._services._http import EndpointClient
-from ragmeter._services._limits import Limiter, LimitSettings
-from ragmeter.judge import JudgeConfig, JudgeConfigError, JudgeTransientError
+from ragmeter.judge import (
+    EndpointClient,
+    JudgeConfig,
+    JudgeConfigError,
+    JudgeTransientError,
+    Limiter,
+    LimitSettings,
+    Usage,
+    endpoint_client,
+)
 from ragmeter.testing import FakeOpenAIServer, Fault
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
@@ -272,9 +278,7 @@ def test_a_caller_that_never_closes_the_client_gets_no_unclosed_session_warning(
     code = (
         "import asyncio\n"
         "from pydantic import SecretStr\n"
-        "from ragmeter._services import Usage\n"
-        "from ragmeter._services._http import EndpointClient\n"
-        "from ragmeter._services._limits import Limiter, LimitSettings\n"
+        "from ragmeter.judge import EndpointClient, Limiter, LimitSettings, Usage\n"
         "from ragmeter.testing import FakeOpenAIServer\n"
         "with FakeOpenAIServer() as s:\n"
         "    c = EndpointClient(base_url=s.base_url, api_key=None, model='m', timeout_s=2,\n"

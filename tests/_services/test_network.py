@@ -22,7 +22,6 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from ragmeter._services import Usage, endpoint_client
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
 from ragmeter.judge import (
     JudgeConfig,
@@ -31,6 +30,8 @@ from ragmeter.judge import (
     MemoryCache,
     Message,
     OpenAIJudge,
+    Usage,
+    endpoint_client,
 )
 from ragmeter.testing import FakeOpenAIServer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -19,6 +19,7 @@ from ragmeter.align import (
     pearson,
     spearman,
 )
+from ragmeter.metrics import Requirements
 
 # Human labels by the first word of the response. The metric below gets "meh" wrong until it
 # is shown an example of it.
@@ -52,7 +53,7 @@ class Verdict(Metric):
 
     name = "verdict"
     kind = "discrete"
-    requires: ClassVar = (("response",),)
+    requires: Requirements = (("response",),)
 
     def __init__(self, examples: list[dict[str, Any]] | None = None) -> None:
         self.examples = list(examples or [])

@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 from ragmeter import EvaluationResult
 from ragmeter.cli import app
 from ragmeter.cli._exit import ExitCode, FailurePolicy, Outcome, percent
-from ragmeter.testing import FakeOpenAIServer
-from ragmeter.testing._fake_server import Fault
+from ragmeter.testing import FakeOpenAIServer, Fault
 
 runner = CliRunner()
 KEY = "sk-exit-codes-key"
@@ -306,7 +305,7 @@ def test_generate_counts_failed_judge_steps():
     from types import SimpleNamespace
 
     from ragmeter.cli._generate import failed_steps
-    from ragmeter.testset._result import SizeAccounting, SynthesizerAccount
+    from ragmeter.testset import SizeAccounting, SynthesizerAccount
 
     accounting = SizeAccounting(requested=4)
     accounting.synthesizers["single"] = SynthesizerAccount(attempted=6)

@@ -11,8 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.testing import FakeOpenAIServer
-from ragmeter.testing._testset import generation_responder
+from ragmeter.testing import FakeOpenAIServer, generation_responder
 
 runner = CliRunner()
 KEY = "sk-generate-secret-123"

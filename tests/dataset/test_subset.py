@@ -10,7 +10,6 @@ from collections import Counter
 import pytest
 
 from ragmeter.dataset import Dataset, head, sample
-from ragmeter.dataset._subset import allocate
 
 
 def tagged(counts: dict[str | None, int]) -> Dataset:
@@ -130,6 +129,14 @@ def test_an_unknown_tag_names_the_tags_there_are():
     bare = Dataset.from_records([{"question": "q"}] * 3)
     with pytest.raises(ValueError, match="no metadata"):
         sample(bare, 2, seed=0, stratify="kind")
+
+
+def allocate(n: int, sizes: list[int]) -> list[int]:
+    """How ``sample(..., stratify=)`` shares ``n`` among strata of these sizes (in order)."""
+    kinds = {f"g{i}": size for i, size in enumerate(sizes)}
+    picked = sample(tagged(dict(kinds)), n, seed=0, stratify="kind")
+    counts = Counter(s.metadata["kind"] for s in picked)
+    return [counts[kind] for kind in kinds]
 
 
 def test_allocate_by_hand():

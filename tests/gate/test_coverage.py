@@ -2,7 +2,6 @@
 aside), so a run whose judge was down fails instead of passing on the few samples it scored."""
 
 import xml.etree.ElementTree as ET
-from typing import ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -17,6 +16,7 @@ from ragmeter.gate import (
     to_junit,
     to_markdown,
 )
+from ragmeter.metrics import Requirements
 
 runner = CliRunner()
 N = 30
@@ -30,7 +30,7 @@ FIX = (
 class Judged(Metric):
     """faithfulness as given per sample: a score, None (n/a: no claims) or FAILED."""
 
-    requires: ClassVar = ()
+    requires: Requirements = ()
 
     def __init__(self, scores):
         self.name, self.scores = "faithfulness", scores

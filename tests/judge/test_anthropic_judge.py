@@ -11,13 +11,13 @@ import pytest
 from pydantic import BaseModel, SecretStr
 from typer.testing import CliRunner
 
-from ragmeter._services import EndpointClient
 from ragmeter.cli import app
 from ragmeter.cli._judging import CacheOptions, JudgeOptions
 from ragmeter.judge import (
     AnthropicConfig,
     AnthropicJudge,
     BinaryVerdict,
+    EndpointClient,
     JudgeConfigError,
     JudgeOutputError,
     JudgeTransientError,
@@ -34,9 +34,14 @@ from ragmeter.judge import (
     judge_config,
 )
 from ragmeter.results import EvaluationResult
-from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
-from ragmeter.testing._fake_server import tokenize
-from ragmeter.testing._fake_server._anthropic import FakeAnthropicServer, input_tokens_of
+from ragmeter.testing import (
+    FakeAnthropicServer,
+    FakeOpenAIServer,
+    Fault,
+    ScriptedReply,
+    input_tokens_of,
+    tokenize,
+)
 
 KEY = "sk-ant-fake-0123456789abcdef-secret"
 QUESTION = [Message("system", "You check claims."), Message("user", "Is the sky blue?")]

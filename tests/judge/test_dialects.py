@@ -25,8 +25,7 @@ from ragmeter.judge import (
     Price,
 )
 from ragmeter.judge import _endpoint as endpoint_module
-from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
-from ragmeter.testing._fake_server import tokenize
+from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply, tokenize
 
 KEY = "sk-dialect-0123456789-secret"
 QUESTION = [Message("system", "You check claims."), Message("user", "Is the sky blue?")]

@@ -19,12 +19,13 @@ from ragmeter.judge import (
     JudgeConfigError,
     JudgeTruncatedError,
     LocalJudge,
+    LocalModelMissingError,
     MemoryCache,
     Message,
     TextLikelihood,
     _local,
+    model_path,
 )
-from ragmeter.judge._models import LocalModelMissingError, model_path
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,10 @@
 import pytest
 
 from ragmeter.prompts import LANGUAGES, data_block, detect_language, load_prompt
-from ragmeter.steps._schemas import TASK_FIELDS
+from ragmeter.steps import JUDGMENTS
+
+#: The output fields of each built-in task, from the public table of judgments.
+TASK_FIELDS = {kind.task: dict(kind.fields) for kind in JUDGMENTS.values() if kind.task}
 
 TEMPLATES = [
     "response_analysis",

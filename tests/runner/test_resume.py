@@ -14,8 +14,8 @@ import pytest
 
 from ragmeter import EvaluationResult, Metric, MetricResult, Sample, Status, evaluate
 from ragmeter.judge import JudgeConfig, NullCache, OpenAIJudge, SQLiteCache
-from ragmeter.runner._evaluate import USAGE_WRITE_INTERVAL_S
-from ragmeter.runner._progress import QuietProgress
+from ragmeter.runner import QuietProgress
+from ragmeter.runner._evaluate import USAGE_WRITE_INTERVAL_S  # private: the child's write interval
 from ragmeter.testing import FakeOpenAIServer
 from tests.runner._fakes import marker_of, samples, server_responder
 

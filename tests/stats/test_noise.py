@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from ragmeter import MetricResult, Sample, evaluate
-from ragmeter.stats import JudgeNoise, judge_noise, min_detectable_effect, sign_flip_test
-from ragmeter.stats._noise import noise_from_matrix
+from ragmeter.stats import (
+    JudgeNoise,
+    judge_noise,
+    min_detectable_effect,
+    noise_from_matrix,
+    sign_flip_test,
+)
 from tests._prepared import Prepared
 from tests.stats._build import evaluated, run
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import subprocess
 import threading
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 import sqlalchemy as sa
 
 from ragmeter import Metric, MetricResult, evaluate
+from ragmeter.metrics import Requirements
 from ragmeter.stats import compare
 from ragmeter.store import RunNotFoundError, Store, git_state
 
@@ -18,7 +18,7 @@ from ragmeter.store import RunNotFoundError, Store, git_state
 class Given(Metric):
     """Scores given per sample id (None: fails), with details."""
 
-    requires: ClassVar = ()
+    requires: Requirements = ()
 
     def __init__(self, name: str, scores: dict[str, float | None]) -> None:
         self.name, self.scores = name, scores

@@ -14,9 +14,10 @@ from ragmeter.testing import (
     FakeOpenAIServer,
     ScriptedEmbeddings,
     ScriptedJudge,
+    data_blocks,
+    generation_responder,
     scripted_testset_judge,
 )
-from ragmeter.testing._testset import data_blocks, generation_responder
 from ragmeter.testset import generate_testset, parse_mix
 from ragmeter.testset._arithmetic import (
     CalculationError,

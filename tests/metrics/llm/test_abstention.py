@@ -6,8 +6,7 @@ import pytest
 
 from ragmeter import Status, evaluate
 from ragmeter.judge import BinaryVerdict, JudgeError
-from ragmeter.metrics import get_metric
-from ragmeter.metrics._details import AbstentionOutcome, Details
+from ragmeter.metrics import AbstentionOutcome, Details, get_metric
 from ragmeter.metrics.llm import Abstention
 from ragmeter.steps._judgments import refusal_phrase
 from ragmeter.testing import ScriptedJudge
