@@ -17,5 +17,5 @@ class Prepared(Metric):
             self.direction = Direction.LOWER_IS_BETTER
 
     def score(self, sample: Sample) -> MetricResult:
-        value = self.scores[sample.id]
+        value = self.scores[str(sample.id)]
         return MetricResult.not_applicable("none") if value is None else MetricResult.ok(value)

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ragmeter._services import (  # private: the internal HTTP layer's own helpers
+from ragmeter._services import (  # private: the HTTP layer's own helpers
     redact_secrets,
     redact_url,
     retry_after_seconds,
@@ -24,6 +24,7 @@ from ragmeter.judge import (
     JudgeConfig,
     JudgeConfigError,
     JudgeTransientError,
+    Judgment,
     Message,
     OpenAIJudge,
     Usage,
@@ -53,7 +54,7 @@ def judge_for(server: FakeOpenAIServer, **overrides: object) -> OpenAIJudge:
     return OpenAIJudge(JudgeConfig(**settings))
 
 
-async def ask(judge: OpenAIJudge) -> object:
+async def ask(judge: OpenAIJudge) -> Judgment[Claims]:
     try:
         return await judge.generate(QUESTION, Claims, prompt_version="t@1")
     finally:
@@ -85,7 +86,7 @@ def test_a_trickling_answer_within_the_deadline_is_read_whole() -> None:
         server.inject(Fault.trickle(delay_s=0.3))
         judge = judge_for(server, timeout_s=5.0, structured_output="json_object")
         judgment = asyncio.run(ask(judge))
-        assert judgment.output.claims == ["the sky is blue"]  # type: ignore[attr-defined]
+        assert judgment.output.claims == ["the sky is blue"]
 
 
 def test_embeddings_requests_have_the_same_deadline() -> None:
@@ -118,7 +119,7 @@ def test_a_huge_or_unbounded_retry_after_waits_only_the_cap(header: str) -> None
         judgment = asyncio.run(ask(judge))
         assert time.monotonic() - started < 3.0  # backoff is at most 0.5 s, the cap 0.2 s
         assert judgment.usage.retries == 1
-        assert judgment.output.claims == ["the sky is blue"]  # type: ignore[attr-defined]
+        assert judgment.output.claims == ["the sky is blue"]
 
 
 def test_a_retry_after_below_the_cap_is_obeyed() -> None:

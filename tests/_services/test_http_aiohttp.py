@@ -180,7 +180,9 @@ def test_a_connection_failure_names_the_endpoint_without_credentials() -> None:
 
 def test_a_judge_config_goes_through_aiohttp_end_to_end() -> None:
     with FakeOpenAIServer() as server:
-        client = endpoint_client(JudgeConfig(model="m", base_url=server.base_url, api_key=KEY))
+        client = endpoint_client(
+            JudgeConfig(model="m", base_url=server.base_url, api_key=SecretStr(KEY))
+        )
         assert client.uses_aiohttp
         answer, usage = post(client)
         assert len(server.requests) == 1

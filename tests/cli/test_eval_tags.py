@@ -48,7 +48,9 @@ def recorded_tags(run_dir: Path) -> tuple[str, ...]:
     """The tags ``ragmeter eval`` recorded in the run directory (what ``--resume`` reads)."""
     database = RunDatabase.in_dir(run_dir)
     try:
-        return tuple(database.get_record()["tags"])
+        record = database.get_record()
+        assert record is not None
+        return tuple(record["tags"])
     finally:
         database.close()
 

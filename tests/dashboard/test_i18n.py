@@ -6,13 +6,13 @@ from typing import get_args
 
 import pytest
 
-from ragmeter.dashboard._i18n import (
+from ragmeter.dashboard._i18n import (  # private: the string tables themselves
     EN,
     ZH,
     Translator,
     from_accept_language,
     pick_language,
-)  # private: the string tables and language negotiation themselves (no public home)
+)  # private: the string tables themselves
 from ragmeter.stats import Change
 
 

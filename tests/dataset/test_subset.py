@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ from ragmeter.dataset import Dataset, head, sample
 def tagged(counts: dict[str | None, int]) -> Dataset:
     """Samples tagged ``kind`` = each key (``None``: no tag) as often as its count, the
     kinds interleaved, some with ids and some without (``row-N``)."""
-    records = []
+    records: list[dict[str, Any]] = []
     left = dict(counts)
     while any(left.values()):
         for kind in counts:
@@ -133,8 +134,8 @@ def test_an_unknown_tag_names_the_tags_there_are():
 
 def allocate(n: int, sizes: list[int]) -> list[int]:
     """How ``sample(..., stratify=)`` shares ``n`` among strata of these sizes (in order)."""
-    kinds = {f"g{i}": size for i, size in enumerate(sizes)}
-    picked = sample(tagged(dict(kinds)), n, seed=0, stratify="kind")
+    kinds: dict[str | None, int] = {f"g{i}": size for i, size in enumerate(sizes)}
+    picked = sample(tagged(kinds), n, seed=0, stratify="kind")
     counts = Counter(s.metadata["kind"] for s in picked)
     return [counts[kind] for kind in kinds]
 

@@ -5,6 +5,7 @@ emulation's rejections; choosing the judge from options, environment and config 
 import asyncio
 import json
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -12,7 +13,7 @@ from pydantic import BaseModel, SecretStr
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.cli._judging import CacheOptions, JudgeOptions
+from ragmeter.cli._judging import CacheOptions, JudgeOptions  # private: the CLI's judge options
 from ragmeter.judge import (
     AnthropicConfig,
     AnthropicJudge,
@@ -427,7 +428,7 @@ def test_logprobs_cannot_be_asked_of_anthropic():
 
 # -- the emulation refuses what the API refuses ----------------------------------------------
 
-GOOD = {
+GOOD: dict[str, Any] = {
     "model": "claude-fake",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Hi"}],

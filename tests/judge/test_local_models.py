@@ -108,7 +108,12 @@ def test_reuse_without_rehash_then_reverify_on_change(
 
     hashed: list[Path] = []
     real_sha = _models.file_sha256
-    monkeypatch.setattr(_models, "file_sha256", lambda p: hashed.append(p) or real_sha(p))
+
+    def counted(path: Path) -> str:
+        hashed.append(path)
+        return real_sha(path)
+
+    monkeypatch.setattr(_models, "file_sha256", counted)
     assert model_path(model.name, directory=cache) == first
     assert hashed == []  # the sidecar vouched for it
 

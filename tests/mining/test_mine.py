@@ -11,7 +11,7 @@ import pytest
 from ragmeter.dataset import Dataset, Sample, load_dataset
 from ragmeter.metrics import Direction, MetricResult
 from ragmeter.mining import LABEL_COLUMNS, mine
-from ragmeter.mining._cluster import (  # private: mine()'s clustering and same-question key
+from ragmeter.mining._cluster import (  # private: mine()'s k-means and question key
     kmeans,
     question_key,
 )

@@ -32,7 +32,7 @@ class Outcomes(Metric):
     requires: Requirements = ()
 
     def score(self, sample: Sample) -> MetricResult:
-        outcome = OUTCOMES[sample.id]
+        outcome = OUTCOMES[str(sample.id)]
         if outcome == "failed":
             return MetricResult.failed("JudgeError: the judge timed out")
         if outcome is None:
@@ -59,7 +59,7 @@ class Given(Metric):
             self.direction = Direction.LOWER_IS_BETTER
 
     def score(self, sample: Sample) -> MetricResult:
-        value = self.scores[sample.id]
+        value = self.scores[str(sample.id)]
         return MetricResult.failed("boom") if value is None else MetricResult.ok(value)
 
 

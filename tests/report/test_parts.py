@@ -7,10 +7,17 @@ import pytest
 from ragmeter import Direction, MetricResult, evaluate
 from ragmeter.report import Markup, el, esc
 from ragmeter.report import _format as fmt
-from ragmeter.report._analysis import compare_runs, failure_groups, worst_samples
-from ragmeter.report._details import context_marks, details_html
-from ragmeter.report._markup import shorten
-from ragmeter.report._svg import bin_counts
+from ragmeter.report._analysis import (  # private: the report's building blocks
+    compare_runs,
+    failure_groups,
+    worst_samples,
+)
+from ragmeter.report._details import (  # private: the report's building blocks
+    context_marks,
+    details_html,
+)
+from ragmeter.report._markup import shorten  # private: the report's building blocks
+from ragmeter.report._svg import bin_counts  # private: the report's building blocks
 from tests.report.conftest import built, ranking
 from tests.report.dom import Node, parse
 

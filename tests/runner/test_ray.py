@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from ragmeter import evaluate
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
@@ -55,14 +56,20 @@ def cluster(head_server: FakeOpenAIServer) -> Iterator[str]:
 
 def _judge(server: FakeOpenAIServer, limit: int = 4, cache: Any = None) -> OpenAIJudge:
     config = JudgeConfig(
-        base_url=server.base_url, model="fake-model", api_key="sk-test", max_concurrency=limit
+        base_url=server.base_url,
+        model="fake-model",
+        api_key=SecretStr("sk-test"),
+        max_concurrency=limit,
     )
     return OpenAIJudge(config, cache=cache if cache is not None else NullCache())
 
 
 def _embeddings(server: FakeOpenAIServer, limit: int = 4, cache: Any = None) -> OpenAIEmbeddings:
     config = EmbeddingsConfig(
-        base_url=server.base_url, model="fake-embed", api_key="sk-test", max_concurrency=limit
+        base_url=server.base_url,
+        model="fake-embed",
+        api_key=SecretStr("sk-test"),
+        max_concurrency=limit,
     )
     return OpenAIEmbeddings(config, cache=cache if cache is not None else NullCache())
 

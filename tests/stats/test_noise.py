@@ -87,7 +87,8 @@ def test_a_run_without_repeats_says_how_to_get_them():
 def test_through_evaluate_with_repeats():
     class Repeated(Prepared):
         def score(self, sample: Sample) -> MetricResult:
-            scores = self.scores[sample.id]
+            scores = self.scores[str(sample.id)]
+            assert isinstance(scores, list)  # the repeats' scores, given as a list
             return MetricResult.ok(sum(scores) / len(scores), repeats=scores)
 
     metric = Repeated("faithfulness", {"a": [0.1, 0.3], "b": [0.5, 0.5], "c": [0.9, 0.6]})

@@ -204,7 +204,7 @@ def test_a_build_killed_midway_keeps_every_chunk_the_judge_already_read(tmp_path
     from ragmeter.testing import ScriptedJudge
 
     respond = generation_responder()
-    answered = []
+    answered: list[str] = []
 
     def dies_on_the_fourth(messages, schema):
         if len(answered) == 3:

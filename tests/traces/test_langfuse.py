@@ -238,7 +238,7 @@ def test_observations_alone_take_the_question_and_answer_from_the_root_observati
     assert [s["id"] for s in result.samples] == [T1, T2, T3]
 
 
-def _write(path: Path, records: list[dict[str, object]]) -> Path:
+def _write(path: Path, records: list[object]) -> Path:
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
     return path
 
