@@ -42,7 +42,8 @@ demo: $(VENV)/.demo-installed
 # In parallel, one worker per CPU (pytest-xdist); a file's tests stay on one worker, so
 # module-scoped fixtures (the embedded judge's model, a PostgreSQL server) are made once.
 # Files with slow tests go first, in collection order (tests/conftest.py), so that no
-# minute-long test starts last. mypy (half a minute on one core) runs beside the suite at a
+# minute-long test starts last. mypy (the package strict, the tests relaxed: settings in
+# pyproject.toml; under half a minute on one core) runs beside the suite at a
 # lower priority, on the CPU time the suite leaves idle (waiting on servers and
 # subprocesses); its report follows the suite's, and either failing fails `make test`.
 PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
@@ -54,7 +55,7 @@ test: style
 	test $$tests -eq 0 && test $$types -eq 0
 
 # Style, formatting, the package layers (import-linter contracts in pyproject.toml) and types
-# (mypy, strict, over src/ragmeter: settings in pyproject.toml).
+# (mypy: strict over src/ragmeter, relaxed over tests/; settings in pyproject.toml).
 lint: style
 	$(BIN)/mypy
 

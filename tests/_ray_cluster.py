@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.testing import join_ray_node, local_ray_cluster
-from ragmeter.testing._ray_cluster import Node
+from ragmeter.testing import Node, join_ray_node, local_ray_cluster
 
 REQUIRE_VARIABLE = "RAGMETER_REQUIRE_RAY"
 #: The workers import the tests' own modules (responders are pickled by reference).

@@ -123,7 +123,7 @@ def test_no_file_of_a_run_and_nothing_printed_holds_a_credential(data, tmp_path,
 
 def test_a_store_that_cannot_be_reached_is_a_warning_without_its_password(capsys):
     from ragmeter import evaluate as evaluate_run
-    from ragmeter.cli._app import record_run
+    from ragmeter.cli._app import record_run  # private: a store failing after the run
 
     rows = [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}]
     result = evaluate_run(rows, ["mrr"], progress=False)

@@ -4,7 +4,7 @@ import warnings
 
 import pytest
 
-from ragmeter._services import Message, NullCache, SQLiteCache, cache_key
+from ragmeter.judge import Message, NullCache, SQLiteCache, cache_key
 
 BASE = {
     "identity": "http://x/v1|model-a",

@@ -6,8 +6,10 @@ import gc
 
 import pytest
 
-from ragmeter._services import fewer_collections
-from ragmeter._services._gc import BULK_GC_THRESHOLD
+from ragmeter._services._gc import (  # private: bulk GC settings, no public home
+    BULK_GC_THRESHOLD,
+    fewer_collections,
+)
 
 
 def test_settings_are_put_back_after_nesting_and_errors():

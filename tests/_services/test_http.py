@@ -14,9 +14,22 @@ import httpx
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ragmeter._services import Usage, redact_url, retry_after_seconds
+from ragmeter._services import (  # private: the HTTP layer's own helpers
+    redact_secrets,
+    redact_url,
+    retry_after_seconds,
+)
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
-from ragmeter.judge import JudgeConfig, JudgeConfigError, JudgeTransientError, Message, OpenAIJudge
+from ragmeter.judge import (
+    JudgeConfig,
+    JudgeConfigError,
+    JudgeTransientError,
+    Judgment,
+    Message,
+    OpenAIJudge,
+    Usage,
+    endpoint_client,
+)
 from ragmeter.testing import FakeOpenAIServer, Fault
 
 QUESTION = [Message("user", "Is the sky blue?")]
@@ -41,7 +54,7 @@ def judge_for(server: FakeOpenAIServer, **overrides: object) -> OpenAIJudge:
     return OpenAIJudge(JudgeConfig(**settings))
 
 
-async def ask(judge: OpenAIJudge) -> object:
+async def ask(judge: OpenAIJudge) -> Judgment[Claims]:
     try:
         return await judge.generate(QUESTION, Claims, prompt_version="t@1")
     finally:
@@ -73,7 +86,7 @@ def test_a_trickling_answer_within_the_deadline_is_read_whole() -> None:
         server.inject(Fault.trickle(delay_s=0.3))
         judge = judge_for(server, timeout_s=5.0, structured_output="json_object")
         judgment = asyncio.run(ask(judge))
-        assert judgment.output.claims == ["the sky is blue"]  # type: ignore[attr-defined]
+        assert judgment.output.claims == ["the sky is blue"]
 
 
 def test_embeddings_requests_have_the_same_deadline() -> None:
@@ -106,7 +119,7 @@ def test_a_huge_or_unbounded_retry_after_waits_only_the_cap(header: str) -> None
         judgment = asyncio.run(ask(judge))
         assert time.monotonic() - started < 3.0  # backoff is at most 0.5 s, the cap 0.2 s
         assert judgment.usage.retries == 1
-        assert judgment.output.claims == ["the sky is blue"]  # type: ignore[attr-defined]
+        assert judgment.output.claims == ["the sky is blue"]
 
 
 def test_a_retry_after_below_the_cap_is_obeyed() -> None:
@@ -227,8 +240,6 @@ def test_every_kind_of_credential_is_redacted_from_a_url() -> None:
 
 
 def test_credentials_are_redacted_from_messages_wherever_they_appear() -> None:
-    from ragmeter._services import redact_secrets
-
     url = "http://judge:s3cretpw@h/v1?key=s3cretkey"
     said = "GET http://judge:s3cretpw@h/v1/chat?key=s3cretkey failed; the server said s3cretpw"
     cleaned = redact_secrets(said, url)
@@ -238,8 +249,6 @@ def test_credentials_are_redacted_from_messages_wherever_they_appear() -> None:
 
 
 def test_a_query_in_the_base_url_goes_with_every_request_after_the_path() -> None:
-    from ragmeter._services import endpoint_client
-
     seen: list[httpx.URL] = []
 
     def handler(request: httpx.Request) -> httpx.Response:

@@ -14,10 +14,16 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from ragmeter._services import Usage, endpoint_client
-from ragmeter._services._http import EndpointClient
-from ragmeter._services._limits import Limiter, LimitSettings
-from ragmeter.judge import JudgeConfig, JudgeConfigError, JudgeTransientError
+from ragmeter.judge import (
+    EndpointClient,
+    JudgeConfig,
+    JudgeConfigError,
+    JudgeTransientError,
+    Limiter,
+    LimitSettings,
+    Usage,
+    endpoint_client,
+)
 from ragmeter.testing import FakeOpenAIServer, Fault
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
@@ -174,7 +180,9 @@ def test_a_connection_failure_names_the_endpoint_without_credentials() -> None:
 
 def test_a_judge_config_goes_through_aiohttp_end_to_end() -> None:
     with FakeOpenAIServer() as server:
-        client = endpoint_client(JudgeConfig(model="m", base_url=server.base_url, api_key=KEY))
+        client = endpoint_client(
+            JudgeConfig(model="m", base_url=server.base_url, api_key=SecretStr(KEY))
+        )
         assert client.uses_aiohttp
         answer, usage = post(client)
         assert len(server.requests) == 1
@@ -272,9 +280,7 @@ def test_a_caller_that_never_closes_the_client_gets_no_unclosed_session_warning(
     code = (
         "import asyncio\n"
         "from pydantic import SecretStr\n"
-        "from ragmeter._services import Usage\n"
-        "from ragmeter._services._http import EndpointClient\n"
-        "from ragmeter._services._limits import Limiter, LimitSettings\n"
+        "from ragmeter.judge import EndpointClient, Limiter, LimitSettings, Usage\n"
         "from ragmeter.testing import FakeOpenAIServer\n"
         "with FakeOpenAIServer() as s:\n"
         "    c = EndpointClient(base_url=s.base_url, api_key=None, model='m', timeout_s=2,\n"

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from ragmeter._services import Limiter, LimitSettings, limiter_for
-from ragmeter._services._limits import TokenBucket
+from ragmeter._services._limits import TokenBucket  # private: the limiter's token arithmetic
+from ragmeter.judge import Limiter, LimitSettings, limiter_for
 
 
 def test_concurrency_never_exceeds_the_limit():

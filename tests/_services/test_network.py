@@ -20,9 +20,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
-from ragmeter._services import Usage, endpoint_client
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
 from ragmeter.judge import (
     JudgeConfig,
@@ -31,6 +30,8 @@ from ragmeter.judge import (
     MemoryCache,
     Message,
     OpenAIJudge,
+    Usage,
+    endpoint_client,
 )
 from ragmeter.testing import FakeOpenAIServer
 
@@ -76,6 +77,7 @@ class ForwardingProxy:
                     for k, v in self.headers.items()
                     if k.lower() not in ("proxy-connection", "proxy-authorization", "connection")
                 }
+                assert target.hostname is not None
                 conn = http.client.HTTPConnection(target.hostname, target.port, timeout=5)
                 try:
                     path = target.path + (f"?{target.query}" if target.query else "")
@@ -97,6 +99,7 @@ class ForwardingProxy:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)
         return f"http://{host}:{port}"
 
     def __enter__(self) -> ForwardingProxy:
@@ -204,8 +207,8 @@ def test_extra_query_parameters_go_after_the_path_with_the_base_urls() -> None:
     config = JudgeConfig(
         model="m",
         base_url="http://gw.example/v1?api-version=2024-06-01",
-        extra_query={"subscription": "qry-s3cret-value"},
-        extra_headers={"X-Gateway-Token": "hdr-s3cret-value"},
+        extra_query={"subscription": SecretStr("qry-s3cret-value")},
+        extra_headers={"X-Gateway-Token": SecretStr("hdr-s3cret-value")},
     )
     client = endpoint_client(config, transport=httpx.MockTransport(handler))
 
@@ -233,7 +236,7 @@ def test_azure_hosts_get_the_key_in_an_api_key_header() -> None:
         return httpx.Response(200, json={"ok": True})
 
     for base_url in ("https://res.openai.azure.com/openai/v1", "https://api.openai.com/v1"):
-        config = JudgeConfig(model="m", base_url=base_url, api_key="k-0123456789")
+        config = JudgeConfig(model="m", base_url=base_url, api_key=SecretStr("k-0123456789"))
         client = endpoint_client(config, transport=httpx.MockTransport(handler))
 
         async def main(client: Any = client) -> None:
@@ -332,7 +335,7 @@ def test_a_ca_bundle_verifies_an_endpoint_the_default_store_does_not(
 ) -> None:
     cert, _ = certificate
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the environment's: off without trust_env
-    base = {
+    base: dict[str, Any] = {
         "model": "m",
         "base_url": https_endpoint,
         "structured_output": "json_object",

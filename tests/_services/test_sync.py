@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from ragmeter._services import run_sync
+from ragmeter.metrics import run_sync
 
 
 async def _thread_name() -> str:

@@ -3,7 +3,7 @@ as a snapshot that later requests do not change."""
 
 from __future__ import annotations
 
-from ragmeter._services import Usage, UsageLedger
+from ragmeter.judge import Usage, UsageLedger
 
 
 def test_a_sample_with_nothing_recorded_has_no_usage() -> None:

@@ -15,12 +15,13 @@ from ragmeter.align import (
     accuracy,
     agreement_ci,
     cohen_kappa,
+    measure,
+    measure_change,
     pearson,
     quadratic_weighted_kappa,
     ranks,
     spearman,
 )
-from ragmeter.align._agreement import measure, measure_change
 
 
 def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray | None = None) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -19,6 +19,7 @@ from ragmeter.align import (
     pearson,
     spearman,
 )
+from ragmeter.metrics import Requirements
 
 # Human labels by the first word of the response. The metric below gets "meh" wrong until it
 # is shown an example of it.
@@ -52,7 +53,7 @@ class Verdict(Metric):
 
     name = "verdict"
     kind = "discrete"
-    requires: ClassVar = (("response",),)
+    requires: Requirements = (("response",),)
 
     def __init__(self, examples: list[dict[str, Any]] | None = None) -> None:
         self.examples = list(examples or [])
@@ -63,12 +64,12 @@ class Verdict(Metric):
         return {e["response"].split()[0]: e["label"] for e in self.examples}
 
     def verdict(self, sample: Sample) -> str:
-        word = sample.response.split()[0]
+        word = str(sample.response).split()[0]
         return self.learned().get(word, "fail" if word == "bad" else "pass")
 
     def score(self, sample: Sample) -> MetricResult:
         assert "label" not in sample.metadata and "reason" not in sample.metadata
-        self.seen.append(sample.id)
+        self.seen.append(str(sample.id))
         label = self.verdict(sample)
         return MetricResult.ok(
             1.0 if label == "pass" else 0.0, reason=f"the answer is {sample.response}", label=label
@@ -88,7 +89,7 @@ class Memorizer(Verdict):
         remembered = {e["id"]: e["label"] for e in self.examples}
         if sample.id in remembered:
             return remembered[sample.id]
-        word = sample.response.split()[0]
+        word = str(sample.response).split()[0]
         return "fail" if word == "bad" else "pass"
 
 
@@ -114,7 +115,8 @@ def test_align_reports_agreement_with_cis_and_the_disagreements(tmp_path: Path):
     kappa = report.agreement["cohen_kappa"]
     assert kappa.value == pytest.approx(cohen_kappa(human, metric))
     assert report.agreement["accuracy"].value == pytest.approx(accuracy(human, metric))
-    assert kappa.ci is not None and kappa.ci.low <= kappa.value <= kappa.ci.high
+    assert kappa.value is not None and kappa.ci is not None
+    assert kappa.ci.low <= kappa.value <= kappa.ci.high
     assert list(report.agreement) == ["cohen_kappa", "accuracy"]
     # Every "meh" answer is a disagreement, with the metric's reason and the human's.
     assert sorted(d.sample_id for d in report.disagreements) == [f"meh-{i}" for i in range(8)]
@@ -195,7 +197,7 @@ def test_a_single_label_everywhere_gives_an_undefined_kappa_never_nan(tmp_path: 
     report = align(Verdict(), rows)
     kappa = report.agreement["cohen_kappa"]
     assert kappa.value is None and kappa.ci is None
-    assert "same single label" in kappa.note
+    assert kappa.note is not None and "same single label" in kappa.note
     assert report.agreement["accuracy"].value == 1.0
     json.dumps(report.to_dict(), allow_nan=False)
     assert "cohen_kappa undefined" in report.summary()
@@ -286,8 +288,11 @@ def test_improve_measures_both_versions_on_the_test_split_only(tmp_path: Path):
         accuracy(human, [base_verdict(i) for i in ids])
     )
     assert report.improved.agreement["accuracy"].value == 1.0
+    assert report.change is not None
     change = report.change["accuracy"]
-    assert change.value == pytest.approx(1.0 - report.original.agreement["accuracy"].value)
+    original = report.original.agreement["accuracy"].value
+    assert original is not None
+    assert change.value == pytest.approx(1.0 - original)
     text = report.summary()
     assert "measured on the test split only (12 items): no example and no train item is in it" in (
         text

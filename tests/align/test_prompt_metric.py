@@ -4,7 +4,7 @@ metric few-shot examples that change its answers on the held-out items."""
 from __future__ import annotations
 
 from ragmeter.align import align
-from ragmeter.metrics.custom._prompt import PromptMetric
+from ragmeter.metrics.custom import PromptMetric
 from ragmeter.testing import ScriptedJudge
 
 

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from ragmeter import EvaluationResult, load_dataset
 from ragmeter.cli import app
-from ragmeter.cli._eval import EvalOptions
-from ragmeter.cli._judging import JudgeOptions
+from ragmeter.cli._eval import EvalOptions  # private: the options --resume reads back
+from ragmeter.cli._judging import JudgeOptions  # private: the judge options' record
 
 runner = CliRunner()
 

@@ -1,12 +1,13 @@
 """`ragmeter eval --tags`: the breakdowns printed, recorded with the run, kept on --resume."""
 
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
 from ragmeter import EvaluationResult
 from ragmeter.cli import app
-from ragmeter.cli._eval import recorded_options
+from ragmeter.results import RunDatabase
 
 runner = CliRunner()
 ENV = {"COLUMNS": "220"}
@@ -43,6 +44,17 @@ def eval_args(tmp_path, *extra):
     ]
 
 
+def recorded_tags(run_dir: Path) -> tuple[str, ...]:
+    """The tags ``ragmeter eval`` recorded in the run directory (what ``--resume`` reads)."""
+    database = RunDatabase.in_dir(run_dir)
+    try:
+        record = database.get_record()
+        assert record is not None
+        return tuple(record["tags"])
+    finally:
+        database.close()
+
+
 def test_without_tags_a_score_column_is_no_breakdown(tmp_path):
     done = runner.invoke(app, eval_args(tmp_path), env=ENV)
     assert done.exit_code == 0, done.output
@@ -54,7 +66,7 @@ def test_named_tags_are_printed_recorded_and_kept_on_resume(tmp_path):
     assert done.exit_code == 0, done.output
     assert "by faithfulness" in done.output and "by persona" not in done.output
     run_dir = tmp_path / "run"
-    assert recorded_options(run_dir).tags == ("faithfulness",)
+    assert recorded_tags(run_dir) == ("faithfulness",)
     result = EvaluationResult.load(run_dir)
     assert result.config["tags"] == ["faithfulness"]
     # faithfulness 1.0: q0, q2, q4 -> 1, 0, 0; 0.5: q1, q3, q5 -> 1, 1, 0
@@ -68,7 +80,7 @@ def test_named_tags_are_printed_recorded_and_kept_on_resume(tmp_path):
     again = runner.invoke(app, args, env=ENV)
     assert again.exit_code == 0, again.output
     assert "by persona" in again.output and "by faithfulness" not in again.output
-    assert recorded_options(run_dir).tags == ("persona",)
+    assert recorded_tags(run_dir) == ("persona",)
 
 
 def test_an_unknown_tag_is_a_usage_error_that_lists_the_fields(tmp_path):

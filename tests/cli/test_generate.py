@@ -11,8 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.testing import FakeOpenAIServer
-from ragmeter.testing._testset import generation_responder
+from ragmeter.testing import FakeOpenAIServer, generation_responder
 
 runner = CliRunner()
 KEY = "sk-generate-secret-123"
@@ -147,7 +146,9 @@ def test_unknown_mix_and_language_are_usage_errors(tmp_path, docs, server):
 
 
 def test_generate_options_become_generate_testset_arguments():
-    from ragmeter.cli._generate import GenerateOptions
+    from ragmeter.cli._generate import (  # private: options into generate_testset's arguments
+        GenerateOptions,
+    )
     from ragmeter.testset import KnowledgeGraph, LinkSettings
 
     arguments = GenerateOptions(chunk_size=200, personas=("Ana: a nurse",)).arguments()

@@ -5,7 +5,6 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.cli._judging import JudgeOptions
 from ragmeter.judge import BinaryVerdict, JudgeConfigError, JudgeTransientError
 from ragmeter.testing import FakeOpenAIServer, ScriptedJudge
 
@@ -120,7 +119,7 @@ def build_scripted(monkeypatch):
             assert cache is not None and cache.disabled
             return judge_for(self)
 
-        monkeypatch.setattr(JudgeOptions, "build", build)
+        monkeypatch.setattr("ragmeter.cli._judging.JudgeOptions.build", build)
         return built
 
     return use

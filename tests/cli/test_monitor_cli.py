@@ -6,7 +6,6 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.cli._judging import JudgeOptions
 from tests.monitor.judge import judge, row
 from tests.monitor.test_monitor import BAD, GOOD, write
 
@@ -22,7 +21,7 @@ def scripted(monkeypatch):
         made.append(judge())
         return made[-1]
 
-    monkeypatch.setattr(JudgeOptions, "build", build)
+    monkeypatch.setattr("ragmeter.cli._judging.JudgeOptions.build", build)
     return made
 
 

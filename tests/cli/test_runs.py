@@ -9,7 +9,6 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.cli._runs import most_changed
 from ragmeter.store import Store
 
 runner = CliRunner()
@@ -88,10 +87,14 @@ def test_compare_shows_parameter_changes_verdicts_tag_deltas_and_changed_samples
     assert "recall@1 +0.58" in text and "significant" in text and "better" in text
     assert "by kind" in text and "0.33 → 0.83 (+0.50) p=" in text  # single: 2/6 → 5/6
     assert "samples that changed most" in text and "q4" in text
-    store = Store(two_runs)
-    changed = most_changed(store.load("bm25"), store.load("hybrid"), "recall@1", top=10)
-    assert sorted(c[0] for c in changed) == sorted(f"q{i}" for i in range(4, 11))
-    assert all((was, now) == (0.0, 1.0) for _, was, now in changed)
+    top = invoke("runs", "compare", "bm25", "hybrid", "-m", "recall@1", "--top", "10",
+                 "--store", two_runs)  # fmt: skip
+    assert top.exit_code == 0, top.output
+    table = top.output.split("samples that changed most", 1)[1]
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in table.splitlines()]
+    changed = [row for row in rows if row and row[0] == "recall@1"]
+    assert sorted(row[1] for row in changed) == sorted(f"q{i}" for i in range(4, 11))
+    assert all(row[2:4] == ["0.000", "1.000"] for row in changed)
 
 
 def test_no_store_records_nothing_and_annotate_adds_tags(tmp_path: Path, store_url: str):

@@ -61,7 +61,7 @@ class Reasoned(Prepared):
     """A score with a reason: stored as a row of its own (not in a block of plain scores)."""
 
     def score(self, sample: Sample) -> MetricResult:
-        return MetricResult.ok(self.scores[sample.id] or 0.0, reason="given")
+        return MetricResult.ok(self.scores[str(sample.id)] or 0.0, reason="given")
 
 
 def test_results_never_started_have_a_column_of_their_own(tmp_path):

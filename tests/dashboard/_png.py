@@ -41,18 +41,18 @@ def pixels(png: bytes) -> tuple[int, int, list[tuple[int, ...]]]:
     previous = bytearray(stride)
     for y in range(height):
         start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        filter_type, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         for i in range(stride):
             left = line[i - step] if i >= step else 0
             up = previous[i]
             corner = previous[i - step] if i >= step else 0
-            if kind == 1:
+            if filter_type == 1:
                 line[i] = (line[i] + left) & 0xFF
-            elif kind == 2:
+            elif filter_type == 2:
                 line[i] = (line[i] + up) & 0xFF
-            elif kind == 3:
+            elif filter_type == 3:
                 line[i] = (line[i] + (left + up) // 2) & 0xFF
-            elif kind == 4:
+            elif filter_type == 4:
                 line[i] = (line[i] + _paeth(left, up, corner)) & 0xFF
         rows.append(line)
         previous = line

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from ragmeter import EvaluationResult, Metric, MetricResult, evaluate
+from ragmeter.metrics import Requirements
 from ragmeter.metrics.llm import ContextPrecision, Faithfulness
 from ragmeter.store import Store
 from ragmeter.testing import ScriptedJudge
@@ -54,7 +55,7 @@ QUESTIONS = [
 class Flaky(Metric):
     """A metric that fails on the samples it is told to, and does not apply to others."""
 
-    requires: ClassVar = ()
+    requires: Requirements = ()
 
     def __init__(self, failing: set[str], missing: set[str], bonus: float) -> None:
         self.name = "flaky"

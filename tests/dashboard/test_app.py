@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from ragmeter.cli._serve import is_loopback
 from ragmeter.dashboard import create_app
 
 #: Where the test client says it sends its requests: the address the dashboard listens on.
@@ -81,12 +80,19 @@ def test_a_token_protects_every_page(populated):
     assert client.get("/health").status_code == 200  # the cookie carries it now
 
 
-def test_remote_addresses_need_the_explicit_flag():
+def test_remote_addresses_need_the_explicit_flag(monkeypatch, tmp_path):
+    import uvicorn
     from typer.testing import CliRunner
 
     from ragmeter.cli import app
 
-    assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
+    served: list[str] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(options["host"]))
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    for loopback in ("127.0.0.1", "::1"):  # served without the flag
+        local = CliRunner().invoke(app, ["serve", "--host", loopback, "--store", store])
+        assert local.exit_code == 0, local.output
+    assert served == ["127.0.0.1", "::1"]
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
     assert result.exit_code == 2
     assert "--allow-remote" in result.output

@@ -82,6 +82,7 @@ def browser() -> Iterator[object]:
     chromium = os.environ.get("RAGMETER_CHROMIUM") or shutil.which("chromium")
     if not driver_path or not chromium:
         _skip_or_fail("chromium and chromedriver are not both installed")
+    assert chromium is not None
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

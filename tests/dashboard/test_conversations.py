@@ -11,7 +11,6 @@ from fastapi.testclient import TestClient
 
 from ragmeter import evaluate
 from ragmeter.dashboard import create_app
-from ragmeter.dashboard._i18n import ZH
 from ragmeter.store import Store
 
 LOCAL = "http://127.0.0.1:8321"
@@ -121,10 +120,10 @@ def test_the_conversations_page_links_each_conversation_to_its_turns(multi_turn)
 def test_the_pages_speak_chinese(multi_turn):
     client, run, _ = multi_turn
     text = client.get(f"/runs/{run}/conversations", params={"lang": "zh"}).text
-    assert ZH["conversation_levels"] in text and ZH["worst_conversations"] in text
+    assert "对话级与轮次级均值" in text and "对话（最差的在前）" in text
     missing = client.get(f"/runs/{run}/conversations/nope", params={"lang": "zh"})
     assert missing.status_code == 404
-    assert ZH["conversation_missing"].format(name="chat", id="nope") in missing.text
+    assert "运行 chat 中没有对话 nope" in missing.text
 
 
 def test_a_single_turn_run_has_no_conversations(multi_turn):

@@ -6,8 +6,14 @@ from typing import get_args
 
 import pytest
 
-from ragmeter.dashboard._i18n import EN, ZH, Translator, from_accept_language, pick_language
-from ragmeter.stats._compare import Change
+from ragmeter.dashboard._i18n import (  # private: the string tables themselves
+    EN,
+    ZH,
+    Translator,
+    from_accept_language,
+    pick_language,
+)  # private: the string tables themselves
+from ragmeter.stats import Change
 
 
 @pytest.mark.parametrize(
@@ -58,3 +64,12 @@ def test_every_word_for_a_change_has_a_string_in_both_languages():
     assert {f"change_{w}" for w in words} == {k for k in EN if k.startswith("change_")}
     assert EN["change_no significant change"] == "no significant change"
     assert ZH["change_no significant change"] == "无显著变化"
+
+
+def test_every_ui_string_exists_in_both_languages():
+    assert set(EN) == set(ZH)
+    assert all(ZH[key] for key in ZH)
+
+
+def test_a_partial_run_is_not_called_failed_in_chinese():
+    assert ZH["partial"] != "部分失败"  # a partial run need not have failed

@@ -10,7 +10,6 @@ from fastapi.testclient import TestClient
 
 from ragmeter import EvaluationResult, MetricResult, Sample, Status
 from ragmeter.dashboard import create_app
-from ragmeter.dashboard._i18n import EN, ZH
 from ragmeter.metrics import Direction
 from ragmeter.results import MetricInfo, SampleResult
 from ragmeter.store import Store
@@ -49,7 +48,6 @@ def test_the_api_counts_not_started_apart_and_filters_on_it(stopped):
 def test_the_samples_page_shows_not_started_in_both_languages(stopped):
     client, run_id = stopped
     page = client.get(f"/runs/{run_id}/samples").text
-    assert 'class="status-not_started"' in page and EN["status_not_started"] in page
+    assert 'class="status-not_started"' in page and "not started" in page
     zh = client.get(f"/runs/{run_id}/samples", headers={"Accept-Language": "zh-CN"}).text
-    assert ZH["status_not_started"] in zh
-    assert ZH["partial"] != "部分失败"  # a partial run need not have failed
+    assert "未开始" in zh

@@ -7,6 +7,7 @@ import csv
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,7 +209,7 @@ def test_a_single_turn_sample_has_no_history() -> None:
     sample = Sample(user_input=Q1)
     assert sample.history is None and sample.conversation is None
     assert "history" not in sample.to_record()
-    assert Sample(user_input=Q2, history=HISTORY_2).history == [
+    assert Sample(user_input=Q2, history=HISTORY_2).history == [  # type: ignore[arg-type]  # dicts read as messages
         ChatMessage(role="user", content=Q1),
         ChatMessage(role="assistant", content=A1),
     ]
@@ -252,7 +253,7 @@ def test_one_conversation_given_alone_and_a_streamed_file(tmp_path: Path) -> Non
 
 def test_a_sample_read_back_without_validation_keeps_its_history() -> None:
     """A run's store gives streamed samples back with ``model_construct`` (plain dicts)."""
-    record = Sample(user_input=Q2, history=HISTORY_2).to_record()
+    record = Sample(user_input=Q2, history=HISTORY_2).to_record()  # type: ignore[arg-type]  # dicts read as messages
     stored = Sample.model_construct(**record)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no serializer warning for the dicts
@@ -261,7 +262,7 @@ def test_a_sample_read_back_without_validation_keeps_its_history() -> None:
 
 
 def test_column_map_reaches_the_messages_and_a_bad_turn_tag_is_a_problem() -> None:
-    record = {
+    record: dict[str, Any] = {
         "thread_id": "t-1",
         "messages": [
             {"role": "user", "content": Q1},

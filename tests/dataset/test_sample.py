@@ -2,7 +2,9 @@ import pytest
 from pydantic import ValidationError
 
 from ragmeter import Sample
-from ragmeter.dataset._sample import canonical_record
+from ragmeter.dataset._sample import (  # private: the quick path against the general one
+    canonical_record,
+)
 
 
 def test_legacy_names_are_accepted():

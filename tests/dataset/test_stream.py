@@ -6,7 +6,7 @@ import pytest
 
 from ragmeter import Dataset, load_dataset
 from ragmeter.dataset import DatasetFingerprint, is_streamed, stream_jsonl
-from ragmeter.dataset._stream import _SeenIds
+from ragmeter.dataset._stream import _SeenIds  # private: the on-disk table of seen ids
 
 LINES = [
     json.dumps({"id": "a", "question": "q1"}),  # 1

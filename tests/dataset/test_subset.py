@@ -6,17 +6,17 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from ragmeter.dataset import Dataset, head, sample
-from ragmeter.dataset._subset import allocate
 
 
 def tagged(counts: dict[str | None, int]) -> Dataset:
     """Samples tagged ``kind`` = each key (``None``: no tag) as often as its count, the
     kinds interleaved, some with ids and some without (``row-N``)."""
-    records = []
+    records: list[dict[str, Any]] = []
     left = dict(counts)
     while any(left.values()):
         for kind in counts:
@@ -130,6 +130,14 @@ def test_an_unknown_tag_names_the_tags_there_are():
     bare = Dataset.from_records([{"question": "q"}] * 3)
     with pytest.raises(ValueError, match="no metadata"):
         sample(bare, 2, seed=0, stratify="kind")
+
+
+def allocate(n: int, sizes: list[int]) -> list[int]:
+    """How ``sample(..., stratify=)`` shares ``n`` among strata of these sizes (in order)."""
+    kinds: dict[str | None, int] = {f"g{i}": size for i, size in enumerate(sizes)}
+    picked = sample(tagged(kinds), n, seed=0, stratify="kind")
+    counts = Counter(s.metadata["kind"] for s in picked)
+    return [counts[kind] for kind in kinds]
 
 
 def test_allocate_by_hand():

@@ -47,7 +47,7 @@ def answer(sample: Sample, top_k: int = 2) -> dict[str, Any]:
     }
 
 
-FAST = {"backoff_s": 0.0, "store": False}
+FAST: dict[str, Any] = {"backoff_s": 0.0, "store": False}
 
 
 class InFlight:
@@ -281,11 +281,9 @@ def test_a_wrong_return_value_fails_that_sample_with_a_clear_error(returned: Any
     assert record["error"]["type"] == "PipelineOutputError"
     assert record["error"]["message"].startswith(message)
     assert record["attempts"] == 1  # the same code returns the same wrong value: no retry
-    assert (
-        out.result.samples[1]
-        .scores["exact_match"]
-        .error.startswith("pipeline failed: PipelineOutputError after 1 attempt: " + message)
-    )
+    error = out.result.samples[1].scores["exact_match"].error
+    assert error is not None
+    assert error.startswith("pipeline failed: PipelineOutputError after 1 attempt: " + message)
     assert out.result.scores("exact_match") == [1.0, None, 1.0]
 
 

@@ -249,8 +249,10 @@ def test_a_sample_without_a_question_fails_when_the_chain_is_called_for_it():
 def test_importing_ragmeter_and_reading_outputs_imports_neither_library():
     code = (
         "import sys, ragmeter, ragmeter.experiments\n"
-        "from ragmeter.experiments._adapters import adapt, as_pipeline\n"
-        "adapt({'response': 'x', 'context': []}); as_pipeline(print)\n"
+        "rows = [{'id': 'q', 'user_input': 'q', 'reference': 'x'}]\n"
+        "pipeline = lambda question: {'response': 'x', 'context': []}\n"
+        "out = ragmeter.experiment(rows, ['exact_match'], store=False)(pipeline).run()\n"
+        "assert out.result.scores('exact_match') == [1.0], out.pipeline\n"
         "print(sorted(m for m in sys.modules if m.startswith(('langchain', 'llama_index'))))"
     )
     out = subprocess.run(

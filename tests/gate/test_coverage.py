@@ -1,8 +1,8 @@
 """The gate's coverage floor: by default every result of a gated metric must be scored (n/a
 aside), so a run whose judge was down fails instead of passing on the few samples it scored."""
 
+import sys
 import xml.etree.ElementTree as ET
-from typing import ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -17,6 +17,7 @@ from ragmeter.gate import (
     to_junit,
     to_markdown,
 )
+from ragmeter.metrics import Requirements
 
 runner = CliRunner()
 N = 30
@@ -30,7 +31,7 @@ FIX = (
 class Judged(Metric):
     """faithfulness as given per sample: a score, None (n/a: no claims) or FAILED."""
 
-    requires: ClassVar = ()
+    requires: Requirements = ()
 
     def __init__(self, scores):
         self.name, self.scores = "faithfulness", scores
@@ -59,7 +60,10 @@ def judge_was_down():
 
 
 def rules(text):
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # the backport, as ragmeter reads TOML below 3.11
+        import tomli as tomllib
 
     return parse_rules(tomllib.loads(text))
 

@@ -1,6 +1,7 @@
 """The regression gate on constructed baseline / candidate runs."""
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -48,7 +49,10 @@ NOISE_WORSE = [0.3] * N  # lower is better: a rise is a regression
 
 
 def rules(text):
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # the backport, as ragmeter reads TOML below 3.11
+        import tomli as tomllib
 
     return parse_rules(tomllib.loads(text))
 

@@ -5,19 +5,20 @@ emulation's rejections; choosing the judge from options, environment and config 
 import asyncio
 import json
 import time
+from typing import Any
 
 import httpx
 import pytest
 from pydantic import BaseModel, SecretStr
 from typer.testing import CliRunner
 
-from ragmeter._services import EndpointClient
 from ragmeter.cli import app
-from ragmeter.cli._judging import CacheOptions, JudgeOptions
+from ragmeter.cli._judging import CacheOptions, JudgeOptions  # private: the CLI's judge options
 from ragmeter.judge import (
     AnthropicConfig,
     AnthropicJudge,
     BinaryVerdict,
+    EndpointClient,
     JudgeConfigError,
     JudgeOutputError,
     JudgeTransientError,
@@ -34,9 +35,14 @@ from ragmeter.judge import (
     judge_config,
 )
 from ragmeter.results import EvaluationResult
-from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
-from ragmeter.testing._fake_server import tokenize
-from ragmeter.testing._fake_server._anthropic import FakeAnthropicServer, input_tokens_of
+from ragmeter.testing import (
+    FakeAnthropicServer,
+    FakeOpenAIServer,
+    Fault,
+    ScriptedReply,
+    input_tokens_of,
+    tokenize,
+)
 
 KEY = "sk-ant-fake-0123456789abcdef-secret"
 QUESTION = [Message("system", "You check claims."), Message("user", "Is the sky blue?")]
@@ -422,7 +428,7 @@ def test_logprobs_cannot_be_asked_of_anthropic():
 
 # -- the emulation refuses what the API refuses ----------------------------------------------
 
-GOOD = {
+GOOD: dict[str, Any] = {
     "model": "claude-fake",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Hi"}],

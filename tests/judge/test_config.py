@@ -87,14 +87,14 @@ def test_the_embedded_judges_threads_come_from_the_environment_else_the_usable_c
     import os
 
     from ragmeter.judge import JudgeConfigError, LocalJudge, MemoryCache
-    from ragmeter.judge._local import default_threads
 
     monkeypatch.setenv("RAGMETER_LOCAL_THREADS", "3")
     assert LocalJudge(cache=MemoryCache()).n_threads == 3
     assert LocalJudge(n_threads=2, cache=MemoryCache()).n_threads == 2  # the argument wins
     monkeypatch.delenv("RAGMETER_LOCAL_THREADS")
-    assert default_threads() == min(8, len(os.sched_getaffinity(0)))
-    assert LocalJudge(cache=MemoryCache()).describe()["n_threads"] == default_threads()
+    usable = min(8, len(os.sched_getaffinity(0)))
+    assert LocalJudge(cache=MemoryCache()).n_threads == usable
+    assert LocalJudge(cache=MemoryCache()).describe()["n_threads"] == usable
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv("RAGMETER_LOCAL_THREADS", bad)
         with pytest.raises(JudgeConfigError, match="RAGMETER_LOCAL_THREADS"):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
 from ragmeter.judge import (
@@ -25,8 +25,7 @@ from ragmeter.judge import (
     Price,
 )
 from ragmeter.judge import _endpoint as endpoint_module
-from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
-from ragmeter.testing._fake_server import tokenize
+from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply, tokenize
 
 KEY = "sk-dialect-0123456789-secret"
 QUESTION = [Message("system", "You check claims."), Message("user", "Is the sky blue?")]
@@ -317,7 +316,7 @@ def test_azure_refuses_the_key_as_a_bearer_token_and_the_judge_says_so() -> None
         config = JudgeConfig(
             model="judge-dep",
             base_url=f"{server.root_url}/openai/deployments/judge-dep?api-version=2024-10-21",
-            api_key=KEY,
+            api_key=SecretStr(KEY),
             max_retries=0,
         )
         with pytest.raises(JudgeConfigError, match="HTTP 401") as raised:
@@ -331,7 +330,7 @@ def test_azure_without_api_version_on_the_deployments_path_is_a_404() -> None:
         config = JudgeConfig(
             model="judge-dep",
             base_url=f"{server.root_url}/openai/deployments/judge-dep",
-            api_key=KEY,
+            api_key=SecretStr(KEY),
             max_retries=0,
         )
         with pytest.raises(JudgeConfigError, match="HTTP 404"):
@@ -345,7 +344,7 @@ def test_azure_with_an_entra_id_token_from_the_named_variable(
     with FakeOpenAIServer(
         dialect="azure", api_key=KEY, azure_ad_token="entra-token-0123456789"
     ) as server:
-        config = JudgeConfig(
+        config = JudgeConfig(  # type: ignore[call-arg]  # model: the Azure deployment
             azure_endpoint=server.root_url,
             azure_deployment="judge-dep",
             azure_ad_token_env="MY_ENTRA_TOKEN",
@@ -361,7 +360,7 @@ def test_azure_entra_id_token_variable_unset_is_a_config_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("MY_ENTRA_TOKEN", raising=False)
-    config = JudgeConfig(
+    config = JudgeConfig(  # type: ignore[call-arg]  # model: the Azure deployment
         azure_endpoint="https://res.openai.azure.com",
         azure_deployment="d",
         azure_ad_token_env="MY_ENTRA_TOKEN",
@@ -375,11 +374,11 @@ def test_azure_embeddings(api_version: str | None) -> None:
     with FakeOpenAIServer(
         dialect="azure", api_key=KEY, azure_deployments={"vec-dep"}, embedding_dimensions=4
     ) as server:
-        config = EmbeddingsConfig(
+        config = EmbeddingsConfig(  # type: ignore[call-arg]  # model: the Azure deployment
             azure_endpoint=server.root_url,
             azure_deployment="vec-dep",
             api_version=api_version,
-            api_key=KEY,
+            api_key=SecretStr(KEY),
         )
         embeddings = OpenAIEmbeddings(config)
         vectors = embeddings.embed_sync(["a text", "another"], kind="passage")

@@ -38,8 +38,7 @@ from ragmeter.judge import (
 )
 from ragmeter.judge import _endpoint as endpoint_module
 from ragmeter.judge import _litellm as litellm_module
-from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
-from ragmeter.testing._fake_server import tokenize
+from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply, tokenize
 
 KEY = "sk-fake-0123456789abcdef-secret"
 AWS_SECRET = "aws-secret-0123456789abcdef"

@@ -19,12 +19,13 @@ from ragmeter.judge import (
     JudgeConfigError,
     JudgeTruncatedError,
     LocalJudge,
+    LocalModelMissingError,
     MemoryCache,
     Message,
     TextLikelihood,
     _local,
+    model_path,
 )
-from ragmeter.judge._models import LocalModelMissingError, model_path
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +144,7 @@ def test_truncated_json_is_retried_once_then_an_error(
 def test_every_list_without_a_bound_gets_one_and_the_grammar_ends_it(
     judge: LocalJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "free": {"type": "array", "items": {"type": "string"}},

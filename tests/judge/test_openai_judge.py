@@ -20,8 +20,7 @@ from ragmeter.judge import (
     Price,
     SQLiteCache,
 )
-from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
-from ragmeter.testing._fake_server import tokenize
+from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply, tokenize
 
 KEY = "sk-fake-0123456789abcdef-secret"
 QUESTION = [Message("system", "You check claims."), Message("user", "Is the sky blue?")]

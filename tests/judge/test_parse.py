@@ -12,9 +12,9 @@ from ragmeter.judge import (
     OpenAIJudge,
     extract_json,
     parse_output,
+    repaired_answers,
     verdict_probabilities,
 )
-from ragmeter.judge._parse import repaired_answers
 from ragmeter.testing import FakeOpenAIServer
 
 

@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from ragmeter.embed import EmbeddingsConfig
 from ragmeter.judge import PROVIDERS, JudgeConfig, PriceTable
@@ -67,7 +67,7 @@ def test_azure_deployments_api_url_and_v1_api_url() -> None:
         "https://res.openai.azure.com/openai/deployments/gpt4o-judge?api-version=2024-10-21"
     )
     assert dated.request_model == "gpt-4o"  # the dated API routes by the URL
-    v1 = JudgeConfig(azure_endpoint="https://res.openai.azure.com", azure_deployment="gpt4o-judge")
+    v1 = JudgeConfig(azure_endpoint="https://res.openai.azure.com", azure_deployment="gpt4o-judge")  # type: ignore[call-arg]  # model: the Azure deployment
     assert v1.base_url == "https://res.openai.azure.com/openai/v1"
     assert v1.model == v1.request_model == "gpt4o-judge"  # v1 routes by the deployment
     copied = JudgeConfig(azure_endpoint="https://res.openai.azure.com/openai/v1/", model="d")
@@ -88,9 +88,9 @@ def test_azure_identity_holds_the_deployment() -> None:
 
 def test_azure_needs_a_deployment_and_not_also_a_base_url() -> None:
     with pytest.raises(ValidationError, match="azure_deployment"):
-        JudgeConfig(azure_endpoint="https://res.openai.azure.com")
+        JudgeConfig(azure_endpoint="https://res.openai.azure.com")  # type: ignore[call-arg]  # model: the Azure deployment
     with pytest.raises(ValidationError, match="not both"):
-        JudgeConfig(
+        JudgeConfig(  # type: ignore[call-arg]  # model: the Azure deployment
             azure_endpoint="https://res.openai.azure.com",
             azure_deployment="d",
             base_url="https://api.openai.com/v1",
@@ -250,9 +250,9 @@ def test_network_settings_that_cannot_work_are_refused_when_the_config_is_made(t
     with pytest.raises(ValidationError, match="not a file"):
         JudgeConfig(model="m", ca_bundle=str(tmp_path / "missing.pem"))
     with pytest.raises(ValidationError, match="not a valid header name"):
-        JudgeConfig(model="m", extra_headers={"Bad Header": "v"})
+        JudgeConfig(model="m", extra_headers={"Bad Header": SecretStr("v")})
     with pytest.raises(ValidationError, match="line break"):
-        EmbeddingsConfig(model="m", extra_headers={"X-A": "v\r\nInjected: 1"})
+        EmbeddingsConfig(model="m", extra_headers={"X-A": SecretStr("v\r\nInjected: 1")})
 
 
 def test_a_config_file_with_azure_and_network_settings(tmp_path, monkeypatch) -> None:

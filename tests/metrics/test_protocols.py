@@ -6,7 +6,6 @@ import ast
 import asyncio
 import re
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -41,7 +40,7 @@ class ClaimCount(SampleMetric):
     """Number of the response's claims."""
 
     name = "claim_count"
-    requires: ClassVar[Requirements] = (("response",),)
+    requires: Requirements = (("response",),)
 
     def needs(self, sample: Sample) -> list[Need]:
         return [CLAIMS]
@@ -65,7 +64,7 @@ class Tagged(SampleMetric):
     """1 where the metadata has a tag; cannot decide without one (known beforehand)."""
 
     name = "tagged"
-    requires: ClassVar[Requirements] = (("response",),)
+    requires: Requirements = (("response",),)
     _uses_judge = False
 
     def __init__(self, *, announce: bool = True) -> None:

@@ -10,8 +10,14 @@ from typer.testing import CliRunner
 
 from ragmeter import evaluate
 from ragmeter.cli import app
-from ragmeter.metrics import SPECS, UnknownMetricError, get_metric, resolve_metrics
-from ragmeter.metrics._spec import normalize_name, suggest_names
+from ragmeter.metrics import (
+    SPECS,
+    UnknownMetricError,
+    get_metric,
+    normalize_name,
+    resolve_metrics,
+    suggest_names,
+)
 from ragmeter.testing import ScriptedJudge
 
 # (name as typed, the metric's name, its class): RAGAS 0.1-0.3 names and class names,
@@ -162,7 +168,7 @@ def test_names_of_other_computations_are_refused_with_the_difference(typed, says
 
 def test_no_alias_means_something_else():
     """Every name or alias selects exactly one metric, and no explained name is an alias."""
-    from ragmeter.metrics._registry import EXPLAINED
+    from ragmeter.metrics._registry import EXPLAINED  # private: the table of explained names
 
     owners: dict[str, str] = {}
     for spec in SPECS:

@@ -4,7 +4,6 @@ entry points of group ragmeter.metrics; module:attribute and file.py:attribute n
 import sys
 import textwrap
 import threading
-from typing import ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -35,7 +34,7 @@ class WordCount(Metric):
     """Words in the response, over ten."""
 
     name = "word_count"
-    requires: ClassVar[Requirements] = (("response",),)
+    requires: Requirements = (("response",),)
 
     def score(self, sample: Sample) -> MetricResult:
         return MetricResult.ok(len((sample.response or "").split()) / 10)
@@ -44,7 +43,7 @@ class WordCount(Metric):
 class Cutoff(Metric):
     """1 when the response has at most ``limit`` words."""
 
-    requires: ClassVar[Requirements] = (("response",),)
+    requires: Requirements = (("response",),)
 
     def __init__(self, limit: int) -> None:
         self.limit = limit

@@ -5,8 +5,7 @@ from typer.testing import CliRunner
 
 from ragmeter import evaluate
 from ragmeter.cli import app
-from ragmeter.metrics import SPECS, UnknownMetricError, get_metric, resolve_metrics
-from ragmeter.metrics._spec import suggest_names
+from ragmeter.metrics import SPECS, UnknownMetricError, get_metric, resolve_metrics, suggest_names
 from ragmeter.metrics.retrieval import ranking_metric
 
 runner = CliRunner()

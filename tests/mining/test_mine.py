@@ -11,7 +11,10 @@ import pytest
 from ragmeter.dataset import Dataset, Sample, load_dataset
 from ragmeter.metrics import Direction, MetricResult
 from ragmeter.mining import LABEL_COLUMNS, mine
-from ragmeter.mining._cluster import kmeans, question_key
+from ragmeter.mining._cluster import (  # private: mine()'s k-means and question key
+    kmeans,
+    question_key,
+)
 from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
 from tests.mining import corpus
 from tests.mining.corpus import NEAR_DUPLICATE, SAME_TEXT, cosine, question, topic_of

@@ -30,8 +30,8 @@ ACCOUNT = [
 
 
 def test_real_embeddings_remove_paraphrases_and_cover_every_topic():
-    from ragmeter._services import MemoryCache
     from ragmeter.embed import LocalEmbeddings
+    from ragmeter.judge import MemoryCache
 
     rows = [
         {"id": f"q{i}", "user_input": text}

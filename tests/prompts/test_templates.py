@@ -4,12 +4,19 @@ from typing import get_args
 import pytest
 from pydantic import BaseModel
 
-import ragmeter.steps._judgments  # noqa: F401 (the built-in judgments, in the table)
 from ragmeter.prompts import LANGUAGES, data_block, detect_language, load_prompt
-from ragmeter.steps import JUDGMENTS, QuestionKind
-from ragmeter.steps._generation import _OUTPUT
-from ragmeter.steps._schemas import ChunkAnalysisOutput, PersonasOutput, QuestionOutput
+from ragmeter.steps import (
+    JUDGMENTS,
+    QUESTION_OUTPUTS,
+    RESPONSE_CLAIMS,
+    ChunkAnalysisOutput,
+    PersonasOutput,
+    QuestionKind,
+    QuestionOutput,
+)
 
+#: Naming a built-in judgment puts the built-in ones in the table.
+assert RESPONSE_CLAIMS.name in JUDGMENTS
 #: The answer's model of each template's task: its fields are the task's output keys.
 OUTPUTS = {(k.template, k.task): k.output for k in JUDGMENTS.values() if k.output is not None}
 #: Each call's template, tasks and answer model: the judgments' and test-set generation's.
@@ -17,7 +24,10 @@ CALLS = [
     *((name, (task,), model) for (name, task), model in sorted(OUTPUTS.items())),
     ("chunk_analysis", ("summary", "keyphrases", "entities"), ChunkAnalysisOutput),
     ("personas", ("personas",), PersonasOutput),
-    *(("question", (kind,), _OUTPUT.get(kind, QuestionOutput)) for kind in get_args(QuestionKind)),
+    *(
+        ("question", (kind,), QUESTION_OUTPUTS.get(kind, QuestionOutput))
+        for kind in get_args(QuestionKind)
+    ),
 ]
 
 TEMPLATES = [

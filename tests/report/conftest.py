@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ragmeter import Direction, EvaluationResult, MetricResult, Sample, evaluate
-from ragmeter.diagnosis._finding import Figure, Finding
+from ragmeter.diagnosis import Figure, Finding
 from ragmeter.judge import JudgeOutputError
 from ragmeter.results import MetricInfo, SampleResult
 from ragmeter.testing import ScriptedJudge

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 from html.parser import HTMLParser
 
 VOID = {"br", "col", "hr", "img", "input", "link", "meta", "wbr"}
@@ -16,6 +17,20 @@ class Node:
 
     def text(self) -> str:
         return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def outer_html(self) -> str:
+        """The element written out again (attribute and text escaped), for a page of its own."""
+        inner = "".join(
+            escape(c, quote=False) if isinstance(c, str) else c.outer_html() for c in self.children
+        )
+        if self.tag == "#document":
+            return inner
+        attrs = "".join(f' {k}="{escape(v)}"' for k, v in self.attrs.items())
+        return (
+            f"<{self.tag}{attrs}>"
+            if self.tag in VOID
+            else f"<{self.tag}{attrs}>{inner}</{self.tag}>"
+        )
 
     def iter(self):
         yield self

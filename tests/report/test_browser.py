@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.report import CSS, write_report
-from ragmeter.report._analysis import compare_runs, metric_tests
-from ragmeter.report._html_compare import mean_deltas, scatters
+from ragmeter.report import CSS, render_html, write_report
+from ragmeter.stats import compare
+from tests.report.dom import parse
 
 CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 FLAGS = [
@@ -152,10 +152,11 @@ def test_compare_charts_screenshot_is_not_blank(tmp_path, llm_result, improved_r
     picture holds ink; the means' bars are grey (none of these changes is significant on 4
     samples) and the samples' dots green and red (better and worse)."""
     binary = _chromium()
-    comparison = compare_runs(llm_result, improved_result)
-    tests = metric_tests(improved_result, llm_result)
-    assert not any(t.significant for t in tests)
-    charts = f"{mean_deltas(tests)}{scatters(comparison)}"
+    assert not any(c.significant for c in compare(improved_result, llm_result))
+    page = parse(render_html(llm_result, compare=improved_result))
+    charts = "".join(
+        page.find("div", id=part).outer_html() for part in ("compare-deltas", "compare-scatters")
+    )
     page = tmp_path / "charts.html"
     page.write_text(
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>{CSS}</style></head>'

@@ -6,7 +6,6 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.report import render_html, render_markdown
-from ragmeter.report._html_conversations import MAX_CONVERSATIONS
 from tests.report.conftest import XSS
 from tests.report.dom import parse
 
@@ -112,7 +111,7 @@ def test_a_single_turn_run_has_no_conversations_section():
 
 
 def test_long_lists_are_cut_with_a_note():
-    rows = [_turn(f"c{i:02d}", 1, 1.0, True) for i in range(MAX_CONVERSATIONS + 3)]
+    rows = [_turn(f"c{i:02d}", 1, 1.0, True) for i in range(20 + 3)]  # the report lists 20
     section = parse(render_html(evaluate(rows, ["mrr"]))).find("section", id="conversations")
     assert len(section.find("table", id="conversations-table").find_all("tr")) == 1 + 20
     assert "and 3 more not shown" in section.text()

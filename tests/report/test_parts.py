@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter import Direction, MetricResult, evaluate
+from ragmeter import Direction, MetricResult, Sample, evaluate
+from ragmeter.report import Markup, el, esc, render_html, sample_card
 from ragmeter.report import _format as fmt
-from ragmeter.report._analysis import compare_runs, failure_groups, worst_samples
-from ragmeter.report._details import context_marks, details_html
-from ragmeter.report._markup import Markup, el, esc, shorten
-from ragmeter.report._svg import bin_counts
+from ragmeter.report._analysis import (  # private: the report's building blocks
+    compare_runs,
+    failure_groups,
+    worst_samples,
+)
+from ragmeter.report._markup import shorten  # private: the report's building blocks
+from ragmeter.results import MetricInfo, SampleResult
 from tests.report.conftest import built, ranking
 from tests.report.dom import Node, parse
 
@@ -49,6 +53,15 @@ def test_describe_service():
 def test_describe_service_shows_no_credential_even_from_an_old_run_record():
     recorded = {"kind": "openai-compatible", "model": "m", "base_url": "https://u:pw@x/v1?key=k"}
     assert fmt.describe_service(recorded) == "m · openai-compatible · https://x/v1?key=***"
+
+
+def bin_counts(scores: list[float | None]) -> list[int]:
+    """The bins of the report's histogram of these scores (None: not applicable)."""
+    results = [
+        MetricResult.ok(v) if v is not None else MetricResult.not_applicable("-") for v in scores
+    ]
+    (histogram,) = parse(render_html(built({"m": results}))).find_all("svg", class_="hist")
+    return [int(n) for n in histogram.attrs["data-counts"].split(",")]
 
 
 def test_bins_clamp_and_skip_missing_scores():
@@ -122,7 +135,11 @@ def test_a_metric_in_one_run_only_has_no_delta():
 
 
 def _details(metric: str, **details) -> Node:
-    return parse(str(details_html(MetricResult.ok(0.5, **details), metric)))
+    """The details of one result as a sample's card in the report shows them."""
+    scored = SampleResult(0, 1, "s", Sample(id="s"), {metric: MetricResult.ok(0.5, **details)})
+    card = parse(str(sample_card(scored, [MetricInfo(metric, Direction.HIGHER_IS_BETTER)])))
+    (row,) = card.find("table", class_="metric-table").find("tbody").find_all("tr")
+    return row.find_all("td")[3]  # reason or error, details
 
 
 def test_details_of_answer_side_claims_entities_and_questions():
@@ -192,7 +209,17 @@ def test_context_marks_collect_verdicts_by_rank():
             1.0, statements=[{"statement": "s", "found": True, "contexts": [2, 9]}]
         ),
     }
-    marks = context_marks(scores, 2)
+    sample = Sample(id="s", retrieved_contexts=["first", "second"])
+    infos = [MetricInfo(name, Direction.HIGHER_IS_BETTER) for name in scores]
+    card = parse(str(sample_card(SampleResult(0, 1, "s", sample, scores), infos)))
+    marks = [
+        [
+            (chip.text(), chip.attrs["class"].split()[1], chip.attrs.get("title", ""))
+            for chip in item.find_all("span", class_="chip")
+        ]
+        for item in card.find("ol", class_="contexts").find_all("li")
+    ]
+    assert len(marks) == 2
     assert marks[0] == [("context_precision ✓", "good", "r"), ("id_context_precision ✗", "bad", "")]
     assert [m[0] for m in marks[1]] == [
         "context_precision ✗",

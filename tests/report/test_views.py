@@ -12,8 +12,6 @@ import pytest
 
 from ragmeter import Direction, EvaluationResult, MetricResult, Sample, Status, evaluate
 from ragmeter.report import render_html, render_markdown, sample_card
-from ragmeter.report._analysis import worst_below
-from ragmeter.report._svg import MAX_POINTS, Point, paired_scatter
 from ragmeter.results import MetricInfo, SampleResult
 from ragmeter.stats import estimate_means
 from tests.report.conftest import built, ranking
@@ -50,14 +48,15 @@ def test_summary_ci_is_the_one_ragmeter_show_computes(llm_result):
     assert 0.0 <= ci.low <= 0.625 <= ci.high <= 1.0 and ci.low < ci.high
 
 
-def test_summary_ci_agrees_with_the_cli_table(llm_result):
-    from rich.console import Console
+def test_summary_ci_agrees_with_the_cli_table(llm_result, tmp_path):
+    from typer.testing import CliRunner
 
-    from ragmeter.cli._app import summary_table
+    from ragmeter.cli import app
 
-    console = Console(width=200, record=True)
-    console.print(summary_table(llm_result))
-    printed = console.export_text()
+    shown = CliRunner().invoke(app, ["show", str(llm_result.save(tmp_path / "run"))],
+                               env={"COLUMNS": "200"})  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    printed = shown.output
     cells = _rows(parse(render_html(llm_result)).find(id="summary-table"))
     for metric in llm_result.metrics:
         low, high = (float(v) for v in cells[metric.name][3].split("–"))
@@ -126,9 +125,10 @@ def test_worst_below_counts_all_and_lists_at_most_n():
         direction=Direction.LOWER_IS_BETTER,
     )
     # median 0.7; above it (worse for a ↓ metric): 0.9 (s1) and 0.8 (s2)
-    found = worst_below(result.samples, result.metrics[0], 1)
-    assert (found.rule, found.cut, found.n_scored, found.n_below) == ("median", 0.7, 5, 2)
-    assert [s.sample_id for s in found.samples] == ["s1"]
+    page = render_html(result, worst=1)
+    heading = parse(page).find("div", class_="worst", data_metric="noise").find("h3").text()
+    assert "the 1 highest of 2 samples above the median (0.7000), of 5 scored" in heading
+    assert _worst_ids(page, "noise") == ["s1"]
 
 
 # --- 3. retrieved ids against relevant ids ----------------------------------------------
@@ -379,7 +379,9 @@ def test_delta_bars_give_no_bar_across_a_changed_judge():
 
 
 def test_a_scatter_draws_at_most_max_points_and_says_so():
-    points = [Point(f"s{i}", 0.5, 0.5, "same") for i in range(MAX_POINTS + 3)]
-    svg = parse(paired_scatter("m", points)).find("svg")
-    assert svg.attrs["data-n"] == str(MAX_POINTS) and len(svg.find_all("circle")) == MAX_POINTS
-    assert f"(the first {MAX_POINTS} of {MAX_POINTS + 3} drawn)" in svg.attrs["aria-label"]
+    max_points = 2_000  # a compare page's scatter draws at most this many samples
+    this, baseline = (built({"m": [OK(0.5)] * (max_points + 3)}) for _ in range(2))
+    page = render_html(this, compare=baseline)
+    (svg,) = parse(page).find("div", id="compare-scatters").find_all("svg")
+    assert svg.attrs["data-n"] == str(max_points) and len(svg.find_all("circle")) == max_points
+    assert f"(the first {max_points} of {max_points + 3} drawn)" in svg.attrs["aria-label"]

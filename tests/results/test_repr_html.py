@@ -1,8 +1,6 @@
 """The notebook display of a result: a compact, escaped, self-contained HTML summary."""
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -114,11 +112,8 @@ def test_repr_is_one_short_line():
 
 
 def test_a_judged_run_shows_its_judge_and_unpriced_usage():
-    sys.path.insert(0, str(Path(__file__).parents[1] / "metrics" / "llm"))
-    try:
-        import scripts
-    finally:
-        sys.path.pop(0)
+    from tests.metrics.llm import scripts
+
     result = evaluate([scripts.SAMPLE], ["faithfulness"], judge=ScriptedJudge(scripts.answer))
     html = result._repr_html_()
     (row,) = _cells(html)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import SecretStr
 
 from ragmeter import EvaluationResult, evaluate
 from ragmeter.dataset import Dataset
@@ -22,7 +23,7 @@ PRICE = Price(input_per_million=1000.0, output_per_million=2000.0)
 
 
 def priced_judge(server: FakeOpenAIServer) -> OpenAIJudge:
-    config = JudgeConfig(model="m", base_url=server.base_url, api_key="k", price=PRICE)
+    config = JudgeConfig(model="m", base_url=server.base_url, api_key=SecretStr("k"), price=PRICE)
     return OpenAIJudge(config, cache=NullCache())  # no cache: a repeated call is paid again
 
 

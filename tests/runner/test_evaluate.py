@@ -1,5 +1,3 @@
-from typing import ClassVar
-
 import pytest
 
 from ragmeter import DatasetError, Metric, MetricResult, Sample, Status, evaluate
@@ -21,7 +19,7 @@ class Exploding(Metric):
     """Raises on samples whose response is 'boom'."""
 
     name = "exploding"
-    requires: ClassVar[Requirements] = (("response",),)
+    requires: Requirements = (("response",),)
 
     def score(self, sample: Sample) -> MetricResult:
         if sample.response == "boom":

@@ -8,11 +8,12 @@ from rich.console import Console
 
 from ragmeter import Dataset, evaluate, load_dataset
 from ragmeter.judge import Usage
-from ragmeter.runner import SampleTask, aevaluate
-from ragmeter.runner._progress import (
+from ragmeter.runner import (
     PlainProgress,
     QuietProgress,
     RichProgress,
+    SampleTask,
+    aevaluate,
     make_progress,
 )
 from tests.metrics.llm import scripts

@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from ragmeter import evaluate
-from ragmeter._services import NullCache, SQLiteCache
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
-from ragmeter.judge import JudgeConfig, OpenAIJudge
+from ragmeter.judge import JudgeConfig, NullCache, OpenAIJudge, SQLiteCache
 from ragmeter.metrics import Status
 from ragmeter.runner import RayBackend, RayBackendError
-from ragmeter.runner._ray import connect
 from ragmeter.testing import FakeOpenAIServer
 from tests._ray_cluster import ROOT, join_node, local_cluster
 from tests.metrics.llm import scripts
@@ -57,14 +56,20 @@ def cluster(head_server: FakeOpenAIServer) -> Iterator[str]:
 
 def _judge(server: FakeOpenAIServer, limit: int = 4, cache: Any = None) -> OpenAIJudge:
     config = JudgeConfig(
-        base_url=server.base_url, model="fake-model", api_key="sk-test", max_concurrency=limit
+        base_url=server.base_url,
+        model="fake-model",
+        api_key=SecretStr("sk-test"),
+        max_concurrency=limit,
     )
     return OpenAIJudge(config, cache=cache if cache is not None else NullCache())
 
 
 def _embeddings(server: FakeOpenAIServer, limit: int = 4, cache: Any = None) -> OpenAIEmbeddings:
     config = EmbeddingsConfig(
-        base_url=server.base_url, model="fake-embed", api_key="sk-test", max_concurrency=limit
+        base_url=server.base_url,
+        model="fake-embed",
+        api_key=SecretStr("sk-test"),
+        max_concurrency=limit,
     )
     return OpenAIEmbeddings(config, cache=cache if cache is not None else NullCache())
 
@@ -162,7 +167,7 @@ DRIVER = textwrap.dedent(
     """
     import sys
     from ragmeter import evaluate
-    from ragmeter._services import SQLiteCache
+    from ragmeter.judge import SQLiteCache
     from ragmeter.runner import RayBackend
     from tests.runner.test_ray import SUITE, _embeddings, _judge
     from tests.runner._fakes import samples
@@ -279,7 +284,10 @@ def test_each_worker_sends_its_judge_requests_to_its_own_nodes_endpoint(
     ):
         node = join_node(cluster, num_cpus=1, env={NODE_URL: node_server.base_url})
         try:
-            ray = connect(cluster)  # (the test may run alone: nothing connected yet)
+            import ray
+
+            if not ray.is_initialized():  # (the test may run alone: nothing connected yet)
+                ray.init(address=cluster, include_dashboard=False, log_to_driver=False)
             deadline = time.monotonic() + 60
             while len(ray.nodes()) < 2 or not all(n["Alive"] for n in ray.nodes()):
                 assert time.monotonic() < deadline, "the second node did not join"

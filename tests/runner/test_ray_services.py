@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
-from ragmeter._services import LimitSettings, limiter_for, share_limits
-from ragmeter._services._limits import Limiter
-from ragmeter.runner._ray import LimitService
+from ragmeter._services import share_limits  # private: how a Ray worker shares limits
+from ragmeter.judge import Limiter, LimitSettings, limiter_for
+from ragmeter.runner._ray import LimitService  # private: the cluster limiter, no cluster
 
 TWO = LimitSettings(max_concurrency=2)
 

@@ -7,7 +7,7 @@ import pytest
 from ragmeter import evaluate
 from ragmeter.judge import SQLiteCache
 from ragmeter.metrics import MetricResult, Status
-from ragmeter.runner._task import combine_repeats
+from ragmeter.runner import combine_repeats
 from ragmeter.testing import ScriptedJudge
 from tests.metrics.llm import scripts
 from tests.runner._fakes import samples

@@ -14,8 +14,10 @@ import pytest
 
 from ragmeter import EvaluationResult, Metric, MetricResult, Sample, Status, evaluate
 from ragmeter.judge import JudgeConfig, NullCache, OpenAIJudge, SQLiteCache
-from ragmeter.runner._evaluate import USAGE_WRITE_INTERVAL_S
-from ragmeter.runner._progress import QuietProgress
+from ragmeter.runner import QuietProgress
+from ragmeter.runner._evaluate import (  # private: the child's usage write interval
+    USAGE_WRITE_INTERVAL_S,
+)
 from ragmeter.testing import FakeOpenAIServer
 from tests.runner._fakes import marker_of, samples, server_responder
 
@@ -169,7 +171,7 @@ class FlakyOnce(Metric):
 
     def score(self, sample: Sample) -> MetricResult:
         if sample.id not in self.seen:
-            self.seen.add(sample.id)
+            self.seen.add(str(sample.id))
             raise ConnectionError("endpoint down")
         return MetricResult.ok(1.0)
 

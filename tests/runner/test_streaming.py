@@ -175,7 +175,7 @@ def test_a_missing_file_is_refused_before_any_run_is_made(tmp_path):
 def test_a_new_run_scores_chunks_as_it_stores_them_and_a_resumed_one_reads_back(
     tmp_path, small_chunks, monkeypatch
 ):
-    import ragmeter.runner._evaluate as runner
+    import ragmeter.runner._evaluate as runner  # private: wraps the batch-scoring seam
 
     batches = []
     score_column = runner._score_column

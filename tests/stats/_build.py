@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter import MetricResult, Sample, evaluate
-from ragmeter.metrics import Direction
+from ragmeter.metrics import Details, Direction
 from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
 from tests._prepared import Prepared
 
@@ -16,7 +16,7 @@ def score(value: float | None) -> MetricResult:
 
 
 def run(
-    columns: dict[str, Sequence[float | None]],
+    columns: Mapping[str, Sequence[float | None]],
     *,
     ids: Sequence[str] | None = None,
     tags: Sequence[dict[str, Any]] | None = None,
@@ -34,7 +34,9 @@ def run(
         for name, values in columns.items():
             result = score(values[i])
             if details and name in details:
-                result = MetricResult(result.score, result.status, details=dict(details[name][i]))
+                result = MetricResult(
+                    result.score, result.status, details=Details.from_dict(details[name][i])
+                )
             scores[name] = result
         samples.append(SampleResult(i, i + 1, ids[i], Sample(id=ids[i], metadata=tags[i]), scores))
     metrics = [
@@ -48,7 +50,7 @@ def run(
 
 
 def evaluated(
-    columns: dict[str, Sequence[float | None]],
+    columns: Mapping[str, Sequence[float | None]],
     *,
     ids: Sequence[str] | None = None,
     tags: Sequence[dict[str, Any]] | None = None,

@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragmeter._bootstrap import difference_ci
-from ragmeter.stats import Interval, bootstrap_ci
+from ragmeter.stats import Interval, bootstrap_ci, difference_ci
 
 SCIPY_METHOD = {"bca": "BCa", "percentile": "percentile"}
 
@@ -124,17 +123,15 @@ def test_many_values_of_few_kinds_draw_counts_per_value_with_the_same_distributi
     # 50,000 scores of 6 kinds (a retrieval metric's): resampled as multinomial counts per
     # distinct value. The interval agrees with drawing every value (within Monte Carlo
     # error) and with the normal theory of a mean of so many values.
-    import ragmeter._bootstrap as bootstrap
-
     x = np.random.default_rng(5).choice([0, 0.2, 0.4, 0.6, 0.8, 1.0], size=50_000)
 
     def no_single_draws(*args):
         raise AssertionError("each value was drawn")
 
     with monkeypatch.context() as patched:
-        patched.setattr(bootstrap, "_resampled_means", no_single_draws)
+        patched.setattr("ragmeter._bootstrap._resampled_means", no_single_draws)
         grouped = bootstrap_ci(x, n_resamples=4000, seed=1)
-    monkeypatch.setattr(bootstrap, "GROUPED_MIN_N", 10**9)
+    monkeypatch.setattr("ragmeter._bootstrap.GROUPED_MIN_N", 10**9)
     every = bootstrap_ci(x, n_resamples=4000, seed=1)
     assert grouped.low == pytest.approx(every.low, abs=4e-4)
     assert grouped.high == pytest.approx(every.high, abs=4e-4)

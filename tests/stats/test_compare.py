@@ -6,19 +6,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragmeter._bootstrap import difference_ci
 from ragmeter.metrics import Direction
 from ragmeter.stats import (
     Comparison,
     Interval,
     bootstrap_ci,
     compare,
+    difference_ci,
     holm,
+    label_permutation_test,
     min_detectable_effect,
     samples_needed,
     sign_flip_test,
 )
-from ragmeter.stats._permutation import label_permutation_test
 from tests.stats._build import (
     DEEPSEEK,
     DEEPSEEK_LABEL,

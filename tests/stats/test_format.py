@@ -2,7 +2,13 @@
 
 import pytest
 
-from ragmeter.stats._format import about, decimals_for, p_text, percent, signed
+from ragmeter.stats._format import (  # private: how the sentences write numbers
+    about,
+    decimals_for,
+    p_text,
+    percent,
+    signed,
+)
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from ragmeter import MetricResult, Sample, evaluate
-from ragmeter.stats import JudgeNoise, judge_noise, min_detectable_effect, sign_flip_test
-from ragmeter.stats._noise import noise_from_matrix
+from ragmeter.stats import (
+    JudgeNoise,
+    judge_noise,
+    min_detectable_effect,
+    noise_from_matrix,
+    sign_flip_test,
+)
 from tests._prepared import Prepared
 from tests.stats._build import evaluated, run
 
@@ -82,7 +87,8 @@ def test_a_run_without_repeats_says_how_to_get_them():
 def test_through_evaluate_with_repeats():
     class Repeated(Prepared):
         def score(self, sample: Sample) -> MetricResult:
-            scores = self.scores[sample.id]
+            scores = self.scores[str(sample.id)]
+            assert isinstance(scores, list)  # the repeats' scores, given as a list
             return MetricResult.ok(sum(scores) / len(scores), repeats=scores)
 
     metric = Repeated("faithfulness", {"a": [0.1, 0.3], "b": [0.5, 0.5], "c": [0.9, 0.6]})

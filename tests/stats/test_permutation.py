@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragmeter.stats import sign_flip_test
-from ragmeter.stats._permutation import label_permutation_test
+from ragmeter.stats import label_permutation_test, sign_flip_test
 
 
 def mean_of_differences(x, y, axis):

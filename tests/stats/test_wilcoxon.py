@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragmeter.stats._wilcoxon import wilcoxon_test
+from ragmeter.stats import wilcoxon_test
 
 
 @pytest.mark.parametrize(

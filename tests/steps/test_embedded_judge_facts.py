@@ -13,7 +13,10 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.judge import BinaryVerdict, TextLikelihood
-from ragmeter.steps._judgments import hedge_phrase, sentence_claims
+from ragmeter.steps._judgments import (  # private: the embedded judge's heuristics
+    hedge_phrase,
+    sentence_claims,
+)
 from ragmeter.testing import ScriptedEmbeddings, ScriptedJudge
 
 SAMPLE = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragmeter.steps._evidence import GAP, select_evidence
+from ragmeter.steps._evidence import GAP, select_evidence  # private: the embedded judge's evidence
 
 VENICE = (
     "The 80th Venice International Film Festival will be held from 30 August to 9 September "

@@ -48,7 +48,7 @@ def test_only_copies_fail_the_metric_and_say_why() -> None:
         .scores["answer_relevancy"]
     )
     assert result.status == "failed"
-    assert "1 were copies" in result.error
+    assert "1 were copies" in str(result.error)
 
 
 def test_claims_copied_from_the_question_or_repeated_are_left_out() -> None:
@@ -81,4 +81,4 @@ def test_a_response_whose_every_claim_is_copied_is_not_applicable_and_says_so() 
     judge = ScriptedJudge(lambda m, s: {"claims": ["I order at 11:00 Central European Time."]})
     result = evaluate([SAMPLE], ["faithfulness"], judge=judge).samples[0].scores["faithfulness"]
     assert result.status == "not_applicable"
-    assert "1 claims the judge wrote are not the response's" in result.reason
+    assert "1 claims the judge wrote are not the response's" in str(result.reason)

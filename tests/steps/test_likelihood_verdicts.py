@@ -29,7 +29,9 @@ CLAIMS = ["AirPods Pro 2 warranty lasts one year.", "AppleCare+ extends it to th
 
 
 def data(prompt: str, tag: str) -> str:
-    return re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.DOTALL).group(1)
+    found = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.DOTALL)
+    assert found, tag
+    return found.group(1)
 
 
 def responder(messages, schema):

@@ -3,7 +3,7 @@ file adds all three (an "abstention" judgment: does the response decline to answ
 runs them through the steps and through ``evaluate``, without touching the steps' code."""
 
 import asyncio
-from typing import ClassVar, Literal
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel
@@ -73,7 +73,7 @@ class Answers(SampleMetric):
     """1 when the response answers, 0 when it declines."""
 
     name = "answers"
-    requires: ClassVar[Requirements] = (("response",),)
+    requires: Requirements = (("response",),)
 
     def needs(self, sample: SampleType) -> list[Need]:
         return [Need("abstention")]

@@ -82,6 +82,7 @@ def test_no_verdict_contradicts_its_probability(seed: int) -> None:
         assert claim["supported"] == (claim["p_supported"] >= 0.5), claim
     supported = sum(c["supported"] for c in claims)
     assert faithfulness.score == pytest.approx(sum(c["p_supported"] for c in claims) / len(claims))
+    assert faithfulness.score is not None and faithfulness.reason is not None
     assert f"{supported} of {len(claims)} claims" in faithfulness.reason
     if supported == 0:
         assert faithfulness.score < 0.5

@@ -13,7 +13,10 @@ import sqlalchemy as sa
 
 from ragmeter import evaluate
 from ragmeter.store import Store, StoreError
-from ragmeter.store._store import CONNECT_TIMEOUT_S, _engine_options
+from ragmeter.store._store import (  # private: the engine's connect timeout
+    CONNECT_TIMEOUT_S,
+    _engine_options,
+)
 
 ROWS = [{"id": "a", "retrieved_context_ids": ["x"], "reference_context_ids": ["x"]}]
 

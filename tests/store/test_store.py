@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 import sqlalchemy as sa
 
 from ragmeter import Metric, MetricResult, evaluate
+from ragmeter.metrics import Requirements
 from ragmeter.stats import compare
 from ragmeter.store import RunNotFoundError, Store, git_state
 
@@ -18,7 +19,7 @@ from ragmeter.store import RunNotFoundError, Store, git_state
 class Given(Metric):
     """Scores given per sample id (None: fails), with details."""
 
-    requires: ClassVar = ()
+    requires: Requirements = ()
 
     def __init__(self, name: str, scores: dict[str, float | None]) -> None:
         self.name, self.scores = name, scores
@@ -43,8 +44,8 @@ def rows(n: int = 6) -> list[dict]:
     ]
 
 
-def run(scores: dict[str, float | None], name: str = "faithfulness", data=None):
-    return evaluate(data or rows(len(scores)), [Given(name, scores)], progress=False)
+def run(scores: Mapping[str, float | None], name: str = "faithfulness", data=None):
+    return evaluate(data or rows(len(scores)), [Given(name, dict(scores))], progress=False)
 
 
 def test_a_recorded_run_loads_back_equal(store_url: str):
@@ -71,7 +72,7 @@ def test_failures_are_kept_and_the_run_is_marked_partial(store_url: str):
     assert info.status == "partial"
     loaded = store.load(info.id)
     failed = loaded.samples[1].scores["faithfulness"]
-    assert failed.status.value == "failed" and "the judge said nothing" in failed.error
+    assert failed.status.value == "failed" and "the judge said nothing" in str(failed.error)
     aggregate = loaded.aggregates["faithfulness"]
     assert (aggregate.n_ok, aggregate.n_failed, aggregate.mean) == (2, 1, 0.75)
 
@@ -155,7 +156,7 @@ def test_concurrent_writers_lose_nothing(store_url: str):
     assert errors == []
     stored = Store(store_url).list(name="parallel")
     assert len(stored) == 6
-    means = sorted(r.mean("faithfulness") for r in stored)
+    means = sorted(r.mean("faithfulness") or 0.0 for r in stored)
     assert means == pytest.approx(sorted(r.aggregates["faithfulness"].mean for r in results))
     engine = sa.create_engine(Store(store_url).url)
     with engine.connect() as connection:

@@ -19,8 +19,13 @@ from typing import Any
 
 import pytest
 
-from ragmeter.testing import FakeOpenAIServer, Fault, ScriptedReply
-from ragmeter.testing._fake_server import DEFAULT_MALFORMED_CONTENT, tokenize
+from ragmeter.testing import (
+    DEFAULT_MALFORMED_CONTENT,
+    FakeOpenAIServer,
+    Fault,
+    ScriptedReply,
+    tokenize,
+)
 
 MESSAGES = [
     {"role": "system", "content": "You are a judge."},

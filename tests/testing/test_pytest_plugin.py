@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -284,7 +285,7 @@ class Broken(Metric):
         raise RuntimeError("boom")
 
 
-RANKED = {"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}
+RANKED: dict[str, Any] = {"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}
 UNANSWERABLE = {"id": "q-none", "retrieved_context_ids": ["a"], "reference_context_ids": []}
 
 

@@ -9,24 +9,32 @@ import numpy as np
 import pytest
 
 from ragmeter import evaluate
-from ragmeter._text import numbers_in
+from ragmeter._text import numbers_in  # private: the shared number extraction
 from ragmeter.testing import (
     FakeOpenAIServer,
     ScriptedEmbeddings,
     ScriptedJudge,
+    data_blocks,
+    generation_responder,
     scripted_testset_judge,
 )
-from ragmeter.testing._testset import data_blocks, generation_responder
 from ragmeter.testset import generate_testset, parse_mix
-from ragmeter.testset._arithmetic import (
+from ragmeter.testset._arithmetic import (  # private: the checked calculations
     CalculationError,
     Value,
     check_calculation,
     evaluate_expression,
     states_result,
 )
-from ragmeter.testset._difficulty import Difficulty, paraphrase_distance
-from ragmeter.testset._temporal import temporal_anchors, temporal_phrases, temporal_problem
+from ragmeter.testset._difficulty import (  # private: the difficulty levels
+    Difficulty,
+    paraphrase_distance,
+)
+from ragmeter.testset._temporal import (  # private: the temporal anchors
+    temporal_anchors,
+    temporal_phrases,
+    temporal_problem,
+)
 from tests.testset._helpers import CHINESE, ENGLISH, chunk
 
 ALWAYS = staticmethod(lambda _: True)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter._services import estimate_tokens
+from ragmeter.judge import estimate_tokens
 from ragmeter.testset import Chunk, Document, chunk_documents, split_sentences
 
 ZH_SENTENCES = [

@@ -11,7 +11,6 @@ from ragmeter.testset import (
     documents_from_chunks,
     load_documents,
 )
-from ragmeter.testset._documents import html_to_text
 
 
 def write(path, text, encoding="utf-8"):
@@ -50,8 +49,10 @@ def test_html_keeps_headings_paragraphs_and_lists_and_drops_scripts(tmp_path):
     assert "track" not in doc.text and "{x: 1}" not in doc.text
 
 
-def test_html_title_falls_back_to_the_first_h1():
-    assert html_to_text("<h2>b</h2><h1>First  one</h1><h1>two</h1>")[1] == "First one"
+def test_html_title_falls_back_to_the_first_h1(tmp_path):
+    write(tmp_path / "page.html", "<h2>b</h2><h1>First  one</h1><h1>two</h1>")
+    [doc] = load_documents(tmp_path / "page.html")
+    assert doc.title == "First one"
 
 
 def test_pdf(tmp_path):

@@ -12,8 +12,12 @@ import numpy as np
 import pytest
 
 from ragmeter import evaluate, load_dataset
-from ragmeter.testing import ScriptedEmbeddings, ScriptedJudge, scripted_testset_judge
-from ragmeter.testing._testset import generation_responder
+from ragmeter.testing import (
+    ScriptedEmbeddings,
+    ScriptedJudge,
+    generation_responder,
+    scripted_testset_judge,
+)
 from ragmeter.testset import (
     LinkSettings,
     allocate,

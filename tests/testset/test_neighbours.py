@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragmeter.testset import _neighbours
-from ragmeter.testset._neighbours import nearest_pairs
+from ragmeter.testset import _neighbours  # private: the exact and approximate pair search
 
 
 def clustered(n: int, seed: int = 0, dimension: int = 64) -> np.ndarray:
@@ -43,7 +42,7 @@ def as_set(pairs):
 
 def test_the_exact_search_finds_each_vectors_best_partners_above_the_threshold():
     vectors = clustered(300)
-    pairs = nearest_pairs(vectors, threshold=0.6, k=3)
+    pairs = _neighbours.nearest_pairs(vectors, threshold=0.6, k=3)
     assert as_set(pairs) == brute_force(vectors, 0.6, 3)
     expected = np.einsum("ij,ij->i", vectors[pairs.first], vectors[pairs.second])
     np.testing.assert_allclose(pairs.score, expected, rtol=1e-5)
@@ -54,7 +53,9 @@ def test_neighbouring_positions_of_one_group_are_never_paired():
     vectors = clustered(200, seed=1)
     groups = np.arange(200) // 10
     positions = np.arange(200) % 10
-    pairs = nearest_pairs(vectors, threshold=0.5, k=4, groups=groups, positions=positions)
+    pairs = _neighbours.nearest_pairs(
+        vectors, threshold=0.5, k=4, groups=groups, positions=positions
+    )
     assert as_set(pairs) == brute_force(vectors, 0.5, 4, groups, positions)
     same = groups[pairs.first] == groups[pairs.second]
     assert not np.any(same & (np.abs(positions[pairs.first] - positions[pairs.second]) <= 1))
@@ -63,9 +64,9 @@ def test_neighbouring_positions_of_one_group_are_never_paired():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_inverted_file_finds_nearly_every_pair_of_the_exact_search(monkeypatch, seed):
     vectors = clustered(3000, seed=seed)
-    exact = as_set(nearest_pairs(vectors, threshold=0.7, k=5))
+    exact = as_set(_neighbours.nearest_pairs(vectors, threshold=0.7, k=5))
     monkeypatch.setattr(_neighbours, "EXACT_LIMIT", 100)
-    approximate = nearest_pairs(vectors, threshold=0.7, k=5)
+    approximate = _neighbours.nearest_pairs(vectors, threshold=0.7, k=5)
     found = as_set(approximate)
     assert len(found & exact) / len(exact) >= 0.97
     assert np.all(approximate.score >= 0.7)
@@ -74,7 +75,7 @@ def test_the_inverted_file_finds_nearly_every_pair_of_the_exact_search(monkeypat
 
 
 def test_small_and_empty_inputs():
-    one = nearest_pairs(np.ones((1, 4), dtype=np.float32) / 2, threshold=0.0, k=3)
+    one = _neighbours.nearest_pairs(np.ones((1, 4), dtype=np.float32) / 2, threshold=0.0, k=3)
     assert len(one.first) == 0
-    two = nearest_pairs(np.eye(2, dtype=np.float32), threshold=-1.0, k=3)
+    two = _neighbours.nearest_pairs(np.eye(2, dtype=np.float32), threshold=-1.0, k=3)
     assert as_set(two) == {(0, 1)}

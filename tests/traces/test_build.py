@@ -8,7 +8,11 @@ import datetime as dt
 import pytest
 
 from ragmeter.traces import Document, Span, TraceImport, Unmapped
-from ragmeter.traces._build import NO_QUESTION, ORPHAN, build_samples
+from ragmeter.traces._build import (  # private: samples from Span objects
+    NO_QUESTION,
+    ORPHAN,
+    build_samples,
+)
 
 T0 = dt.datetime(2026, 1, 5, 8, 0, tzinfo=dt.timezone.utc)
 

@@ -10,8 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.traces import import_traces
-from ragmeter.traces._formats import READERS, parse_bound, reader
+from ragmeter.traces import FORMATS, import_traces
 from tests.traces.expected import OPENINFERENCE
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -119,17 +118,27 @@ def test_a_missing_file_is_exit_4(tmp_path: Path) -> None:
 
 
 def test_python_api_and_registry() -> None:
-    assert set(READERS) == {"openinference", "otel", "langfuse", "langsmith"}
+    assert set(FORMATS) == {"openinference", "phoenix", "otel", "langfuse", "langsmith"}
+    for format in FORMATS:  # each has a reader
+        assert import_traces(format, []).samples == []
     # a date as --until keeps that whole day: a4 started on March 3rd at 09:00
     result = import_traces("openinference", [FIXTURES / "phoenix_spans.json"], until="2026-03-02")
     assert [s["id"] for s in result.samples] == [s["id"] for s in OPENINFERENCE[:3]]
     late = import_traces("openinference", FIXTURES / "phoenix_spans.json", since="2026-03-03")
     assert [s["id"] for s in late.samples] == [OPENINFERENCE[3]["id"]]
     assert result.to_dataset().ids == [s["id"] for s in OPENINFERENCE[:3]]
-    assert parse_bound("2026-03-03", end=True).isoformat() == "2026-03-04T00:00:00+00:00"
-    assert parse_bound("2026-03-03T08:00:00+08:00").isoformat() == "2026-03-03T00:00:00+00:00"
+    # --until 2026-03-03 is midnight after that day; a time with a zone is read in UTC
+    day = import_traces("openinference", FIXTURES / "phoenix_spans.json", until="2026-03-03")
+    assert [s["id"] for s in day.samples] == [s["id"] for s in OPENINFERENCE]
+    zoned = "2026-03-03T17:00:00+08:00"  # a4's start, 09:00 UTC
+    before = import_traces("openinference", FIXTURES / "phoenix_spans.json", until=zoned)
+    assert [s["id"] for s in before.samples] == [s["id"] for s in OPENINFERENCE[:3]]
+    after = import_traces("openinference", FIXTURES / "phoenix_spans.json", since=zoned)
+    assert [s["id"] for s in after.samples] == [OPENINFERENCE[3]["id"]]
 
 
 def test_phoenix_is_an_alias_of_openinference() -> None:
-    assert reader("phoenix") is reader("openinference")
-    assert reader("OTLP") is reader("otel")
+    spans = FIXTURES / "phoenix_spans.json"
+    assert import_traces("phoenix", spans) == import_traces("openinference", spans)
+    otel = FIXTURES / "otel_openinference.jsonl"
+    assert import_traces("OTLP", otel) == import_traces("otel", otel)

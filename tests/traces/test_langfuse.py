@@ -25,16 +25,29 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.traces import TraceFileError
-from ragmeter.traces._langfuse import (
-    DATASET_ITEM,
-    MISSING_OBSERVATION,
-    NOT_A_RECORD,
-    NOT_AN_OBJECT,
-    NOT_DOCUMENTS,
-    NOT_MAPPED,
-    read_langfuse,
+from ragmeter.traces import TraceFileError, import_traces
+
+# The reasons a user reads for what was not mapped, word for word.
+DATASET_ITEM = (
+    "Langfuse dataset item, not a trace: give dataset items to ragmeter eval or "
+    "load_dataset, which read their input, expectedOutput and metadata"
 )
+MISSING_OBSERVATION = (
+    "observation listed by its trace but not in the files: export the observations too (GET "
+    "/api/public/observations?traceId=...)"
+)
+NOT_A_RECORD = "not a Langfuse trace, observation or score (no id, type or timestamp)"
+NOT_AN_OBJECT = "not a JSON object: a Langfuse export holds trace, observation and score objects"
+NOT_DOCUMENTS = (
+    "retriever or reranker observation whose output is not a list of documents (texts, or "
+    "objects with page_content / content / text): no contexts read from it"
+)
+NOT_MAPPED = {
+    "EVALUATOR": "Langfuse EVALUATOR observation: an evaluation of the output, not part of "
+    "the RAG run (its scores are read from the trace's scores)",
+    "EVENT": "Langfuse EVENT observation: a point-in-time log entry, no sample field holds it",
+    "GUARDRAIL": "Langfuse GUARDRAIL observation: a content check, no sample field holds it",
+}
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FILES = [
@@ -183,7 +196,7 @@ EXPECTED = [
 
 
 def test_api_exports_give_one_sample_per_trace_in_time_order() -> None:
-    result = read_langfuse(FILES)
+    result = import_traces("langfuse", FILES)
     assert result.format == "langfuse"
     assert result.samples == EXPECTED
     # 4 traces + 12 observations + 1 trace with 3 observations and 1 score
@@ -192,7 +205,7 @@ def test_api_exports_give_one_sample_per_trace_in_time_order() -> None:
 
 
 def test_every_observation_not_used_is_listed_with_its_reason() -> None:
-    result = read_langfuse(FILES)
+    result = import_traces("langfuse", FILES)
     found = sorted((u.trace_id or "", u.span_id or "", u.reason) for u in result.unmapped)
     chain = "chain span below the root: only the root's question and answer are read"
     assert found == sorted(
@@ -211,7 +224,7 @@ def test_every_observation_not_used_is_listed_with_its_reason() -> None:
 
 
 def test_observations_alone_take_the_question_and_answer_from_the_root_observation() -> None:
-    result = read_langfuse([FIXTURES / "langfuse_observations.json"])
+    result = import_traces("langfuse", [FIXTURES / "langfuse_observations.json"])
     first = result.samples[0]
     # @observe recorded the root function's arguments {"args": [question], "kwargs": {}}
     assert first["user_input"] == Q1
@@ -225,7 +238,7 @@ def test_observations_alone_take_the_question_and_answer_from_the_root_observati
     assert [s["id"] for s in result.samples] == [T1, T2, T3]
 
 
-def _write(path: Path, records: list[dict[str, object]]) -> Path:
+def _write(path: Path, records: list[object]) -> Path:
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
     return path
 
@@ -272,7 +285,7 @@ def test_jsonl_of_sdk_objects_dumped_with_snake_case_names(tmp_path: Path) -> No
             },
         ],
     )
-    (sample,) = read_langfuse([path]).samples
+    (sample,) = import_traces("langfuse", [path]).samples
     assert sample == {
         "id": "t-9",
         "user_input": "Which regions are supported?",
@@ -304,7 +317,7 @@ def test_ui_csv_export_cells_holding_json_are_decoded(tmp_path: Path) -> None:
         '"{""plan"": ""business""}",0.5\n',
         encoding="utf-8",
     )
-    result = read_langfuse([path])
+    result = import_traces("langfuse", [path])
     assert result.samples == [
         {
             "id": "t-1",
@@ -336,7 +349,7 @@ def test_ui_session_download_gives_the_turns_of_its_session(tmp_path: Path) -> N
             }
         )
     )
-    result = read_langfuse([path])
+    result = import_traces("langfuse", [path])
     assert [
         (s["id"], s["metadata"]["session_id"], s["metadata"]["turn"]) for s in result.samples
     ] == [
@@ -370,7 +383,7 @@ def test_ui_trace_download_with_trace_and_observations_side_by_side(tmp_path: Pa
             }
         )
     )
-    (sample,) = read_langfuse([path]).samples
+    (sample,) = import_traces("langfuse", [path]).samples
     # a TOOL named like a search that returned texts is a retrieval
     assert sample["retrieved_contexts"] == ["result one", "result two"]
     assert "retrieved_context_ids" not in sample
@@ -396,7 +409,7 @@ def test_a_retriever_whose_output_is_not_documents_is_unmapped_not_an_empty_retr
             {"id": "i-1", "datasetId": "d-1", "input": "q?", "expectedOutput": "a."},
         ],
     )
-    result = read_langfuse([path])
+    result = import_traces("langfuse", [path])
     assert "retrieved_contexts" not in result.samples[0]
     assert "n_retrievals" not in result.samples[0]["metadata"]
     reasons = {(u.span_id, u.source, u.reason) for u in result.unmapped}
@@ -413,9 +426,9 @@ def test_a_broken_file_is_an_error_naming_the_file_and_line(tmp_path: Path) -> N
     path = tmp_path / "obs.jsonl"
     path.write_text('{"id": "t", "input": "q"}\n{"id": "u", "input": \n')
     with pytest.raises(TraceFileError, match=r"obs\.jsonl, line 2: not valid JSON"):
-        read_langfuse([path])
+        import_traces("langfuse", [path])
     with pytest.raises(TraceFileError, match="no such file"):
-        read_langfuse([tmp_path / "missing.json"])
+        import_traces("langfuse", [tmp_path / "missing.json"])
 
 
 def test_import_traces_reads_the_langfuse_format() -> None:
@@ -439,5 +452,5 @@ def test_json_text_in_a_json_export_stays_text(tmp_path: Path) -> None:
             ]
         )
     )
-    (sample,) = read_langfuse([path]).samples
+    (sample,) = import_traces("langfuse", [path]).samples
     assert sample["response"] == '{"answer": 1}'

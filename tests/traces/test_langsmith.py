@@ -22,8 +22,20 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.traces import TraceFileError
-from ragmeter.traces._langsmith import NO_TRACE, NOT_DOCUMENTS, NOT_MAPPED, read_langsmith
+from ragmeter.traces import TraceFileError, import_traces
+
+# The reasons a user reads for what was not mapped, word for word.
+NO_TRACE = (
+    "LangSmith run without trace_id, dotted_order or a parent in the files: its trace is unknown"
+)
+NOT_DOCUMENTS = (
+    "retriever run whose outputs are not a list of documents (outputs.documents of "
+    "page_content objects, or texts): no contexts read from it"
+)
+NOT_MAPPED = {
+    "parser": "LangSmith parser run: the model output parsed, the root's output is the answer",
+    "prompt": "LangSmith prompt run: a prompt template filled in, no sample field holds it",
+}
 
 FIXTURE = Path(__file__).parent / "fixtures" / "langsmith_runs.jsonl"
 
@@ -149,14 +161,14 @@ EXPECTED = [
 
 
 def test_run_export_gives_one_sample_per_trace() -> None:
-    result = read_langsmith([FIXTURE])
+    result = import_traces("langsmith", [FIXTURE])
     assert result.format == "langsmith"
     assert result.samples == EXPECTED
     assert (result.n_records, result.n_traces) == (19, 4)
 
 
 def test_every_run_not_used_is_listed_with_its_reason() -> None:
-    result = read_langsmith([FIXTURE])
+    result = import_traces("langsmith", [FIXTURE])
     chain = "chain span below the root: only the root's question and answer are read"
     found = sorted((u.trace_id, u.span_id, u.reason) for u in result.unmapped)
     assert found == sorted(
@@ -209,7 +221,7 @@ def test_nested_child_runs_and_a_runs_object(tmp_path: Path) -> None:
     )
     path = tmp_path / "runs.json"
     path.write_text(json.dumps({"runs": [tree]}))
-    result = read_langsmith([path])
+    result = import_traces("langsmith", [path])
     assert result.samples == [
         {
             "id": "r",  # a root without trace_id is its own trace
@@ -259,7 +271,7 @@ def test_trace_and_parent_are_read_from_dotted_order_when_the_ids_are_missing(
         {"id": "x"},  # no run_type
     ]
     path.write_text("\n".join(json.dumps(r) for r in records))
-    result = read_langsmith([path])
+    result = import_traces("langsmith", [path])
     (sample,) = result.samples
     assert (sample["id"], sample["retrieved_contexts"]) == (root, ["doc text"])
     assert {(u.span_id, u.source, u.reason) for u in result.unmapped} == {
@@ -279,7 +291,7 @@ def test_a_retriever_whose_outputs_are_not_documents_is_unmapped(tmp_path: Path)
             ]
         )
     )
-    result = read_langsmith([path])
+    result = import_traces("langsmith", [path])
     assert "retrieved_contexts" not in result.samples[0]
     (entry,) = result.unmapped
     assert (entry.span_id, entry.reason) == ("k", NOT_DOCUMENTS)
@@ -289,7 +301,7 @@ def test_a_broken_export_is_an_error_naming_the_file(tmp_path: Path) -> None:
     path = tmp_path / "runs.json"
     path.write_text('[{"id": "r", "run_type": "chain"},')
     with pytest.raises(TraceFileError, match=r"runs\.json, line 1: not valid JSON"):
-        read_langsmith([path])
+        import_traces("langsmith", [path])
 
 
 def test_import_traces_reads_the_langsmith_format() -> None:
@@ -331,7 +343,7 @@ def test_bulk_export_parquet_with_json_text_columns(tmp_path: Path) -> None:
         ]
     path = tmp_path / "export.parquet"
     pq.write_table(pa.table(table), path)
-    result = read_langsmith([path])
+    result = import_traces("langsmith", [path])
     assert result.samples == EXPECTED
     assert len(result.unmapped) == 5
 
@@ -360,7 +372,7 @@ def test_runs_exported_with_run_id_instead_of_id(tmp_path: Path) -> None:
         },
     ]
     path.write_text("\n".join(json.dumps(r) for r in records))
-    (sample,) = read_langsmith([path]).samples
+    (sample,) = import_traces("langsmith", [path]).samples
     # a tool named like a search that returned texts is a retrieval
     assert (sample["id"], sample["user_input"], sample["response"]) == ("r", "q?", "a.")
     assert sample["retrieved_contexts"] == ["t1", "t2"]

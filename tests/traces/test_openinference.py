@@ -11,7 +11,11 @@ import pandas as pd
 import pytest
 
 from ragmeter.traces import TraceFileError, import_traces
-from ragmeter.traces._openinference import flatten, parse_time, unwrap
+from ragmeter.traces._openinference import (  # private: the format's helpers
+    flatten,
+    parse_time,
+    unwrap,
+)
 from tests.traces.expected import OPENINFERENCE, OPENINFERENCE_UNMAPPED
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ragmeter.traces import TraceFileError, import_traces
-from ragmeter.traces._otel import any_value, hex_id
+from ragmeter.traces._otel import any_value, hex_id  # private: AnyValue and id decoding
 from tests.traces.expected import GENAI, OPENINFERENCE, OPENINFERENCE_UNMAPPED
 
 FIXTURES = Path(__file__).parent / "fixtures"

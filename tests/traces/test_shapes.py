@@ -8,7 +8,12 @@ import datetime as dt
 import pytest
 
 from ragmeter.traces import Document
-from ragmeter.traces._shapes import answer_text, documents, parse_time, question_text
+from ragmeter.traces._shapes import (  # private: the shapes every format reads
+    answer_text,
+    documents,
+    parse_time,
+    question_text,
+)
 
 
 def lc(cls: str, content: str) -> dict[str, object]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from ragmeter import Metric, MetricResult, Sample, evaluate
 from ragmeter.metrics import Requirements
 from ragmeter.results import EvaluationResult
@@ -13,7 +11,7 @@ class Exploding(Metric):
     """1.0 for every response but 'boom', on which it raises (a failed result)."""
 
     name = "exploding"
-    requires: ClassVar[Requirements] = (("response",),)
+    requires: Requirements = (("response",),)
 
     def score(self, sample: Sample) -> MetricResult:
         if sample.response == "boom":

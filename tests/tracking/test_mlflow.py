@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 
 from ragmeter.tracking import TrackingError, log_to_mlflow
-from ragmeter.tracking._mlflow import HTTP_BOUNDS, bounded_requests, mlflow_key
+from ragmeter.tracking._mlflow import (  # private: bounded HTTP, metric keys
+    HTTP_BOUNDS,
+    bounded_requests,
+    mlflow_key,
+)
 from tests._integrations import require
 from tests.tracking.conftest import closed_port, private_trackers
 from tests.tracking.runs import EXPECTED, RECORDS, small_run

@@ -8,7 +8,7 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.stats import bootstrap_ci
-from ragmeter.tracking._record import (
+from ragmeter.tracking._record import (  # private: what a tracker is given
     flat_params,
     metric_values,
     run_record,

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from ragmeter.tracking import TrackingError, log_to_wandb
-from ragmeter.tracking._wandb import run_settings
+from ragmeter.tracking._wandb import run_settings  # private: the W&B settings
 from tests._integrations import require
 from tests.tracking.conftest import closed_port, private_trackers
 from tests.tracking.runs import EXPECTED, MRR, RECORDS, small_run

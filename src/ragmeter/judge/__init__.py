@@ -6,6 +6,7 @@ from ragmeter import _lazy
 
 if TYPE_CHECKING:
     from ragmeter._services import Cache as Cache
+    from ragmeter._services import EndpointClient as EndpointClient
     from ragmeter._services import JudgeConfigError as JudgeConfigError
     from ragmeter._services import JudgeError as JudgeError
     from ragmeter._services import JudgeTransientError as JudgeTransientError
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from ragmeter._services import Usage as Usage
     from ragmeter._services import UsageLedger as UsageLedger
     from ragmeter._services import cache_key as cache_key
+    from ragmeter._services import endpoint_client as endpoint_client
     from ragmeter._services import estimate_tokens as estimate_tokens
     from ragmeter._services import limiter_for as limiter_for
     from ragmeter.judge._anthropic import ANTHROPIC_PRICES as ANTHROPIC_PRICES
@@ -36,9 +38,13 @@ if TYPE_CHECKING:
     from ragmeter.judge._litellm import LiteLLMConfig as LiteLLMConfig
     from ragmeter.judge._litellm import LiteLLMJudge as LiteLLMJudge
     from ragmeter.judge._local import LocalJudge as LocalJudge
+    from ragmeter.judge._models import LocalModelIntegrityError as LocalModelIntegrityError
+    from ragmeter.judge._models import LocalModelMissingError as LocalModelMissingError
+    from ragmeter.judge._models import model_path as model_path
     from ragmeter.judge._openai import OpenAIJudge as OpenAIJudge
     from ragmeter.judge._parse import extract_json as extract_json
     from ragmeter.judge._parse import parse_output as parse_output
+    from ragmeter.judge._parse import repaired_answers as repaired_answers
     from ragmeter.judge._parse import verdict_probabilities as verdict_probabilities
     from ragmeter.judge._prices import DEFAULT_PRICES as DEFAULT_PRICES
     from ragmeter.judge._prices import PriceTable as PriceTable

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from ragmeter.metrics._base import Status as Status
     from ragmeter.metrics._base import missing_fields_result as missing_fields_result
     from ragmeter.metrics._base import parse_direction as parse_direction
+    from ragmeter.metrics._details import AbstentionFinding as AbstentionFinding
+    from ragmeter.metrics._details import AbstentionOutcome as AbstentionOutcome
     from ragmeter.metrics._details import ClaimCheck as ClaimCheck
     from ragmeter.metrics._details import ClaimVerdict as ClaimVerdict
     from ragmeter.metrics._details import ContextCriterion as ContextCriterion
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
     from ragmeter.metrics._spec import MetricLoadError as MetricLoadError
     from ragmeter.metrics._spec import MetricSpec as MetricSpec
     from ragmeter.metrics._spec import UnknownMetricError as UnknownMetricError
+    from ragmeter.metrics._spec import normalize_name as normalize_name
+    from ragmeter.metrics._spec import suggest_names as suggest_names
     from ragmeter.metrics._sync import is_async as is_async
     from ragmeter.metrics._sync import run_sync as run_sync
     from ragmeter.metrics.context import IDContextPrecision as IDContextPrecision

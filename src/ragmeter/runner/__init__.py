@@ -12,14 +12,17 @@ if TYPE_CHECKING:
     from ragmeter.runner._evaluate import aevaluate as aevaluate
     from ragmeter.runner._evaluate import check_inputs as check_inputs
     from ragmeter.runner._evaluate import evaluate as evaluate
+    from ragmeter.runner._progress import PlainProgress as PlainProgress
     from ragmeter.runner._progress import ProgressReporter as ProgressReporter
     from ragmeter.runner._progress import QuietProgress as QuietProgress
+    from ragmeter.runner._progress import RichProgress as RichProgress
     from ragmeter.runner._progress import make_progress as make_progress
     from ragmeter.runner._ray import RayBackend as RayBackend
     from ragmeter.runner._ray import RayBackendError as RayBackendError
     from ragmeter.runner._ray import WorkerPool as WorkerPool
     from ragmeter.runner._task import SampleTask as SampleTask
     from ragmeter.runner._task import TaskOutcome as TaskOutcome
+    from ragmeter.runner._task import combine_repeats as combine_repeats
     from ragmeter.runner._task import run_task as run_task
 
 _lazy.attach(__name__, __file__)

@@ -18,10 +18,12 @@ from ragmeter import _lazy
 if TYPE_CHECKING:
     from ragmeter._bootstrap import Interval as Interval
     from ragmeter._bootstrap import bootstrap_ci as bootstrap_ci
+    from ragmeter._bootstrap import difference_ci as difference_ci
     from ragmeter.stats._comparability import Comparability as Comparability
     from ragmeter.stats._comparability import Difference as Difference
     from ragmeter.stats._comparability import MetricCheck as MetricCheck
     from ragmeter.stats._comparability import comparability as comparability
+    from ragmeter.stats._compare import Change as Change
     from ragmeter.stats._compare import Comparison as Comparison
     from ragmeter.stats._compare import compare as compare
     from ragmeter.stats._estimate import MeanEstimate as MeanEstimate
@@ -30,10 +32,13 @@ if TYPE_CHECKING:
     from ragmeter.stats._holm import holm as holm
     from ragmeter.stats._noise import JudgeNoise as JudgeNoise
     from ragmeter.stats._noise import judge_noise as judge_noise
+    from ragmeter.stats._noise import noise_from_matrix as noise_from_matrix
+    from ragmeter.stats._permutation import label_permutation_test as label_permutation_test
     from ragmeter.stats._permutation import sign_flip_test as sign_flip_test
     from ragmeter.stats._power import min_detectable_effect as min_detectable_effect
     from ragmeter.stats._power import samples_needed as samples_needed
     from ragmeter.stats._two_sample import TwoSampleTest as TwoSampleTest
     from ragmeter.stats._two_sample import two_sample_test as two_sample_test
+    from ragmeter.stats._wilcoxon import wilcoxon_test as wilcoxon_test
 
 _lazy.attach(__name__, __file__)

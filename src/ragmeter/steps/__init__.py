@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ragmeter.steps._facts import Statement as Statement
     from ragmeter.steps._facts import Support as Support
     from ragmeter.steps._generation import LENGTHS as LENGTHS
+    from ragmeter.steps._generation import QUESTION_OUTPUTS as QUESTION_OUTPUTS
     from ragmeter.steps._generation import STYLES as STYLES
     from ragmeter.steps._generation import Answerability as Answerability
     from ragmeter.steps._generation import ChunkAnalysis as ChunkAnalysis
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
     from ragmeter.steps._judgments import is_claim as is_claim
     from ragmeter.steps._judgments import stated_verbatim as stated_verbatim
     from ragmeter.steps._runner import StepRunner as StepRunner
+    from ragmeter.steps._schemas import ChunkAnalysisOutput as ChunkAnalysisOutput
+    from ragmeter.steps._schemas import PersonasOutput as PersonasOutput
+    from ragmeter.steps._schemas import QuestionOutput as QuestionOutput
     from ragmeter.steps._table import JUDGMENTS as JUDGMENTS
     from ragmeter.steps._table import DataValue as DataValue
     from ragmeter.steps._table import Generate as Generate

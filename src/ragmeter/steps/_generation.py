@@ -37,7 +37,7 @@ QuestionKind = Literal[
     "temporal",
 ]
 #: What the judge writes for each kind beyond a question and its answer.
-_OUTPUT: dict[str, type[QuestionOutput | FalsePremiseOutput | CalculationOutput]] = {
+QUESTION_OUTPUTS: dict[str, type[QuestionOutput | FalsePremiseOutput | CalculationOutput]] = {
     "false_premise": FalsePremiseOutput,
     "calculation": CalculationOutput,
 }
@@ -171,7 +171,7 @@ class GenerationSteps(StepRunner):
         }
         inputs = {"persona": str(persona), "focus": focus, "contexts": list(contexts)}
 
-        schema = _OUTPUT.get(kind, QuestionOutput)
+        schema = QUESTION_OUTPUTS.get(kind, QuestionOutput)
 
         def check(output: Any) -> str | None:
             if not output.question.strip() or not output.answer.strip():

@@ -14,16 +14,21 @@ if TYPE_CHECKING:
     from ragmeter.testing._assertions import assert_metric, findings
     from ragmeter.testing._embeddings import ScriptedEmbeddings, unit_vector_with_cosine
     from ragmeter.testing._fake_server import (
+        DEFAULT_MALFORMED_CONTENT,
         FakeOpenAIServer,
         Fault,
         RecordedRequest,
         ScriptedReply,
+        tokenize,
     )
-    from ragmeter.testing._ray_cluster import join_ray_node, local_ray_cluster
+    from ragmeter.testing._fake_server._anthropic import FakeAnthropicServer, input_tokens_of
+    from ragmeter.testing._ray_cluster import Node, join_ray_node, local_ray_cluster
     from ragmeter.testing._scripted import ScriptedCall, ScriptedJudge
-    from ragmeter.testing._testset import generation_responder, scripted_testset_judge
+    from ragmeter.testing._testset import data_blocks, generation_responder, scripted_testset_judge
 
 _WHERE = {
+    "DEFAULT_MALFORMED_CONTENT": "_fake_server",
+    "FakeAnthropicServer": "_fake_server._anthropic",
     "FakeOpenAIServer": "_fake_server",
     "Fault": "_fake_server",
     "RecordedRequest": "_fake_server",
@@ -34,26 +39,36 @@ _WHERE = {
     "assert_metric": "_assertions",
     "findings": "_assertions",
     "scripted_testset_judge": "_testset",
+    "data_blocks": "_testset",
     "generation_responder": "_testset",
+    "input_tokens_of": "_fake_server._anthropic",
+    "Node": "_ray_cluster",
+    "tokenize": "_fake_server",
     "join_ray_node": "_ray_cluster",
     "local_ray_cluster": "_ray_cluster",
     "unit_vector_with_cosine": "_embeddings",
 }
 
 __all__ = [
+    "DEFAULT_MALFORMED_CONTENT",
+    "FakeAnthropicServer",
     "FakeOpenAIServer",
     "Fault",
+    "Node",
     "RecordedRequest",
     "ScriptedCall",
     "ScriptedEmbeddings",
     "ScriptedJudge",
     "ScriptedReply",
     "assert_metric",
+    "data_blocks",
     "findings",
     "generation_responder",
+    "input_tokens_of",
     "join_ray_node",
     "local_ray_cluster",
     "scripted_testset_judge",
+    "tokenize",
     "unit_vector_with_cosine",
 ]
 

@@ -13,9 +13,19 @@ import pytest
 from ragmeter import DatasetError, Direction, MetricResult, Sample, Status, aevaluate, evaluate
 from ragmeter.metrics import Metric, SampleMetric
 from ragmeter.metrics.custom import AsyncFunctionMetric, FunctionMetric, metric
-from ragmeter.metrics.custom._function import to_result
 
 SAMPLE = Sample(id="s", user_input="How much is it?", response="It costs $20.", reference="$20")
+
+
+def to_result(value: object) -> MetricResult:
+    """What a ``@metric`` function's return value becomes: a function metric returning it,
+    scored on one sample."""
+
+    @metric
+    def returns(sample: Sample) -> object:
+        return value
+
+    return returns.score(SAMPLE)
 
 
 def rows(*responses: str) -> list[dict[str, str]]:

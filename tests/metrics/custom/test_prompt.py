@@ -9,8 +9,8 @@ import pytest
 
 from ragmeter import Sample, evaluate
 from ragmeter.gate import parse_rules, run_gate
-from ragmeter.metrics._base import Direction
-from ragmeter.metrics.custom._prompt import PromptMetric, load_metric
+from ragmeter.metrics import Direction
+from ragmeter.metrics.custom import PromptMetric, load_metric
 from ragmeter.testing import ScriptedJudge
 
 SAMPLE = Sample(id="s1", user_input="How long is the warranty?", response="Two years, sir.")

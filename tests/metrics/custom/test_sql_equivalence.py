@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -547,7 +546,7 @@ class ClaimsAgree(SampleMetric):
     """A stand-in for a judge comparing the queries: 1 when the judge finds a claim."""
 
     name = "claims_agree"
-    requires: ClassVar[Requirements] = (("response",),)
+    requires: Requirements = (("response",),)
 
     def needs(self, sample: Sample) -> list[Need]:
         return [Need("response_claims")]
@@ -608,12 +607,10 @@ def test_a_judged_fallbacks_judge_errors_fail_the_sample(db):
 
 
 def test_without_a_judged_fallback_no_judge_is_made(db, monkeypatch):
-    import ragmeter.judge._default as default
-
     def refuse(*args, **kwargs):
         raise AssertionError("no judge should be made")
 
-    monkeypatch.setattr(default, "default_judge", refuse)
+    monkeypatch.setattr("ragmeter.judge._default.default_judge", refuse)
     records = [
         {"response": "SELECT 1", "reference": "SELECT 1", "db_path": str(db)},
         {"response": "SELECT 1", "reference": "SELECT 1"},

@@ -1,6 +1,7 @@
 """Scripted judge answers for the seeds' AirPods example (000_*), by the requested schema."""
 
 import re
+from typing import Any
 
 from ragmeter.testing import ScriptedEmbeddings, ScriptedJudge, unit_vector_with_cosine
 
@@ -23,7 +24,7 @@ QUESTIONS = ["退款多久到账？", "信用卡退款需要多长时间？", "�
 #: first passage (context 1, or the reference); AppleCare+ is nowhere. Of the reference's
 #: statements the response states the first two.
 SUPPORTED = {CLAIMS[0]: [1], CLAIMS[1]: [1], STATEMENTS[0]: [1], STATEMENTS[1]: [1]}
-SAMPLE = {
+SAMPLE: dict[str, Any] = {
     "user_input": QUESTION,
     "response": RESPONSE,
     "reference": REFERENCE,

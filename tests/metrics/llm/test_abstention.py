@@ -6,10 +6,9 @@ import pytest
 
 from ragmeter import Status, evaluate
 from ragmeter.judge import BinaryVerdict, JudgeError
-from ragmeter.metrics import get_metric
-from ragmeter.metrics._details import AbstentionOutcome, Details
+from ragmeter.metrics import AbstentionOutcome, Details, get_metric
 from ragmeter.metrics.llm import Abstention
-from ragmeter.steps._judgments import refusal_phrase
+from ragmeter.steps._judgments import refusal_phrase  # private: the refusal phrases
 from ragmeter.testing import ScriptedJudge
 
 PYTHON = "When was Python released?"

@@ -8,8 +8,7 @@ import pytest
 
 from ragmeter import Sample, Status, evaluate
 from ragmeter.judge import BinaryVerdict
-from ragmeter.metrics import get_metric
-from ragmeter.metrics._base import Direction
+from ragmeter.metrics import Direction, get_metric
 from ragmeter.metrics.llm import (
     AnswerCorrectness,
     ClaimContextUtilization,

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ragmeter.metrics.retrieval._run as run_module  # private: the fast path and its block size
 from ragmeter.metrics.retrieval import build_judgments, evaluate_run, rank_by_score
-from ragmeter.metrics.retrieval._run import judgments_from_scores
 
 DOCS = [f"d{i}" for i in range(15)]
 NAN = float("nan")
@@ -20,7 +20,7 @@ def by_sorting(run_scores, qrels, relevance_level=1.0):
 
 
 def assert_same(run_scores, qrels, relevance_level=1.0):
-    fast = judgments_from_scores(run_scores, qrels, relevance_level=relevance_level)
+    fast = run_module.judgments_from_scores(run_scores, qrels, relevance_level=relevance_level)
     slow = by_sorting(run_scores, qrels, relevance_level)
     assert fast.relevance.dtype == slow.relevance.dtype
     assert fast.relevance.shape == slow.relevance.shape
@@ -72,8 +72,6 @@ def test_same_matrix_as_sorting_with_nan_scores(data):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_same_matrix_on_a_larger_random_run(seed, monkeypatch):
-    import ragmeter.metrics.retrieval._run as run_module
-
     monkeypatch.setattr(run_module, "_BLOCK", 97)  # several blocks, the last one partial
     rng = np.random.default_rng(seed)
     pool = [f"doc{i:05d}" for i in range(5000)]
@@ -93,15 +91,15 @@ def test_same_matrix_on_a_larger_random_run(seed, monkeypatch):
 
 
 def test_edge_cases():
-    assert judgments_from_scores([], []).relevance.shape == (0, 0)
-    assert judgments_from_scores([{}, {}], [{"a": 1}, {}]).relevance.shape == (2, 0)
+    assert run_module.judgments_from_scores([], []).relevance.shape == (0, 0)
+    assert run_module.judgments_from_scores([{}, {}], [{"a": 1}, {}]).relevance.shape == (2, 0)
     assert_same([{}, {"a": 1.0}], [{"a": 1}, {}])
     assert_same([{"a": 1.0, "b": 1.0, "c": 1.0}], [{"a": 1, "b": 2, "c": 3}])
     assert_same([{"a": 1e300, "b": math.inf}], [{"a": 1, "b": 2}])  # both inf in float32
     j = assert_same([{"a": 0.5, "b": 0.5 + 1e-9, "c": 2}], [{"a": 1, "b": 2, "x": 3}])
     np.testing.assert_array_equal(j.relevance, [[0, 2, 1]])  # c, then b before a (a tie)
     with pytest.raises(ValueError, match="2 runs but 1 qrels"):
-        judgments_from_scores([{}, {}], [{}])
+        run_module.judgments_from_scores([{}, {}], [{}])
 
 
 def test_rank_by_score_compares_in_float32():

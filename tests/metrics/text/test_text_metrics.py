@@ -2,8 +2,7 @@ import pytest
 import sacrebleu
 
 from ragmeter import Sample, Status
-from ragmeter._text import tokenize
-from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence
+from ragmeter.metrics.text import BLEU, ChrF, ExactMatch, Rouge, StringPresence, tokenize
 
 
 def test_exact_match_normalises_width_case_and_spaces():
