@@ -38,10 +38,13 @@ if TYPE_CHECKING:
     from ragmeter._services._http import StatusRejected as StatusRejected
     from ragmeter._services._http import check_base_url as check_base_url
     from ragmeter._services._http import endpoint_client as endpoint_client
+    from ragmeter._services._http import endpoint_limiter as endpoint_limiter
     from ragmeter._services._http import redact_secrets as redact_secrets
     from ragmeter._services._http import redact_url as redact_url
     from ragmeter._services._http import retry_after_seconds as retry_after_seconds
     from ragmeter._services._http import retry_wait as retry_wait
+    from ragmeter._services._http import send_once as send_once
+    from ragmeter._services._http import status_error as status_error
     from ragmeter._services._http import with_retries as with_retries
     from ragmeter._services._limits import Limiter as Limiter
     from ragmeter._services._limits import LimitSettings as LimitSettings

@@ -278,6 +278,29 @@ class JudgeConfig(OpenAICompatible, _JudgeOptions, EndpointLimits, Sampling):
         return cls(**_apply_provider({"provider": provider, "model": model, **settings}))
 
 
+def env_settings(
+    env: Mapping[str, str], overrides: Mapping[str, Any], *, judge: str, model_hint: str
+) -> dict[str, Any]:
+    """The settings of a judge chosen by its ``provider`` (Anthropic, LiteLLM) from
+    ``RAGMETER_JUDGE_MODEL``, ``_BASE_URL`` and ``_API_KEY``, ``overrides`` that are not
+    ``None`` winning (``provider`` is left out: it chose this judge); settings that are
+    ``None`` left out. Without a model, a ``ValueError`` naming the variable, ``judge``
+    and, as ``model_hint``, what a model name looks like."""
+    values: dict[str, Any] = {
+        "model": env.get("RAGMETER_JUDGE_MODEL") or None,
+        "base_url": env.get("RAGMETER_JUDGE_BASE_URL") or None,
+        "api_key": env.get("RAGMETER_JUDGE_API_KEY") or None,
+    }
+    values.update({k: v for k, v in overrides.items() if v is not None and k != "provider"})
+    values = {k: v for k, v in values.items() if v is not None}
+    if "model" not in values:
+        raise ValueError(
+            f"the {judge} judge needs a model: set RAGMETER_JUDGE_MODEL or --judge-model "
+            f"{model_hint}"
+        )
+    return values
+
+
 _NOTICED: set[str] = set()
 
 

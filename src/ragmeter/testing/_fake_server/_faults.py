@@ -58,6 +58,29 @@ class Fault:
     content: str | None = None
     retry_after_header: str | None = None
 
+    def retry_headers(self, name: str = "Retry-After", *, ms: bool = True) -> dict[str, str]:
+        """A ``rate_limit``'s headers: ``name`` (``Retry-After``) as written in
+        ``retry_after_header``, else ``retry_after_s`` in seconds and (``ms``) as
+        ``retry-after-ms``."""
+        if self.retry_after_header is not None:
+            return {name: self.retry_after_header}
+        if self.retry_after_s is None:
+            return {}
+        headers = {name: f"{self.retry_after_s:g}"}
+        if ms:
+            headers["retry-after-ms"] = str(round(self.retry_after_s * 1000))
+        return headers
+
+    def changed(self, text: str) -> tuple[str, bool]:
+        """A content fault's answer instead of ``text`` (``malformed_json``: its content;
+        ``truncated``: ``text`` cut), and whether it is cut off."""
+        if self.kind == "malformed_json":
+            return (self.content if self.content is not None else DEFAULT_MALFORMED_CONTENT), False
+        if self.kind == "truncated":
+            keep = int(len(text) * self.keep_fraction)
+            return text[: min(keep, max(len(text) - 1, 0))], True
+        return text, False
+
     def __post_init__(self) -> None:
         if self.kind not in _FAULT_KINDS:
             raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {_FAULT_KINDS}")
