@@ -3,6 +3,7 @@
 import asyncio
 import pickle
 
+import pytest
 from pydantic import BaseModel
 
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
@@ -77,3 +78,13 @@ def test_embeddings_and_the_scripted_judge_travel_too():
     scripted = scripts.judge()
     again = pickle.loads(pickle.dumps(scripted))
     assert again._lock is not scripted._lock and again._lock.acquire(timeout=1)
+
+
+def test_a_litellm_judge_travels_and_imports_litellm_again():
+    pytest.importorskip("litellm")
+    from ragmeter.judge import LiteLLMJudge
+
+    judge = LiteLLMJudge("openai/gpt-4o-mini", api_key="sk-x", base_url="http://127.0.0.1:9/v1")
+    copy = pickle.loads(pickle.dumps(judge))
+    assert copy.config == judge.config and copy.provider == "openai"
+    assert copy._litellm is not None and copy.limiter is not None

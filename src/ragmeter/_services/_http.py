@@ -530,21 +530,14 @@ class EndpointClient:
 
     def detail_of(self, response: httpx.Response) -> str:
         """What the endpoint said about an error, redacted and short."""
-        try:
-            detail = response.json().get("error", response.text)
-            if isinstance(detail, dict):
-                detail = detail.get("message", detail)
-        except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
-            detail = response.text
+        error = error_of(response)
+        detail = error.get("message", error) if isinstance(error, dict) else error
         return self.redact(str(detail))[:300]
 
     @staticmethod
     def error_fields(response: httpx.Response) -> tuple[str | None, str | None]:
         """The ``code`` and ``param`` of an OpenAI-style error body (``None`` when absent)."""
-        try:
-            error = response.json().get("error")
-        except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
-            return None, None
+        error = error_of(response)
         if not isinstance(error, dict):
             return None, None
         code, param = error.get("code"), error.get("param")
@@ -647,6 +640,15 @@ class EndpointClient:
             max_retry_wait_s=self.max_retry_wait_s,
             where=self.where,
         )
+
+
+def error_of(response: httpx.Response) -> Any:
+    """The ``error`` of an error answer's JSON body (an object, with its ``message``, in
+    OpenAI's and Anthropic's shape), else the answer's text."""
+    try:
+        return response.json().get("error", response.text)
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
+        return response.text
 
 
 def status_error(

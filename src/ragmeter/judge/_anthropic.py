@@ -33,6 +33,7 @@ from ragmeter._services import (
     StatusRejected,
     Usage,
     endpoint_client,
+    error_of,
     estimate_tokens,
     read_table,
 )
@@ -58,19 +59,19 @@ AnthropicStructuredOutput = Literal["auto", "tool", "tool_auto", "json"]
 #: change, so ``price=`` in the config wins. Dated snapshots (``-20250929``) and ``-latest``
 #: aliases share their model's price; a model not listed has no price (cost not counted).
 ANTHROPIC_PRICES: dict[str, Price] = {
-    "claude-opus-4-7": Price(input_per_million=5.0, output_per_million=25.0),
-    "claude-opus-4-6": Price(input_per_million=5.0, output_per_million=25.0),
-    "claude-opus-4-5": Price(input_per_million=5.0, output_per_million=25.0),
-    "claude-opus-4-1": Price(input_per_million=15.0, output_per_million=75.0),
-    "claude-opus-4-0": Price(input_per_million=15.0, output_per_million=75.0),
-    "claude-opus-4": Price(input_per_million=15.0, output_per_million=75.0),
-    "claude-sonnet-4-6": Price(input_per_million=3.0, output_per_million=15.0),
-    "claude-sonnet-4-5": Price(input_per_million=3.0, output_per_million=15.0),
-    "claude-sonnet-4-0": Price(input_per_million=3.0, output_per_million=15.0),
-    "claude-sonnet-4": Price(input_per_million=3.0, output_per_million=15.0),
-    "claude-haiku-4-5": Price(input_per_million=1.0, output_per_million=5.0),
-    "claude-3-5-haiku": Price(input_per_million=0.80, output_per_million=4.0),
-    "claude-3-haiku": Price(input_per_million=0.25, output_per_million=1.25),
+    model: Price(input_per_million=base_input, output_per_million=output)
+    for (base_input, output), models in (
+        ((5.0, 25.0), ("claude-opus-4-7", "claude-opus-4-6", "claude-opus-4-5")),
+        ((15.0, 75.0), ("claude-opus-4-1", "claude-opus-4-0", "claude-opus-4")),
+        (
+            (3.0, 15.0),
+            ("claude-sonnet-4-6", "claude-sonnet-4-5", "claude-sonnet-4-0", "claude-sonnet-4"),
+        ),
+        ((1.0, 5.0), ("claude-haiku-4-5",)),
+        ((0.80, 4.0), ("claude-3-5-haiku",)),
+        ((0.25, 1.25), ("claude-3-haiku",)),
+    )
+    for model in models
 }
 #: What prompt-cache tokens cost, relative to base input (5-minute cache writes; reads).
 _CACHE_WRITE_FACTOR = 1.25
@@ -266,10 +267,8 @@ class MessagesClient(EndpointClient):
 
 
 def _spend_limit_reached(response: httpx.Response) -> bool:
-    try:
-        details = (response.json().get("error") or {}).get("details") or {}
-    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
-        return False
+    error = error_of(response)
+    details = error.get("details") if isinstance(error, dict) else None
     return isinstance(details, dict) and details.get("error_code") == "enforced_spend_limit_reached"
 
 

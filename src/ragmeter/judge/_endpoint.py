@@ -349,6 +349,13 @@ def response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+#: The sampling parameters a chat judge sets on its requests itself (as the endpoint takes
+#: them: OpenAI's reasoning models want ``max_completion_tokens``, some none of them).
+SAMPLING_PARAMS = frozenset(
+    {"max_tokens", "max_completion_tokens", "temperature", "seed", "logprobs", "top_logprobs"}
+)
+
+
 class ChatJudge(EndpointJudge[ChatConfigT]):
     """The chat-completions shape (OpenAI-compatible endpoints, LiteLLM): messages as
     dicts, the structured-output mode by capability (``json_schema`` probed once per

@@ -48,6 +48,7 @@ from ragmeter._services import (
 )
 from ragmeter.judge._config import Price, Sampling, StructuredOutput, env_settings
 from ragmeter.judge._endpoint import (
+    SAMPLING_PARAMS,
     Ask,
     ChatJudge,
     Reply,
@@ -61,17 +62,11 @@ LITELLM_PROVIDER = "litellm"
 #: What the environment gets before LiteLLM is imported, unless it says otherwise.
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 #: Arguments ragmeter sets on every request itself: not accepted in ``litellm_params``.
-_OWN_ARGUMENTS = frozenset(
+_OWN_ARGUMENTS = SAMPLING_PARAMS | frozenset(
     {
         "model",
         "messages",
         "response_format",
-        "max_tokens",
-        "max_completion_tokens",
-        "temperature",
-        "seed",
-        "logprobs",
-        "top_logprobs",
         "timeout",
         "num_retries",
         "max_retries",

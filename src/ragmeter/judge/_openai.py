@@ -16,6 +16,7 @@ from ragmeter._services import (
 )
 from ragmeter.judge._config import JudgeConfig, Price
 from ragmeter.judge._endpoint import (
+    SAMPLING_PARAMS,
     Ask,
     ChatJudge,
     Reply,
@@ -33,17 +34,7 @@ if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests o
 _RENAMED = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
 #: The parameters the judge may reshape on its own; anything else (``extra_body``, the
 #: messages) is the user's, and a refusal of it is reported.
-_ADAPTABLE = frozenset(
-    {
-        "max_tokens",
-        "max_completion_tokens",
-        "temperature",
-        "seed",
-        "logprobs",
-        "top_logprobs",
-        "reasoning_effort",
-    }
-)
+_ADAPTABLE = SAMPLING_PARAMS | {"reasoning_effort"}
 #: OpenAI's error codes for a parameter a model does not take (``param`` names it).
 _REFUSAL_CODES = frozenset({"unsupported_parameter", "unsupported_value"})
 #: OpenAI's wording of the same, as gateways pass it on without the code.

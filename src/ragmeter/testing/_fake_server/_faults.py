@@ -71,16 +71,6 @@ class Fault:
             headers["retry-after-ms"] = str(round(self.retry_after_s * 1000))
         return headers
 
-    def changed(self, text: str) -> tuple[str, bool]:
-        """A content fault's answer instead of ``text`` (``malformed_json``: its content;
-        ``truncated``: ``text`` cut), and whether it is cut off."""
-        if self.kind == "malformed_json":
-            return (self.content if self.content is not None else DEFAULT_MALFORMED_CONTENT), False
-        if self.kind == "truncated":
-            keep = int(len(text) * self.keep_fraction)
-            return text[: min(keep, max(len(text) - 1, 0))], True
-        return text, False
-
     def __post_init__(self) -> None:
         if self.kind not in _FAULT_KINDS:
             raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {_FAULT_KINDS}")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ragmeter.testing._fake_server._faults import Fault
+from ragmeter.testing._fake_server._faults import DEFAULT_MALFORMED_CONTENT, Fault
 from ragmeter.testing._fake_server._tokens import content_text, logprobs_content, tokenize
 
 Responder = Callable[[dict[str, Any]], Union["ScriptedReply", str, dict[str, Any]]]
@@ -82,7 +82,11 @@ def answer_text(text: str, fault: Fault | None, limit: object) -> tuple[str, lis
     """The answer ``text`` as the server sends it (on every endpoint): changed by a content
     fault, cut at ``limit`` tokens (when that is a count); its tokens, and whether it was
     cut off."""
-    text, cut = fault.changed(text) if fault is not None else (text, False)
+    cut = fault is not None and fault.kind == "truncated"
+    if fault is not None and fault.kind == "malformed_json":
+        text = fault.content if fault.content is not None else DEFAULT_MALFORMED_CONTENT
+    elif fault is not None and cut:
+        text = text[: min(int(len(text) * fault.keep_fraction), max(len(text) - 1, 0))]
     tokens = tokenize(text)
     if isinstance(limit, int) and limit >= 0 and len(tokens) > limit:
         tokens = tokens[:limit]
