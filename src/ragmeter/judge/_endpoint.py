@@ -200,7 +200,11 @@ class EndpointJudge(Judge, Generic[ConfigT]):
 
     @property
     def identity(self) -> str:
-        return self.config.identity
+        # asked several times per call: computed once per (frozen) config
+        cached = self.__dict__.get("_identity")
+        if cached is None or cached[0] is not self.config:
+            cached = self.__dict__["_identity"] = (self.config, self.config.identity)
+        return str(cached[1])
 
     def generation_params(self) -> dict[str, Any]:
         return self.config.generation_params()

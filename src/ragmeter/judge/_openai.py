@@ -112,14 +112,6 @@ class OpenAIJudge(ChatJudge[JudgeConfig]):
 
     # -- identity -------------------------------------------------------------------------
     @property
-    def identity(self) -> str:
-        # asked several times per call: computed once per (frozen) config
-        cached = self.__dict__.get("_identity")
-        if cached is None or cached[0] is not self.config:
-            cached = self.__dict__["_identity"] = (self.config, self.config.identity)
-        return cached[1]
-
-    @property
     def refused_params(self) -> dict[str, str | None]:
         """The parameters this endpoint refused so far (this process): parameter -> the
         name it is sent as now, ``None`` when it is left out."""
