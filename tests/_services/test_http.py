@@ -18,6 +18,8 @@ from ragmeter._services import (  # private: the HTTP layer's own helpers
     redact_secrets,
     redact_url,
     retry_after_seconds,
+    send_once,
+    status_error,
 )
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
 from ragmeter.judge import (
@@ -277,3 +279,59 @@ def test_a_401_without_a_key_says_that_none_was_sent() -> None:
     ):
         asyncio.run(ask(judge_for(server, max_retries=0)))
     assert "OPENAI_API_KEY is sent only to the endpoint OPENAI_BASE_URL names" in str(raised.value)
+
+
+# -- the one error mapping and the one counted send (HTTP clients and LiteLLM) -------------
+
+
+def test_a_status_with_a_fix_fails_at_once_and_the_others_by_class() -> None:
+    fixes = {401: "check the key", 429: "the spend limit is reached"}
+
+    def error(status: int | None, **kwargs: object) -> Exception:
+        return status_error(status, "gw", "said", fixes=fixes, retry_after=2.0, **kwargs)
+
+    spent = error(429)  # a 429 the provider knows retrying cannot help
+    assert isinstance(spent, JudgeConfigError) and "spend limit" in str(spent)
+    busy = error(503)
+    assert isinstance(busy, JudgeTransientError) and busy.retry_after == 2.0
+    assert str(busy) == "HTTP 503 from gw: said"
+    rejected = error(400)
+    assert isinstance(rejected, JudgeConfigError)
+    assert (
+        str(rejected) == "HTTP 400 from gw: the endpoint rejected the request. Endpoint said: said"
+    )
+    unanswered = error(None, transient=True, shown="no answer")
+    assert (
+        isinstance(unanswered, JudgeTransientError) and str(unanswered) == "no answer from gw: said"
+    )
+
+
+def test_a_failed_send_is_counted_timed_and_redacted() -> None:
+    key = "sk-0123456789abcdef-secret"
+
+    async def broken() -> None:
+        raise httpx.ConnectError(f"refused with key {key}")
+
+    async def slow() -> None:
+        await asyncio.sleep(5)
+
+    usage = Usage()
+
+    async def send(work: object) -> None:
+        await send_once(
+            work,  # type: ignore[arg-type]
+            usage,
+            where="gw",
+            timeout_s=0.05,
+            failures=((asyncio.TimeoutError,), (httpx.TransportError,)),
+            redact=lambda text: text.replace(key, "***"),
+        )
+
+    with pytest.raises(JudgeTransientError) as failed:
+        asyncio.run(send(broken))
+    assert key not in str(failed.value) and "connection to gw failed: ConnectError" in str(
+        failed.value
+    )
+    with pytest.raises(JudgeTransientError, match=r"no complete answer from gw within 0\.05 s"):
+        asyncio.run(send(slow))
+    assert usage.calls == 2 and usage.latency_s >= 0.05

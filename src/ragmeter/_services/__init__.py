@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ragmeter._services._cache import SQLiteCache as SQLiteCache
     from ragmeter._services._cache import cache_key as cache_key
     from ragmeter._services._config import OPENAI_BASE_URL as OPENAI_BASE_URL
+    from ragmeter._services._config import PROVIDER_URLS as PROVIDER_URLS
     from ragmeter._services._config import azure_key_for as azure_key_for
     from ragmeter._services._config import azure_request_model as azure_request_model
     from ragmeter._services._config import check_ca_bundle as check_ca_bundle
@@ -38,10 +39,14 @@ if TYPE_CHECKING:
     from ragmeter._services._http import StatusRejected as StatusRejected
     from ragmeter._services._http import check_base_url as check_base_url
     from ragmeter._services._http import endpoint_client as endpoint_client
+    from ragmeter._services._http import endpoint_limiter as endpoint_limiter
+    from ragmeter._services._http import error_of as error_of
     from ragmeter._services._http import redact_secrets as redact_secrets
     from ragmeter._services._http import redact_url as redact_url
     from ragmeter._services._http import retry_after_seconds as retry_after_seconds
     from ragmeter._services._http import retry_wait as retry_wait
+    from ragmeter._services._http import send_once as send_once
+    from ragmeter._services._http import status_error as status_error
     from ragmeter._services._http import with_retries as with_retries
     from ragmeter._services._limits import Limiter as Limiter
     from ragmeter._services._limits import LimitSettings as LimitSettings

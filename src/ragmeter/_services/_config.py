@@ -17,6 +17,27 @@ from ragmeter._services._http import redact_url
 #: The OpenAI API root: the default base URL of every OpenAI-compatible endpoint config.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
+#: The API roots of known OpenAI-compatible providers, for the judge's presets and (some of
+#: them) the embeddings': local servers at their default ports. Every one takes the key as
+#: ``Authorization: Bearer``. Azure OpenAI has no fixed root: ``azure_endpoint`` says it.
+PROVIDER_URLS: dict[str, str] = {
+    "openai": OPENAI_BASE_URL,
+    "gemini": "https://generativelanguage.googleapis.com/v1beta/openai",
+    "openrouter": "https://openrouter.ai/api/v1",
+    "deepseek": "https://api.deepseek.com/v1",
+    "qwen": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+    "moonshot": "https://api.moonshot.cn/v1",
+    "zhipu": "https://open.bigmodel.cn/api/paas/v4",
+    "siliconflow": "https://api.siliconflow.cn/v1",
+    # Volcengine Ark (火山方舟); the model is a model ID or an endpoint ID (ep-...)
+    "volcengine": "https://ark.cn-beijing.volces.com/api/v3",
+    # Baidu Qianfan (千帆) ModelBuilder, the OpenAI-compatible v2 API
+    "qianfan": "https://qianfan.baidubce.com/v2",
+    "ollama": "http://127.0.0.1:11434/v1",
+    "vllm": "http://127.0.0.1:8000/v1",
+    "llama.cpp": "http://127.0.0.1:8080/v1",
+}
+
 
 def openai_key_for(base_url: str, env: Mapping[str, str]) -> str | None:
     """``OPENAI_API_KEY`` when ``base_url`` is the endpoint that key belongs to: the one

@@ -189,20 +189,25 @@ def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> flo
     return max(0.0, seconds) if math.isfinite(seconds) else math.inf
 
 
-class EndpointSettings(Protocol):
-    """What an endpoint config (judge or embeddings) says about reaching it."""
+class LimitedEndpoint(Protocol):
+    """What an endpoint config says about its limits (:func:`endpoint_limiter`)."""
 
     @property
     def identity(self) -> str: ...
+
+    max_concurrency: int
+    requests_per_minute: float | None
+    tokens_per_minute: float | None
+
+
+class EndpointSettings(LimitedEndpoint, Protocol):
+    """What an endpoint config (judge or embeddings) says about reaching it."""
 
     base_url: str
     api_key: SecretStr | None
     model: str
     timeout_s: float
     max_retries: int
-    max_concurrency: int
-    requests_per_minute: float | None
-    tokens_per_minute: float | None
     max_retry_wait_s: float
 
 
@@ -437,7 +442,7 @@ class EndpointClient:
         return headers
 
     @functools.cached_property
-    def _failures(self) -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    def _failures(self) -> Failures:
         """(timeouts, connection failures) as this client's path raises them."""
         if self.uses_aiohttp:
             import aiohttp
@@ -525,21 +530,14 @@ class EndpointClient:
 
     def detail_of(self, response: httpx.Response) -> str:
         """What the endpoint said about an error, redacted and short."""
-        try:
-            detail = response.json().get("error", response.text)
-            if isinstance(detail, dict):
-                detail = detail.get("message", detail)
-        except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
-            detail = response.text
+        error = error_of(response)
+        detail = error.get("message", error) if isinstance(error, dict) else error
         return self.redact(str(detail))[:300]
 
     @staticmethod
     def error_fields(response: httpx.Response) -> tuple[str | None, str | None]:
         """The ``code`` and ``param`` of an OpenAI-style error body (``None`` when absent)."""
-        try:
-            error = response.json().get("error")
-        except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
-            return None, None
+        error = error_of(response)
         if not isinstance(error, dict):
             return None, None
         code, param = error.get("code"), error.get("param")
@@ -548,13 +546,8 @@ class EndpointClient:
             None if param is None else str(param),
         )
 
-    def error_for(self, response: httpx.Response) -> JudgeError:
-        detail = self.detail_of(response)
-        status = response.status_code
-        where = f"{self.where} (model {self.model!r})"
-        if status == 429 or status >= 500 or status in (408, 409):
-            wait = retry_after_seconds(response.headers)
-            return JudgeTransientError(f"HTTP {status} from {where}: {detail}", retry_after=wait)
+    def fixes(self, response: httpx.Response) -> dict[int, str]:
+        """What to do about the statuses retrying cannot fix (:func:`status_error`)."""
         prefix = self.env_prefix
         # which key goes where: docs/judges.md, "Which key is sent where"
         keys = f"{prefix}_API_KEY" + (
@@ -562,7 +555,7 @@ class EndpointClient:
             if prefix == "RAGMETER_JUDGE"
             else ""
         )
-        fixes = {
+        return {
             401: f"the API key was rejected: check {keys}"
             if self._api_key is not None
             else f"no API key was sent: set {keys}; OPENAI_API_KEY is sent only to the "
@@ -576,8 +569,16 @@ class EndpointClient:
             404: f"not found: check {prefix}_MODEL and that {prefix}_BASE_URL ends with the "
             "API root (e.g. .../v1)",
         }
-        fix = fixes.get(status, "the endpoint rejected the request")
-        return JudgeConfigError(f"HTTP {status} from {where}: {fix}. Endpoint said: {detail}")
+
+    def error_for(self, response: httpx.Response) -> JudgeError:
+        """The error an answer of another status than 200 raises (:func:`status_error`)."""
+        return status_error(
+            response.status_code,
+            f"{self.where} (model {self.model!r})",
+            self.detail_of(response),
+            fixes=self.fixes(response),
+            retry_after=retry_after_seconds(response.headers),
+        )
 
     async def post(
         self,
@@ -597,27 +598,17 @@ class EndpointClient:
         and receiving the whole answer, however slowly it trickles in), a ``Retry-After``
         is obeyed up to ``max_retry_wait_s``, and there are at most ``max_retries`` retries.
         """
-        timeouts, failures = self._failures
 
         async def attempt() -> dict[str, Any]:
             async with self.limiter.slot(estimated_tokens):
-                started = time.monotonic()
-                usage.calls += 1  # every request sent counts, answered or not
-                try:
-                    status, content, response = await _within(
-                        self._send(path, body), self.timeout_s
-                    )
-                except timeouts:
-                    raise JudgeTransientError(
-                        f"no complete answer from {self.where} within {self.timeout_s:g} s"
-                    ) from None
-                except failures as error:
-                    raise JudgeTransientError(
-                        f"connection to {self.where} failed: "
-                        f"{self.redact(f'{type(error).__name__}: {error}')}"
-                    ) from None
-                finally:
-                    usage.latency_s += time.monotonic() - started
+                status, content, response = await send_once(
+                    lambda: self._send(path, body),
+                    usage,
+                    where=self.where,
+                    timeout_s=self.timeout_s,
+                    failures=self._failures,
+                    redact=self.redact,
+                )
                 if status != 200:
                     if reject is not None:
                         detail = self.detail_of(response)
@@ -649,6 +640,73 @@ class EndpointClient:
             max_retry_wait_s=self.max_retry_wait_s,
             where=self.where,
         )
+
+
+def error_of(response: httpx.Response) -> Any:
+    """The ``error`` of an error answer's JSON body (an object, with its ``message``, in
+    OpenAI's and Anthropic's shape), else the answer's text."""
+    try:
+        return response.json().get("error", response.text)
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
+        return response.text
+
+
+def status_error(
+    status: int | None,
+    where: str,
+    detail: str,
+    *,
+    fixes: Mapping[int, str],
+    retry_after: float | None = None,
+    transient: bool | None = None,
+    shown: str | None = None,
+    rejected: str = "the endpoint rejected the request",
+    said: str = "Endpoint said",
+) -> JudgeError:
+    """The one mapping of a failed request to a judge error (HTTP clients, LiteLLM): a
+    status ``fixes`` names fails at once with that fix; 408, 409, 429 and 5xx (or
+    ``transient``, when given) are retried, after ``retry_after``; any other fails with
+    ``rejected``. ``detail`` (what the endpoint said) is redacted already; ``shown`` names
+    the failure (``HTTP {status}``)."""
+    shown = f"HTTP {status}" if shown is None else shown
+    if transient is None:
+        transient = status is not None and (status in (408, 409, 429) or status >= 500)
+    if transient and status not in fixes:
+        return JudgeTransientError(f"{shown} from {where}: {detail}", retry_after=retry_after)
+    fix = fixes.get(status or 0, rejected)
+    return JudgeConfigError(f"{shown} from {where}: {fix}. {said}: {detail}")
+
+
+#: (timeouts, connection failures) as a request path raises them.
+Failures = tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]
+
+
+async def send_once(
+    send: Callable[[], Awaitable[_T]],
+    usage: Usage,
+    *,
+    where: str,
+    timeout_s: float,
+    failures: Failures,
+    redact: Callable[[str], str],
+) -> _T:
+    """``await send()`` once, counted and timed, within ``timeout_s``: a timeout or a
+    connection failure (``failures``) is a :class:`JudgeTransientError` naming ``where``."""
+    timeouts, broken = failures
+    started = time.monotonic()
+    usage.calls += 1  # every request sent counts, answered or not
+    try:
+        return await _within(send(), timeout_s)
+    except timeouts:
+        raise JudgeTransientError(
+            f"no complete answer from {where} within {timeout_s:g} s"
+        ) from None
+    except broken as error:
+        raise JudgeTransientError(
+            f"connection to {where} failed: {redact(f'{type(error).__name__}: {error}')}"
+        ) from None
+    finally:
+        usage.latency_s += time.monotonic() - started
 
 
 async def with_retries(
@@ -726,28 +784,35 @@ def retry_wait(attempt: int, asked: float | None, max_wait_s: float, where: str)
     return wait
 
 
+def endpoint_limiter(config: LimitedEndpoint) -> Limiter:
+    """The process-wide limiter of ``config``'s endpoint (its identity), with its limits."""
+    return limiter_for(
+        config.identity,
+        LimitSettings(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute),
+    )
+
+
 def endpoint_client(
     config: EndpointSettings,
     *,
     env_prefix: str = "RAGMETER_JUDGE",
     transport: httpx.AsyncBaseTransport | None = None,
+    kind: type[EndpointClient] = EndpointClient,
+    **settings: Any,
 ) -> EndpointClient:
-    """A client for ``config``'s endpoint, under the process-wide limiter of that endpoint."""
-    limiter = limiter_for(
-        config.identity,
-        LimitSettings(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute),
-    )
+    """A client (of ``kind``, given ``settings`` besides) for ``config``'s endpoint, under
+    the process-wide limiter of that endpoint."""
     from ragmeter._services._config import is_azure_url  # _config imports this module
 
     # The network and Azure settings are optional: a config without them gets the defaults.
     azure = bool(getattr(config, "azure_endpoint", None)) or is_azure_url(config.base_url)
-    return EndpointClient(
+    values: dict[str, Any] = dict(
         base_url=config.base_url,
         api_key=config.api_key,
         model=config.model,
         timeout_s=config.timeout_s,
         max_retries=config.max_retries,
-        limiter=limiter,
+        limiter=endpoint_limiter(config),
         env_prefix=env_prefix,
         transport=transport,
         max_retry_wait_s=config.max_retry_wait_s,
@@ -759,6 +824,7 @@ def endpoint_client(
         ca_bundle=getattr(config, "ca_bundle", None),
         trust_env=bool(getattr(config, "trust_env", False)),
     )
+    return kind(**{**values, **settings})
 
 
 def _plain(value: SecretStr | str) -> str:

@@ -127,6 +127,7 @@ class Embeddings(Portable, ABC):
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.batch_size = batch_size
         self._dimension: int | None = None
+        self._open()
 
     #: A copy for another process (a cluster worker) gets a cache handle and usage ledger
     #: afresh (the worker then gives it the shared cache); subclasses add their HTTP clients.
@@ -135,6 +136,12 @@ class Embeddings(Portable, ABC):
     def _reopen(self) -> None:
         self.cache = MemoryCache()
         self.ledger = UsageLedger()
+        self._open()
+
+    def _open(self) -> None:
+        """Make (or check) what these embeddings need in this process, as they are made
+        and in a copy received from another process: e.g. fail, naming the extra, when a
+        package they need is missing."""
 
     # -- what subclasses provide ----------------------------------------------------------
     @property

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from ragmeter._services import (
-    OPENAI_BASE_URL,
+    PROVIDER_URLS,
     EndpointConfig,
     EndpointLimits,
     OpenAICompatible,
@@ -24,12 +24,15 @@ ENV_PREFIX = "RAGMETER_EMBEDDINGS"
 #: ``gemini-embedding-001`` (gemini), ``text-embedding-v3`` (qwen, at most 10 texts a
 #: request), ``BAAI/bge-m3`` (siliconflow).
 EMBEDDING_PROVIDERS: dict[str, tuple[str, dict[str, Any]]] = {
-    "openai": (OPENAI_BASE_URL, {}),
-    "gemini": ("https://generativelanguage.googleapis.com/v1beta/openai", {}),
-    "qwen": ("https://dashscope.aliyuncs.com/compatible-mode/v1", {"batch_size": 10}),
-    "siliconflow": ("https://api.siliconflow.cn/v1", {"batch_size": 32}),
-    "ollama": ("http://127.0.0.1:11434/v1", {}),
-    "vllm": ("http://127.0.0.1:8000/v1", {}),
+    name: (PROVIDER_URLS[name], settings)
+    for name, settings in {
+        "openai": {},
+        "gemini": {},
+        "qwen": {"batch_size": 10},
+        "siliconflow": {"batch_size": 32},
+        "ollama": {},
+        "vllm": {},
+    }.items()
 }
 
 

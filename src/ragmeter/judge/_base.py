@@ -110,14 +110,19 @@ class Judge(Portable, ABC):
         ``prompt_version`` is the template's version; ``salt`` separates deliberate repeats
         (e.g. judge-noise runs) in the cache. ``scope`` and ``sample_id`` attribute usage.
         """
-        key = cache_key(
-            identity=self.identity,
-            params=self.generation_params(),
-            prompt_version=prompt_version,
-            messages=messages,
-            schema=schema_for_key(schema),
-            salt=salt,
-        )
+
+        def key_for(params: dict[str, Any]) -> str:
+            return cache_key(
+                identity=self.identity,
+                params=params,
+                prompt_version=prompt_version,
+                messages=messages,
+                schema=schema_for_key(schema),
+                salt=salt,
+            )
+
+        asked = self.generation_params()
+        key = key_for(asked)
         cached = await self._from_cache(key, schema)
         if cached is None:
             live = Usage()
@@ -133,6 +138,12 @@ class Judge(Portable, ABC):
             finally:
                 self.ledger.end_call(live, sample_id)
                 _CALL_USAGE.reset(token)
+            sent = self.generation_params()
+            if not cached.cached and sent != asked:
+                # The endpoint refused a parameter during the call, which was answered to the
+                # request as re-sent: the answer is also filed under the cache key of what was
+                # sent, which later calls (asking that way from the start) look up.
+                await self.cache.aput(key_for(sent), _entry(cached))
         self.ledger.record(cached.usage, scope=scope, sample_id=sample_id)
         return cached
 
@@ -188,15 +199,17 @@ class Judge(Portable, ABC):
         finally:
             del self._in_flight[loop_key]
         future.set_result(judgment)
-        await self.cache.aput(
-            key,
-            {
-                "output": judgment.output.model_dump(mode="json"),
-                "probabilities": judgment.probabilities,
-                "distribution": judgment.distribution,
-            },
-        )
+        await self.cache.aput(key, _entry(judgment))
         return judgment
+
+
+def _entry(judgment: Judgment[Any]) -> dict[str, Any]:
+    """What the cache keeps of an answer."""
+    return {
+        "output": judgment.output.model_dump(mode="json"),
+        "probabilities": judgment.probabilities,
+        "distribution": judgment.distribution,
+    }
 
 
 def _without_usage(error: JudgeError) -> JudgeError:

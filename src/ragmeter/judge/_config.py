@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from ragmeter._services import (
-    OPENAI_BASE_URL,
+    PROVIDER_URLS,
     EndpointConfig,
     EndpointLimits,
     OpenAICompatible,
@@ -28,29 +28,18 @@ StructuredOutput = Literal["auto", "json_schema", "json_object", "text"]
 logger = logging.getLogger("ragmeter.judge")
 
 
+#: The providers whose OpenAI-compatible endpoint takes ``response_format: json_schema``:
+#: OpenAI, Google's (Gemini), Ollama and vLLM. The others get ``json_object`` with the schema
+#: in the prompt (OpenRouter: json_schema only for the models that support it; json_object
+#: works whichever model the request is routed to).
+_JSON_SCHEMA_PROVIDERS = frozenset({"openai", "gemini", "ollama", "vllm"})
+
 #: Known OpenAI-compatible providers: API root and the structured-output mode that works there
-#: (so no probe request is spent finding out). Local servers use their default ports. Every
-#: one takes the key as ``Authorization: Bearer``. Azure OpenAI has no fixed root: give
+#: (so no probe request is spent finding out). Azure OpenAI has no fixed root: give
 #: ``azure_endpoint`` (and ``azure_deployment``) instead.
 PROVIDERS: dict[str, tuple[str, StructuredOutput]] = {
-    "openai": (OPENAI_BASE_URL, "json_schema"),
-    # Google's OpenAI-compatible endpoint takes response_format json_schema
-    "gemini": ("https://generativelanguage.googleapis.com/v1beta/openai", "json_schema"),
-    # json_schema only for the models that support it; json_object (schema in the prompt)
-    # works whichever model the request is routed to
-    "openrouter": ("https://openrouter.ai/api/v1", "json_object"),
-    "deepseek": ("https://api.deepseek.com/v1", "json_object"),
-    "qwen": ("https://dashscope.aliyuncs.com/compatible-mode/v1", "json_object"),
-    "moonshot": ("https://api.moonshot.cn/v1", "json_object"),
-    "zhipu": ("https://open.bigmodel.cn/api/paas/v4", "json_object"),
-    "siliconflow": ("https://api.siliconflow.cn/v1", "json_object"),
-    # Volcengine Ark (火山方舟); the model is a model ID or an endpoint ID (ep-...)
-    "volcengine": ("https://ark.cn-beijing.volces.com/api/v3", "json_object"),
-    # Baidu Qianfan (千帆) ModelBuilder, the OpenAI-compatible v2 API
-    "qianfan": ("https://qianfan.baidubce.com/v2", "json_object"),
-    "ollama": ("http://127.0.0.1:11434/v1", "json_schema"),
-    "vllm": ("http://127.0.0.1:8000/v1", "json_schema"),
-    "llama.cpp": ("http://127.0.0.1:8080/v1", "json_object"),
+    name: (url, "json_schema" if name in _JSON_SCHEMA_PROVIDERS else "json_object")
+    for name, url in PROVIDER_URLS.items()
 }
 
 #: OpenAI's reasoning models by name (an ``openai/`` or other routing prefix allowed): they
@@ -276,6 +265,29 @@ class JudgeConfig(OpenAICompatible, _JudgeOptions, EndpointLimits, Sampling):
         """A config for a known provider (see ``PROVIDERS``), e.g.
         ``JudgeConfig.for_provider("deepseek", "deepseek-chat", api_key=...)``."""
         return cls(**_apply_provider({"provider": provider, "model": model, **settings}))
+
+
+def env_settings(
+    env: Mapping[str, str], overrides: Mapping[str, Any], *, judge: str, model_hint: str
+) -> dict[str, Any]:
+    """The settings of a judge chosen by its ``provider`` (Anthropic, LiteLLM) from
+    ``RAGMETER_JUDGE_MODEL``, ``_BASE_URL`` and ``_API_KEY``, ``overrides`` that are not
+    ``None`` winning (``provider`` is left out: it chose this judge); settings that are
+    ``None`` left out. Without a model, a ``ValueError`` naming the variable, ``judge``
+    and, as ``model_hint``, what a model name looks like."""
+    values: dict[str, Any] = {
+        "model": env.get("RAGMETER_JUDGE_MODEL") or None,
+        "base_url": env.get("RAGMETER_JUDGE_BASE_URL") or None,
+        "api_key": env.get("RAGMETER_JUDGE_API_KEY") or None,
+    }
+    values.update({k: v for k, v in overrides.items() if v is not None and k != "provider"})
+    values = {k: v for k, v in values.items() if v is not None}
+    if "model" not in values:
+        raise ValueError(
+            f"the {judge} judge needs a model: set RAGMETER_JUDGE_MODEL or --judge-model "
+            f"{model_hint}"
+        )
+    return values
 
 
 _NOTICED: set[str] = set()

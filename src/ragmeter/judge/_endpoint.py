@@ -10,10 +10,20 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
-from ragmeter._services import JudgeError, Message, Usage
+from ragmeter._services import (
+    Cache,
+    EndpointClient,
+    JudgeError,
+    Limiter,
+    Message,
+    Usage,
+    UsageLedger,
+    estimate_tokens,
+)
 from ragmeter.judge._base import Judge
+from ragmeter.judge._config import Price
 from ragmeter.judge._errors import (
     MAX_TOKEN_BUDGET,
     JudgeOutputError,
@@ -28,7 +38,11 @@ from ragmeter.judge._parse import (
     schema_of,
     verdict_probabilities,
 )
+from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._types import Judgment, OutputT
+
+if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests otherwise
+    import httpx
 
 
 @dataclass
@@ -79,6 +93,15 @@ class EndpointSettings(Protocol):
     @property
     def identity(self) -> str: ...
 
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    @property
+    def price(self) -> Price | None: ...
+
     def generation_params(self) -> dict[str, Any]: ...
 
 
@@ -108,6 +131,16 @@ class Ask:
     #: Whether a refusal of ``json_schema`` is to be told apart (:class:`SchemaRejected`).
     probing_schema: bool
 
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        """The ``response_format`` the request carries (:func:`response_format`)."""
+        return response_format(self.mode, self.schema)
+
+    def refuses_schema(self, status: int, detail: str) -> bool:
+        """Whether an error answer (``status``, what it said) is the endpoint refusing
+        ``json_schema`` while it is probed (:func:`rejects_response_format`)."""
+        return self.probing_schema and rejects_response_format(status, detail)
+
 
 class EndpointJudge(Judge, Generic[ConfigT]):
     """A judge on a remote endpoint: :meth:`Judge._call` as one template (complete with
@@ -116,13 +149,80 @@ class EndpointJudge(Judge, Generic[ConfigT]):
     #: The registry key of this dialect's capabilities.
     dialect: ClassVar[str]
     config: ConfigT
+    #: The endpoint's HTTP client (:meth:`_open`; a judge calling a library has none).
+    http: EndpointClient
+    #: The endpoint's limits, shared by every client of it in this process.
+    limiter: Limiter
+    #: What a million tokens cost; ``None``: cost not counted.
+    price: Price | None = None
+
+    def __init__(
+        self,
+        config: ConfigT,
+        *,
+        cache: Cache | None = None,
+        ledger: UsageLedger | None = None,
+        prices: PriceTable | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(cache=cache, ledger=ledger)
+        self.config = config
+        self._open(transport)
+        model = config.model
+        #: The config's price, else the one ``prices`` has for the model, else a known one.
+        self.price = (
+            config.price
+            or (prices.price_of(model) if prices is not None else None)
+            or self._known_price(model)
+        )
+
+    #: A copy for another process (a Ray worker) makes its own client and limiter.
+    _process_local = (*Judge._process_local, "http", "limiter")
+
+    def _reopen(self) -> None:
+        super()._reopen()
+        self._open()
+
+    @abstractmethod
+    def _open(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """Make what belongs to this process: :attr:`http` (on ``transport`` when one is
+        given) and :attr:`limiter`; a copy received from another process makes them again."""
+
+    def _known_price(self, model: str) -> Price | None:
+        """The price this dialect knows for ``model`` (``None``: none)."""
+        return None
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def release_loop_resources(self) -> None:
+        await self.http.aclose_current_loop()
 
     @property
     def identity(self) -> str:
-        return self.config.identity
+        # asked several times per call: computed once per (frozen) config
+        cached = self.__dict__.get("_identity")
+        if cached is None or cached[0] is not self.config:
+            cached = self.__dict__["_identity"] = (self.config, self.config.identity)
+        return str(cached[1])
 
     def generation_params(self) -> dict[str, Any]:
         return self.config.generation_params()
+
+    def _price_shown(self) -> dict[str, Any] | str:
+        """The price as :meth:`describe` shows it."""
+        if self.price is None:
+            return "unknown: cost not counted (set price= in the judge config)"
+        return self.price.model_dump()
+
+    def _settle(
+        self, usage: Usage, estimated: int, prompt: int, completion: int, cost: float
+    ) -> None:
+        """Count one answer's tokens (``estimated`` before it was sent) and cost."""
+        usage.prompt_tokens += prompt
+        usage.completion_tokens += completion
+        usage.cost += cost
+        self.limiter.settle_tokens(estimated, prompt + completion)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -130,13 +230,13 @@ class EndpointJudge(Judge, Generic[ConfigT]):
         return capabilities_for(self.dialect, self.identity)
 
     # -- hooks ----------------------------------------------------------------------------
-    @abstractmethod
     def redact(self, text: str) -> str:
         """``text`` without the endpoint's secrets: every answer quoted in an error is."""
+        return self.http.redact(text)
 
-    @abstractmethod
     def _first_budget(self) -> int:
         """The token limit of a conversation's first request."""
+        return self.config.max_tokens
 
     def _budget_after_refusal(self, max_tokens: int) -> int:
         """The token limit after the endpoint refused how it was asked (and it was learnt)."""
@@ -253,6 +353,13 @@ def response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+#: The sampling parameters a chat judge sets on its requests itself (as the endpoint takes
+#: them: OpenAI's reasoning models want ``max_completion_tokens``, some none of them).
+SAMPLING_PARAMS = frozenset(
+    {"max_tokens", "max_completion_tokens", "temperature", "seed", "logprobs", "top_logprobs"}
+)
+
+
 class ChatJudge(EndpointJudge[ChatConfigT]):
     """The chat-completions shape (OpenAI-compatible endpoints, LiteLLM): messages as
     dicts, the structured-output mode by capability (``json_schema`` probed once per
@@ -262,6 +369,23 @@ class ChatJudge(EndpointJudge[ChatConfigT]):
     @abstractmethod
     def _mode(self) -> str:
         """The structured-output mode this endpoint gets now."""
+
+    @property
+    def structured_output_mode(self) -> str:
+        """The structured-output mode this endpoint gets now (after any fallback)."""
+        return self._mode()
+
+    @staticmethod
+    def _prompt_estimate(messages: list[dict[str, str]]) -> int:
+        """The tokens of ``messages``, estimated."""
+        return sum(estimate_tokens(m["content"]) for m in messages)
+
+    @staticmethod
+    def _reply(content: str, finish_reason: Any, logprobs: Any) -> Reply:
+        """A chat answer as the loop reads it: cut off when ``finish_reason`` says so."""
+        if finish_reason == "length":
+            return Reply(content, cut_off="finish_reason=length")
+        return Reply(content, logprobs=logprobs)
 
     @abstractmethod
     async def _send(self, ask: Ask, usage: Usage) -> Reply | None:

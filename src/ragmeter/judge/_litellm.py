@@ -21,7 +21,6 @@ import contextlib
 import math
 import os
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,25 +34,25 @@ from ragmeter._services import (
     JudgeConfigError,
     JudgeError,
     JudgeTransientError,
-    LimitSettings,
     Usage,
     UsageLedger,
+    endpoint_limiter,
     estimate_tokens,
-    limiter_for,
     openai_key_for,
     redact_secrets,
     redact_url,
     retry_after_seconds,
+    send_once,
+    status_error,
     with_retries,
 )
-from ragmeter.judge._config import Price, Sampling, StructuredOutput
+from ragmeter.judge._config import Price, Sampling, StructuredOutput, env_settings
 from ragmeter.judge._endpoint import (
+    SAMPLING_PARAMS,
     Ask,
     ChatJudge,
     Reply,
     SchemaRejected,
-    rejects_response_format,
-    response_format,
 )
 from ragmeter.judge._providers import register_provider
 
@@ -63,17 +62,11 @@ LITELLM_PROVIDER = "litellm"
 #: What the environment gets before LiteLLM is imported, unless it says otherwise.
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 #: Arguments ragmeter sets on every request itself: not accepted in ``litellm_params``.
-_OWN_ARGUMENTS = frozenset(
+_OWN_ARGUMENTS = SAMPLING_PARAMS | frozenset(
     {
         "model",
         "messages",
         "response_format",
-        "max_tokens",
-        "max_completion_tokens",
-        "temperature",
-        "seed",
-        "logprobs",
-        "top_logprobs",
         "timeout",
         "num_retries",
         "max_retries",
@@ -101,6 +94,14 @@ _NO_CREDENTIALS_WORDS = (
     "could not automatically determine credentials",
     "api_key client option must be set",
 )
+#: What to do about each status retrying cannot fix (:func:`~ragmeter._services.status_error`).
+_FIXES = {
+    401: "the credentials were rejected: check the provider's key (RAGMETER_JUDGE_API_KEY "
+    "or the variable api_key_env names, else the one LiteLLM reads for this provider)",
+    403: "these credentials may not use this model: check their permissions (and, on "
+    "Bedrock, that the model is enabled in this region)",
+    404: "not found: check the LiteLLM model string (--judge-model) and base_url",
+}
 #: Where LiteLLM looks for a provider's credentials, for the error that says none were found.
 _CREDENTIALS = {
     "bedrock": "the AWS credential chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
@@ -211,21 +212,11 @@ class LiteLLMConfig(EndpointLimits, Sampling):
         key is read here: LiteLLM reads the provider's own (``AWS_*``,
         ``GOOGLE_APPLICATION_CREDENTIALS``, ``AZURE_API_KEY``...)."""
         env = os.environ if env is None else env
-        values: dict[str, Any] = {
-            "model": env.get("RAGMETER_JUDGE_MODEL") or None,
-            "base_url": env.get("RAGMETER_JUDGE_BASE_URL") or None,
-            "api_key": env.get("RAGMETER_JUDGE_API_KEY") or None,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        values.pop("provider", None)
-        values = {k: v for k, v in values.items() if v is not None}
-        if "model" not in values:
-            raise ValueError(
-                "the LiteLLM judge needs a model: set RAGMETER_JUDGE_MODEL or --judge-model to "
-                "a LiteLLM model string, e.g. bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0 "
-                "or vertex_ai/gemini-2.5-flash"
-            )
-        return cls(**values)
+        hint = (
+            "to a LiteLLM model string, e.g. bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0 "
+            "or vertex_ai/gemini-2.5-flash"
+        )
+        return cls(**env_settings(env, overrides, judge="LiteLLM", model_hint=hint))
 
     @classmethod
     def from_file(cls, path: str | Path, section: str = "judge", **overrides: Any) -> LiteLLMConfig:
@@ -302,22 +293,22 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
             config = LiteLLMConfig(model=config, **fields)
         elif settings:
             raise TypeError("settings go into the LiteLLMConfig when one is given")
-        super().__init__(cache=cache, ledger=ledger)
-        self.config = config
+        super().__init__(config, cache=cache, ledger=ledger)
+        self.provider = self._provider_of(config)
+        self._price_per_token = None if config.price else self._litellm_price()
+        self._capable_mode = self._capability()
+
+    #: A copy for another process imports LiteLLM there.
+    _process_local = (*ChatJudge._process_local, "_litellm", "_openai_error", "_connection_error")
+
+    def _open(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """LiteLLM (it makes the requests: no HTTP client here) and the endpoint's limiter."""
         self._litellm = load_litellm()
         import openai  # LiteLLM's errors are OpenAI's error types
 
         self._openai_error: type[Exception] = openai.OpenAIError
         self._connection_error: type[Exception] = openai.APIConnectionError
-        self.provider = self._provider_of(config)
-        self._price_per_token = None if config.price else self._litellm_price()
-        self._capable_mode = self._capability()
-        self.limiter = limiter_for(
-            config.identity,
-            LimitSettings(
-                config.max_concurrency, config.requests_per_minute, config.tokens_per_minute
-            ),
-        )
+        self.limiter = endpoint_limiter(self.config)
 
     def _provider_of(self, config: LiteLLMConfig) -> str:
         try:
@@ -379,11 +370,6 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
             )
         return described
 
-    @property
-    def structured_output_mode(self) -> str:
-        """The structured-output mode this model gets now (after any fallback)."""
-        return self._mode()
-
     def _mode(self) -> str:
         mode = self.config.structured_output
         if mode != "auto":
@@ -428,16 +414,14 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
             return openai_key_for(self.config.base_url, os.environ) or _NO_KEY
         return None
 
-    def _request(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], mode: str, max_tokens: int
-    ) -> dict[str, Any]:
+    def _request(self, ask: Ask) -> dict[str, Any]:
         config = self.config
         request: dict[str, Any] = {
             **config.litellm_params,
             "model": config.model,
-            "messages": messages,
+            "messages": ask.messages,
             "temperature": config.temperature,
-            "max_tokens": max_tokens,
+            "max_tokens": ask.max_tokens,
             "timeout": config.timeout_s,
             "num_retries": 0,  # ragmeter retries, under its limiter and backoff
             "max_retries": 0,  # nor the OpenAI client's own
@@ -450,7 +434,7 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
         key = self._api_key()
         if key is not None:
             request["api_key"] = key
-        structure = response_format(mode, schema)
+        structure = ask.response_format
         if structure is not None:
             request["response_format"] = structure
         if config.logprobs:
@@ -458,15 +442,17 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
             request["top_logprobs"] = 5
         return request
 
-    def _error_for(self, error: Exception, *, probing_schema: bool) -> JudgeError:
-        """Ragmeter's error for one of LiteLLM's (all of them OpenAI error types)."""
+    def _error_for(self, error: Exception, ask: Ask) -> JudgeError:
+        """Ragmeter's error for one of LiteLLM's (all of them OpenAI error types): what only
+        LiteLLM says (no credentials, a missing package) here, the rest as every endpoint's
+        (:func:`~ragmeter._services.status_error`)."""
         status = getattr(error, "status_code", None)
         status = status if isinstance(status, int) else None
         detail = " ".join(self.redact(str(getattr(error, "message", None) or error)).split())
         detail = detail[:300]
         where = f"{self.provider} via LiteLLM (model {self.config.model!r})"
         lowered = detail.lower()
-        if probing_schema and status is not None and rejects_response_format(status, detail):
+        if status is not None and ask.refuses_schema(status, detail):
             return SchemaRejected(detail)
         if any(word in lowered for word in _NO_CREDENTIALS_WORDS):
             where_from = _CREDENTIALS.get(self.provider, "the provider's key variable")
@@ -479,58 +465,41 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
                 f"{where}: LiteLLM needs a package this provider uses that is not installed "
                 f"(Vertex AI: pip install google-auth). LiteLLM said: {detail}"
             )
-        transient = isinstance(error, self._connection_error) or (
-            status is not None and (status in (408, 409, 429) or status >= 500)
-        )
-        if transient:
-            wait = _retry_after(error)
-            said = (
-                f"no answer from {where}"
-                if isinstance(error, self._connection_error)
-                else f"HTTP {status} from {where}"
-            )
-            return JudgeTransientError(f"{said}: {detail}", retry_after=wait)
-        fixes = {
-            401: "the credentials were rejected: check the provider's key (RAGMETER_JUDGE_API_KEY "
-            "or the variable api_key_env names, else the one LiteLLM reads for this provider)",
-            403: "these credentials may not use this model: check their permissions (and, on "
-            "Bedrock, that the model is enabled in this region)",
-            404: "not found: check the LiteLLM model string (--judge-model) and base_url",
-        }
-        fix = fixes.get(status or 0, "the request was rejected")
+        unanswered = isinstance(error, self._connection_error)
         shown = f"HTTP {status}" if status is not None else type(error).__name__
-        return JudgeConfigError(f"{shown} from {where}: {fix}. LiteLLM said: {detail}")
+        return status_error(
+            status,
+            where,
+            detail,
+            fixes=_FIXES,
+            retry_after=_retry_after(error),
+            transient=True if unanswered else None,
+            shown="no answer" if unanswered else shown,
+            rejected="the request was rejected",
+            said="LiteLLM said",
+        )
 
-    async def _call_litellm(
-        self, request: dict[str, Any], usage: Usage, *, probing_schema: bool = False
-    ) -> Any:
+    async def _call_litellm(self, request: dict[str, Any], usage: Usage, ask: Ask) -> Any:
         """One completion, retried while the failure is transient (the shared policy)."""
-        estimated = sum(estimate_tokens(m["content"]) for m in request["messages"])
+        estimated = self._prompt_estimate(request["messages"])
         estimated += int(request.get("max_tokens", 0)) // 4
-        timeout_s = self.config.timeout_s
+
+        async def complete() -> Any:
+            try:
+                return await self._litellm.acompletion(**request)
+            except self._openai_error as error:
+                raise self._error_for(error, ask) from None
 
         async def attempt() -> Any:
             async with self.limiter.slot(estimated):
-                started = time.monotonic()
-                usage.calls += 1  # every request sent counts, answered or not
-                try:
-                    response = await asyncio.wait_for(
-                        self._litellm.acompletion(**request), timeout=timeout_s
-                    )
-                except asyncio.TimeoutError:
-                    raise JudgeTransientError(
-                        f"no complete answer from {self.provider} via LiteLLM within "
-                        f"{timeout_s:g} s"
-                    ) from None
-                except (httpx.TimeoutException, httpx.TransportError) as error:
-                    raise JudgeTransientError(
-                        f"connection to {self.provider} via LiteLLM failed: "
-                        f"{self.redact(f'{type(error).__name__}: {error}')}"
-                    ) from None
-                except self._openai_error as error:
-                    raise self._error_for(error, probing_schema=probing_schema) from None
-                finally:
-                    usage.latency_s += time.monotonic() - started
+                response = await send_once(
+                    complete,
+                    usage,
+                    where=f"{self.provider} via LiteLLM",
+                    timeout_s=self.config.timeout_s,
+                    failures=((asyncio.TimeoutError,), (httpx.TransportError,)),
+                    redact=self.redact,
+                )
                 if not _has_a_message(response):
                     raise JudgeTransientError(
                         f"malformed response from {self.provider} via LiteLLM"
@@ -555,13 +524,10 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
         if prompt is None or completion is None or (not prompt and not completion):
             # none reported (LiteLLM then says 0 and 0): estimated
             usage.estimated_calls += 1
-            prompt = sum(estimate_tokens(m["content"]) for m in request["messages"])
+            prompt = self._prompt_estimate(request["messages"])
             completion = estimate_tokens(_content_of(response))
         prompt, completion = int(prompt), int(completion)
-        usage.prompt_tokens += prompt
-        usage.completion_tokens += completion
-        usage.cost += self._cost(response, prompt, completion)
-        self.limiter.settle_tokens(estimated, prompt + completion)
+        self._settle(usage, estimated, prompt, completion, self._cost(response, prompt, completion))
 
     def _cost(self, response: Any, prompt: int, completion: int) -> float:
         """The configured price, else LiteLLM's for this response (cached and reasoning
@@ -579,17 +545,11 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
         return prompt * self._price_per_token[0] + completion * self._price_per_token[1]
 
     # -- structured generation ------------------------------------------------------------
-    def _first_budget(self) -> int:
-        return self.config.max_tokens
-
     async def _send(self, ask: Ask, usage: Usage) -> Reply | None:
-        request = self._request(ask.messages, ask.schema, ask.mode, ask.max_tokens)
-        response = await self._call_litellm(request, usage, probing_schema=ask.probing_schema)
+        request = self._request(ask)
+        response = await self._call_litellm(request, usage, ask)
         choice = response.choices[0]
-        content = _content_of(response)
-        if choice.finish_reason == "length":
-            return Reply(content, cut_off="finish_reason=length")
-        return Reply(content, logprobs=_logprobs_of(choice))
+        return self._reply(_content_of(response), choice.finish_reason, _logprobs_of(choice))
 
 
 def _has_a_message(response: Any) -> bool:

@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 from ragmeter._services import Cache, JudgeConfigError, JudgeError, Message, Usage, UsageLedger
 from ragmeter.judge._base import Judge
-from ragmeter.judge._errors import JudgeOutputError, JudgeTruncatedError
+from ragmeter.judge._errors import JudgeOutputError, after_repair_error, truncated_error
 from ragmeter.judge._llama import (
     JSON_GBNF,
     PACKAGE,
@@ -515,9 +515,7 @@ class LocalJudge(Judge):
                 try:
                     output = parse_output(content, schema)
                 except JudgeOutputError as error:
-                    raise JudgeOutputError(
-                        f"{error} (after one repair re-ask)", raw=content
-                    ) from None
+                    raise after_repair_error(error, content, _as_is) from None
         except JudgeError as error:
             error.usage = usage  # the generations made before it failed count all the same
             raise
@@ -550,9 +548,7 @@ class LocalJudge(Judge):
             if attempt == 0:
                 max_tokens *= 2
                 continue
-            raise JudgeTruncatedError(
-                f"answer cut off at {budget} tokens (finish_reason=length)", raw=text
-            )
+            raise truncated_error(budget, "finish_reason=length", text, _as_is)
         raise AssertionError("unreachable")
 
     def _check_fits(self, tokens: list[int], room: int) -> None:
@@ -561,3 +557,8 @@ class LocalJudge(Judge):
                 f"the prompt has {len(tokens)} tokens, more than the embedded judge's context "
                 f"window allows (n_ctx={self.n_ctx}); pass a larger n_ctx or shorter contexts"
             )
+
+
+def _as_is(text: str) -> str:
+    """The embedded judge's answers hold no secret: quoted in errors as they are."""
+    return text

@@ -6,32 +6,26 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter._services import (
-    Cache,
-    Message,
     StatusRejected,
     Usage,
-    UsageLedger,
-    cache_key,
     endpoint_client,
     estimate_tokens,
 )
-from ragmeter.judge._config import JudgeConfig
+from ragmeter.judge._config import JudgeConfig, Price
 from ragmeter.judge._endpoint import (
+    SAMPLING_PARAMS,
     Ask,
     ChatJudge,
     Reply,
     SchemaRejected,
-    rejects_response_format,
-    response_format,
 )
-from ragmeter.judge._parse import schema_for_key, schema_of
+from ragmeter.judge._parse import schema_for_key
 from ragmeter.judge._prices import PriceTable
 from ragmeter.judge._providers import DEFAULT_PROVIDER, register_provider
-from ragmeter.judge._types import Judgment, OutputT
+from ragmeter.judge._types import OutputT
 
 if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests otherwise
     import httpx
@@ -40,17 +34,7 @@ if TYPE_CHECKING:  # only for an explicit transport: aiohttp does the requests o
 _RENAMED = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
 #: The parameters the judge may reshape on its own; anything else (``extra_body``, the
 #: messages) is the user's, and a refusal of it is reported.
-_ADAPTABLE = frozenset(
-    {
-        "max_tokens",
-        "max_completion_tokens",
-        "temperature",
-        "seed",
-        "logprobs",
-        "top_logprobs",
-        "reasoning_effort",
-    }
-)
+_ADAPTABLE = SAMPLING_PARAMS | {"reasoning_effort"}
 #: OpenAI's error codes for a parameter a model does not take (``param`` names it).
 _REFUSAL_CODES = frozenset({"unsupported_parameter", "unsupported_value"})
 #: OpenAI's wording of the same, as gateways pass it on without the code.
@@ -115,33 +99,18 @@ class OpenAIJudge(ChatJudge[JudgeConfig]):
 
     dialect = "openai"
 
-    def __init__(
-        self,
-        config: JudgeConfig,
-        *,
-        cache: Cache | None = None,
-        ledger: UsageLedger | None = None,
-        prices: PriceTable | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        super().__init__(cache=cache, ledger=ledger)
-        self.config = config
-        self.price = config.price or (prices or PriceTable()).price_of(config.model)
-        self.http = endpoint_client(config, transport=transport)
+    #: Completion tokens the model spent reasoning (``completion_tokens_details``), of the
+    #: completion tokens counted (and billed) in the usage.
+    reasoning_tokens = 0
+
+    def _known_price(self, model: str) -> Price | None:
+        return PriceTable().price_of(model)
+
+    def _open(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.http = endpoint_client(self.config, transport=transport)
         self.limiter = self.http.limiter
-        #: Completion tokens the model spent reasoning (``completion_tokens_details``), of
-        #: the completion tokens counted (and billed) in the usage.
-        self.reasoning_tokens = 0
 
     # -- identity -------------------------------------------------------------------------
-    @property
-    def identity(self) -> str:
-        # asked several times per call: computed once per (frozen) config
-        cached = self.__dict__.get("_identity")
-        if cached is None or cached[0] is not self.config:
-            cached = self.__dict__["_identity"] = (self.config, self.config.identity)
-        return cached[1]
-
     @property
     def refused_params(self) -> dict[str, str | None]:
         """The parameters this endpoint refused so far (this process): parameter -> the
@@ -169,82 +138,20 @@ class OpenAIJudge(ChatJudge[JudgeConfig]):
         described["logprobs"] = sent["logprobs"]
         if self.refused_params:
             described["refused_params"] = self.refused_params
-        described["price"] = (
-            self.price.model_dump()
-            if self.price
-            else "unknown: cost not counted (set price= in the judge config)"
-        )
+        described["price"] = self._price_shown()
         return described
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        schema: type[OutputT],
-        *,
-        prompt_version: str,
-        scope: str | None = None,
-        sample_id: str | None = None,
-        salt: str = "",
-    ) -> Judgment[OutputT]:
-        """As :meth:`Judge.generate`. A call during which the endpoint refused a parameter
-        was answered to the request as re-sent: its answer is also filed under the cache key
-        of what was sent, which later calls (asking that way from the start) look up."""
-        before = self.generation_params()
-        judgment = await super().generate(
-            messages,
-            schema,
-            prompt_version=prompt_version,
-            scope=scope,
-            sample_id=sample_id,
-            salt=salt,
-        )
-        after = self.generation_params()
-        if not judgment.cached and after != before:
-            key = cache_key(
-                identity=self.identity,
-                params=after,
-                prompt_version=prompt_version,
-                messages=messages,
-                schema=schema_of(schema),
-                salt=salt,
-            )
-            await self.cache.aput(
-                key,
-                {
-                    "output": judgment.output.model_dump(mode="json"),
-                    "probabilities": judgment.probabilities,
-                    "distribution": judgment.distribution,
-                },
-            )
-        return judgment
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
-    async def release_loop_resources(self) -> None:
-        await self.http.aclose_current_loop()
-
-    _process_local = (*ChatJudge._process_local, "http", "limiter")
-
-    def _reopen(self) -> None:
-        super()._reopen()
-        self.http = endpoint_client(self.config)
-        self.limiter = self.http.limiter
-
-    async def _post(
-        self, body: dict[str, Any], usage: Usage, *, probing_schema: bool = False
-    ) -> dict[str, Any]:
-        """One chat completion. While ``probing_schema``, an answer rejecting the request's
-        ``response_format`` (:func:`rejects_response_format`) raises :class:`StatusRejected`
-        at once; any other error is handled as usual (a 500 is retried, a 400 reported)."""
-        estimated = sum(estimate_tokens(m["content"]) for m in body["messages"])
+    async def _post(self, body: dict[str, Any], usage: Usage, ask: Ask) -> dict[str, Any]:
+        """One chat completion. While ``ask`` probes json_schema, an answer rejecting the
+        request's ``response_format`` (:meth:`Ask.refuses_schema`) raises
+        :class:`StatusRejected` at once; any other error is handled as usual (a 500 is
+        retried, a 400 reported)."""
+        estimated = self._prompt_estimate(body["messages"])
         estimated += body.get("max_tokens", body.get("max_completion_tokens", 0)) // 4
 
         def reject(status: int, detail: str) -> bool:
             # a refused parameter (told apart by the caller), or json_schema while probing
-            return status in (400, 403, 422) or (
-                probing_schema and rejects_response_format(status, detail)
-            )
+            return status in (400, 403, 422) or ask.refuses_schema(status, detail)
 
         data = await self.http.post(
             "chat/completions",
@@ -288,45 +195,33 @@ class OpenAIJudge(ChatJudge[JudgeConfig]):
         if prompt is None or completion is None:
             usage.estimated_calls += 1
             content = data["choices"][0]["message"].get("content") or ""
-            prompt = sum(estimate_tokens(m["content"]) for m in body["messages"])
+            prompt = self._prompt_estimate(body["messages"])
             completion = estimate_tokens(content)
         details = reported.get("completion_tokens_details") or {}
         reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
         if isinstance(reasoning, int) and reasoning > 0:
             self.reasoning_tokens += reasoning  # already among the completion tokens
-        usage.prompt_tokens += int(prompt)
-        usage.completion_tokens += int(completion)
-        if self.price is not None:
-            usage.cost += self.price.cost(int(prompt), int(completion))
-        self.limiter.settle_tokens(estimated, int(prompt) + int(completion))
+        prompt, completion = int(prompt), int(completion)
+        cost = self.price.cost(prompt, completion) if self.price is not None else 0.0
+        self._settle(usage, estimated, prompt, completion, cost)
 
     # -- structured generation ------------------------------------------------------------
-    @property
-    def structured_output_mode(self) -> str:
-        """The structured-output mode this endpoint gets now (after any fallback)."""
-        return self._mode()
-
     def _mode(self) -> str:
         mode = self.config.structured_output
         if mode == "auto":
             return "json_object" if self.capabilities.no_json_schema else "json_schema"
         return mode
 
-    def _body(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], mode: str, max_tokens: int
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.config.request_model, "messages": messages}
+    def _body(self, ask: Ask) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.config.request_model, "messages": ask.messages}
         # temperature, seed, the token limit, logprobs, reasoning effort: as this endpoint
         # takes them (a reasoning model gets max_completion_tokens and no temperature)
-        body.update(self.config.request_params(self.refused_params, budget=max_tokens))
-        structure = response_format(mode, schema)
+        body.update(self.config.request_params(self.refused_params, budget=ask.max_tokens))
+        structure = ask.response_format
         if structure is not None:
             body["response_format"] = structure
         body.update(self.config.extra_body)
         return body
-
-    def redact(self, text: str) -> str:
-        return self.http.redact(text)
 
     def _first_budget(self) -> int:
         return self.config.budget_for(self.refused_params)
@@ -341,22 +236,21 @@ class OpenAIJudge(ChatJudge[JudgeConfig]):
         return dict(schema_for_key(schema))
 
     async def _send(self, ask: Ask, usage: Usage) -> Reply | None:
-        body = self._body(ask.messages, ask.schema, ask.mode, ask.max_tokens)
+        body = self._body(ask)
         try:
-            data = await self._post(body, usage, probing_schema=ask.probing_schema)
+            data = await self._post(body, usage, ask)
         except StatusRejected as rejected:
             if self._learn(rejected, body):
                 return None
-            if ask.probing_schema and rejects_response_format(rejected.status, rejected.detail):
+            if ask.refuses_schema(rejected.status, rejected.detail):
                 raise SchemaRejected(rejected.detail) from None
             raise (rejected.error or rejected) from None
         choice = data["choices"][0]
         content = choice["message"].get("content") or ""
         if not content and choice["message"].get("tool_calls"):
             content = choice["message"]["tool_calls"][0]["function"]["arguments"]
-        if choice.get("finish_reason") == "length":
-            return Reply(content, cut_off="finish_reason=length")
-        return Reply(content, logprobs=(choice.get("logprobs") or {}).get("content"))
+        logprobs = (choice.get("logprobs") or {}).get("content")
+        return self._reply(content, choice.get("finish_reason"), logprobs)
 
 
 register_provider(DEFAULT_PROVIDER, JudgeConfig, OpenAIJudge)

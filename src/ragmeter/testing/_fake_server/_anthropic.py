@@ -49,9 +49,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragmeter.testing._fake_server._faults import DEFAULT_MALFORMED_CONTENT, Fault
+from ragmeter.testing._fake_server._faults import Fault
 from ragmeter.testing._fake_server._handler import Handler, _Dropped, _Handled
-from ragmeter.testing._fake_server._replies import Responder, ScriptedReply, reply_for
+from ragmeter.testing._fake_server._replies import (
+    Responder,
+    ScriptedReply,
+    answer_text,
+    reply_for,
+)
 from ragmeter.testing._fake_server._server import FakeOpenAIServer
 from ragmeter.testing._fake_server._tokens import content_text, tokenize
 
@@ -283,11 +288,7 @@ def _apply_fault(handler: Handler, fault: Fault) -> None:
     """The faults that replace the answer, with Anthropic's error shapes; the transport
     faults (drop, timeout, trickle) act as on the chat endpoint."""
     if fault.kind == "rate_limit":
-        headers: dict[str, str] = {}
-        if fault.retry_after_header is not None:
-            headers["retry-after"] = fault.retry_after_header
-        elif fault.retry_after_s is not None:
-            headers["retry-after"] = f"{fault.retry_after_s:g}"
+        headers = fault.retry_headers("retry-after", ms=False)
         handler._send_json(429, error_body(429, fault.message), headers=headers)
         raise _Handled
     if fault.kind == "http_error":
@@ -297,6 +298,16 @@ def _apply_fault(handler: Handler, fault: Fault) -> None:
 
 
 # -- what the API refuses ----------------------------------------------------------------
+
+#: The API's words for a tool_use without its tool_result, and a tool_result without its use.
+_NO_RESULT = (
+    "tool_use ids were found without tool_result blocks immediately after: {}. Each "
+    "tool_use block must have a corresponding tool_result block in the next message."
+)
+_NO_USE = (
+    "unexpected tool_use_id found in tool_result blocks: {}. Each tool_result block must "
+    "have a corresponding tool_use block in the previous message."
+)
 
 
 def _checked(body: Any, model: _Model) -> dict[str, Any]:
@@ -408,20 +419,13 @@ def _check_messages(messages: Any, model: _Model, tool_names: set[str]) -> None:
             )
         blocks = _blocks_of(message.get("content"), where)
         result_ids = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
-        missing = [i for i in pending_tool_ids if i not in result_ids]
-        if missing:
-            raise _Rejected(
-                f"{where}: tool_use ids were found without tool_result blocks immediately "
-                f"after: {', '.join(missing)}. Each tool_use block must have a corresponding "
-                "tool_result block in the next message."
-            )
-        unexpected = [i for i in result_ids if i not in pending_tool_ids]
-        if unexpected:
-            raise _Rejected(
-                f"{where}: unexpected tool_use_id found in tool_result blocks: "
-                f"{', '.join(map(str, unexpected))}. Each tool_result block must have a "
-                "corresponding tool_use block in the previous message."
-            )
+        # every tool_use answered by a tool_result in the next message, and no other
+        for unmatched, said in (
+            ([i for i in pending_tool_ids if i not in result_ids], _NO_RESULT),
+            ([i for i in result_ids if i not in pending_tool_ids], _NO_USE),
+        ):
+            if unmatched:
+                raise _Rejected(f"{where}: {said.format(', '.join(map(str, unmatched)))}")
         if result_ids and role != "user":
             raise _Rejected(f"{where}: tool_result blocks belong in user messages")
         uses = [b for b in blocks if b.get("type") == "tool_use"]
@@ -463,21 +467,14 @@ def messages_payload(
     body: dict[str, Any], reply: ScriptedReply, fault: Fault | None, *, model: str, usage: bool
 ) -> dict[str, Any]:
     """The message answering ``body`` with ``reply``, changed by a content fault."""
-    text, stop_reason = (
-        reply.content,
-        {"stop": "end_turn", "length": "max_tokens"}.get(reply.finish_reason, reply.finish_reason),
+    text, tokens, cut = answer_text(reply.content, fault, body["max_tokens"])
+    stop_reason = (
+        "max_tokens"
+        if cut
+        else {"stop": "end_turn", "length": "max_tokens"}.get(
+            reply.finish_reason, reply.finish_reason
+        )
     )
-    if fault is not None and fault.kind == "malformed_json":
-        text = fault.content if fault.content is not None else DEFAULT_MALFORMED_CONTENT
-    elif fault is not None and fault.kind == "truncated":
-        keep = int(len(text) * fault.keep_fraction)
-        text = text[: min(keep, max(len(text) - 1, 0))]
-        stop_reason = "max_tokens"
-    tokens = tokenize(text)
-    if len(tokens) > body["max_tokens"]:
-        tokens = tokens[: body["max_tokens"]]
-        text = "".join(tokens)
-        stop_reason = "max_tokens"
 
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     tools = body.get("tools") or []

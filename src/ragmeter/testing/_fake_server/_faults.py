@@ -58,6 +58,19 @@ class Fault:
     content: str | None = None
     retry_after_header: str | None = None
 
+    def retry_headers(self, name: str = "Retry-After", *, ms: bool = True) -> dict[str, str]:
+        """A ``rate_limit``'s headers: ``name`` (``Retry-After``) as written in
+        ``retry_after_header``, else ``retry_after_s`` in seconds and (``ms``) as
+        ``retry-after-ms``."""
+        if self.retry_after_header is not None:
+            return {name: self.retry_after_header}
+        if self.retry_after_s is None:
+            return {}
+        headers = {name: f"{self.retry_after_s:g}"}
+        if ms:
+            headers["retry-after-ms"] = str(round(self.retry_after_s * 1000))
+        return headers
+
     def __post_init__(self) -> None:
         if self.kind not in _FAULT_KINDS:
             raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {_FAULT_KINDS}")

@@ -269,12 +269,7 @@ class Handler(BaseHTTPRequestHandler):
             self._trickle_s = fault.delay_s
             return
         if fault.kind == "rate_limit":
-            headers: dict[str, str] = {}
-            if fault.retry_after_header is not None:
-                headers["Retry-After"] = fault.retry_after_header
-            elif fault.retry_after_s is not None:
-                headers["Retry-After"] = f"{fault.retry_after_s:g}"
-                headers["retry-after-ms"] = str(round(fault.retry_after_s * 1000))
+            headers = fault.retry_headers()
             message = fault.message or "Rate limit reached for requests. Please try again later."
             self._send_json(
                 429, _error_body(message, "requests", "rate_limit_exceeded"), headers=headers

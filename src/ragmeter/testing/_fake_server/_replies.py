@@ -78,6 +78,23 @@ def models_payload(model: str, created: int) -> dict[str, Any]:
     }
 
 
+def answer_text(text: str, fault: Fault | None, limit: object) -> tuple[str, list[str], bool]:
+    """The answer ``text`` as the server sends it (on every endpoint): changed by a content
+    fault, cut at ``limit`` tokens (when that is a count); its tokens, and whether it was
+    cut off."""
+    cut = fault is not None and fault.kind == "truncated"
+    if fault is not None and fault.kind == "malformed_json":
+        text = fault.content if fault.content is not None else DEFAULT_MALFORMED_CONTENT
+    elif fault is not None and cut:
+        text = text[: min(int(len(text) * fault.keep_fraction), max(len(text) - 1, 0))]
+    tokens = tokenize(text)
+    if isinstance(limit, int) and limit >= 0 and len(tokens) > limit:
+        tokens = tokens[:limit]
+        text = "".join(tokens)
+        cut = True
+    return text, tokens, cut
+
+
 def chat_payload(
     body: dict[str, Any],
     reply: ScriptedReply,
@@ -88,19 +105,9 @@ def chat_payload(
     ids: Iterator[int],
 ) -> dict[str, Any]:
     """The chat completion answering ``body`` with ``reply``, changed by a content fault."""
-    content, finish_reason = reply.content, reply.finish_reason
-    if fault is not None and fault.kind == "malformed_json":
-        content = fault.content if fault.content is not None else DEFAULT_MALFORMED_CONTENT
-    elif fault is not None and fault.kind == "truncated":
-        keep = int(len(content) * fault.keep_fraction)
-        content = content[: min(keep, max(len(content) - 1, 0))]
-        finish_reason = "length"
-    tokens = tokenize(content)
     limit = body.get("max_completion_tokens", body.get("max_tokens"))
-    if isinstance(limit, int) and limit >= 0 and len(tokens) > limit:
-        tokens = tokens[:limit]
-        content = "".join(tokens)
-        finish_reason = "length"
+    content, tokens, cut = answer_text(reply.content, fault, limit)
+    finish_reason = "length" if cut else reply.finish_reason
 
     message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
     tools = body.get("tools")
