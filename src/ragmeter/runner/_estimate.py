@@ -27,7 +27,6 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ValidationError
 
-from ragmeter._services import run_sync
 from ragmeter.dataset import Dataset, DatasetLike, Sample
 from ragmeter.judge import (
     Cache,
@@ -45,6 +44,7 @@ from ragmeter.judge import (
 from ragmeter.metrics import Metric, SampleMetric, resolve_metrics
 from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, RunDatabase
+from ragmeter.runner._sync import synchronous
 
 #: A data block of a rendered prompt (``ragmeter.prompts.data_block``): ``<name>...</name>``.
 _BLOCK = re.compile(r"^<([a-z_]+)>\n(.*?)\n</\1>$", re.DOTALL | re.MULTILINE)
@@ -327,47 +327,6 @@ def local_seconds(judge: Judge, usage: Usage) -> float | None:
     return usage.prompt_tokens / per_second + usage.completion_tokens * per_token
 
 
-def estimate(
-    dataset: DatasetLike,
-    metrics: Sequence[Metric | str] | str,
-    *,
-    column_map: Mapping[str, str] | None = None,
-    skip_invalid: bool = False,
-    format: str | None = None,
-    judge: Judge | None = None,
-    language: Language | None = None,
-    run_dir: str | Path | None = None,
-    resume: bool = False,
-    repeats: int = 1,
-    limit: int | None = None,
-    sample: int | None = None,
-    seed: int = 0,
-    stratify: str | None = None,
-) -> RunEstimate:
-    """What :func:`ragmeter.runner.evaluate` with these arguments would ask its judges,
-    without asking them (no call, no network, nothing written): the calls, prompt and
-    completion tokens and cost per step and in total. With ``resume`` only the results
-    missing from ``run_dir``; answers in the judge's cache are counted as cached."""
-    return run_sync(
-        aestimate(
-            dataset,
-            metrics,
-            column_map=column_map,
-            skip_invalid=skip_invalid,
-            format=format,
-            judge=judge,
-            language=language,
-            run_dir=run_dir,
-            resume=resume,
-            repeats=repeats,
-            limit=limit,
-            sample=sample,
-            seed=seed,
-            stratify=stratify,
-        )
-    )
-
-
 async def aestimate(
     dataset: DatasetLike,
     metrics: Sequence[Metric | str] | str,
@@ -449,6 +408,14 @@ async def aestimate(
     if any(m.uses_embeddings for m in judged):
         result.notes.append("embedding calls are not counted")
     return result
+
+
+@synchronous(aestimate)
+def estimate() -> None:
+    """What :func:`ragmeter.runner.evaluate` with these arguments would ask its judges,
+    without asking them (no call, no network, nothing written): the calls, prompt and
+    completion tokens and cost per step and in total. With ``resume`` only the results
+    missing from ``run_dir``; answers in the judge's cache are counted as cached."""
 
 
 def _todo(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from ragmeter._services import fewer_collections, run_sync
+from ragmeter._services import fewer_collections
 from ragmeter._version import __version__
 from ragmeter.dataset import (
     Dataset,
@@ -43,6 +43,7 @@ from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
 from ragmeter.runner._judged import JudgedSetup, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
 from ragmeter.runner._ray import RayBackend, WorkerPool
+from ragmeter.runner._sync import synchronous
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
 DEFAULT_BATCH_SIZE = 4096
@@ -93,119 +94,6 @@ def _score_column(metric: Metric, batch: Sequence[Any], context: BatchContext) -
             "samples: its score_batch must return one result per sample, in order",
         )
     return column
-
-
-def evaluate(
-    dataset: DatasetLike,
-    metrics: Sequence[Metric | str] | str,
-    *,
-    column_map: Mapping[str, str] | None = None,
-    skip_invalid: bool = False,
-    format: str | None = None,
-    judge: Judge | None = None,
-    embeddings: Embeddings | None = None,
-    language: Language | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    run_dir: str | Path | None = None,
-    resume: bool = False,
-    progress: bool | ProgressReporter | None = None,
-    record: Mapping[str, Any] | None = None,
-    repeats: int = 1,
-    limit: int | None = None,
-    sample: int | None = None,
-    seed: int = 0,
-    stratify: str | None = None,
-    max_cost: float | None = None,
-    tags: Sequence[str] | None = None,
-    backend: str | RayBackend = "local",
-) -> EvaluationResult:
-    """Score every sample of ``dataset`` with every metric.
-
-    ``dataset`` is a :class:`Dataset`, a path (JSONL, JSON, CSV, Parquet), a list of dicts, a
-    pandas DataFrame or a Hugging Face dataset; ``metrics`` are metric objects or names such
-    as ``"precision@5"`` or ``"faithfulness"``, of any kind in one call. Every problem in the
-    input is reported before anything is scored; with ``skip_invalid`` the valid rows are
-    scored and the others listed in ``result.skipped``.
-
-    A JSONL file streams: it is read, checked and written to the run's store a chunk of lines
-    at a time (the metrics without a judge score each chunk as it is stored, the judged ones
-    read the samples back from the store), so its length is bounded by disk, not memory (the
-    problems of a file with very many are counted, the first 1000 listed). JSON, CSV and
-    Parquet files, and a JSONL file with ``limit`` or ``sample``, are loaded whole.
-
-    Judged metrics use their own judge / embeddings if they have one, else ``judge`` /
-    ``embeddings``, else the configured endpoint or the embedded offline defaults; within a
-    sample they share every judge call, and up to ``concurrency`` samples are in flight at
-    once under the judge's own request limits. ``language`` ("en" / "zh") overrides
-    per-sample language detection.
-
-    Each finished sample x metric is written at once to ``run_dir/run.db`` (a temporary file
-    without ``run_dir``). If the run stops, ``resume=True`` with the same ``run_dir``
-    computes only the results that are missing or failed; judge answers already paid for come
-    from the judge cache. ``progress`` shows a live display on stderr (default: when stderr
-    is a terminal). Results are in dataset order.
-
-    ``repeats`` R > 1 judges every sample R times (each repeat cached apart) to measure the
-    judge's own noise (:func:`ragmeter.stats.judge_noise`): a judged metric's score is then
-    the mean of its repeats, each repeat's score in ``details["repeats"]``. Repeats differ
-    only where the judge samples (temperature > 0).
-
-    ``record`` is what the caller needs to start the run again (JSON, never a secret; the CLI
-    records its options): it is kept in ``run_dir`` (:meth:`RunDatabase.get_record` reads it
-    back) and in ``result.config["invocation"]``; a resumed run without one keeps the old one.
-
-    A cheap first pass: ``limit`` N scores the first N valid samples, ``sample`` N a random N
-    of them, the same for the same ``seed`` (by the metadata tag ``stratify``, each value its
-    share); resume with the same options. ``max_cost`` stops starting samples once what the
-    run spent (in ``run_dir``, over every session) plus the estimated cost of the samples in
-    flight and of the next one would pass it: the samples in flight finish and are kept, the
-    rest are ``not_started`` (not failed; ``result.config["budget"]`` says so) for a resumed
-    run with a higher ``max_cost``. Every judge asked needs a price (a ``ValueError`` says
-    how to give one).
-
-    ``tags`` names the ``metadata`` fields that :meth:`EvaluationResult.breakdowns` (the CLI
-    summary and the report) group results by, kept in ``result.config["tags"]``; without
-    it, low-cardinality text fields are chosen (not scores, numbers, free text or ids).
-
-    ``backend`` runs the per-sample (judged) metrics in this process (``"local"``) or on the
-    workers of a Ray cluster (``"ray"``, or a :class:`RayBackend` with its address, workers and
-    per-node endpoint): the same results, recorded here as they come back, with the judges'
-    limits kept across the cluster and one shared cache (docs/scale.md).
-
-    >>> result = evaluate(
-    ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
-    ...     ["mrr", "hit@1"],
-    ... )
-    >>> {name: a.mean for name, a in result.aggregates.items()}
-    {'mrr': 0.5, 'hit@1': 0.0}
-    """
-    return run_sync(
-        aevaluate(
-            dataset,
-            metrics,
-            column_map=column_map,
-            skip_invalid=skip_invalid,
-            format=format,
-            judge=judge,
-            embeddings=embeddings,
-            language=language,
-            concurrency=concurrency,
-            batch_size=batch_size,
-            run_dir=run_dir,
-            resume=resume,
-            progress=progress,
-            record=record,
-            repeats=repeats,
-            limit=limit,
-            sample=sample,
-            seed=seed,
-            stratify=stratify,
-            max_cost=max_cost,
-            tags=tags,
-            backend=backend,
-        )
-    )
 
 
 async def aevaluate(
@@ -291,6 +179,70 @@ async def aevaluate(
     if run_dir is not None:
         result.save(run_dir)
     return result
+
+
+@synchronous(aevaluate)
+def evaluate() -> None:
+    """Score every sample of ``dataset`` with every metric.
+
+    ``dataset`` is a :class:`Dataset`, a path (JSONL, JSON, CSV, Parquet), a list of dicts, a
+    pandas DataFrame or a Hugging Face dataset; ``metrics`` are metric objects or names such
+    as ``"precision@5"`` or ``"faithfulness"``, of any kind in one call. Every problem in the
+    input is reported before anything is scored; with ``skip_invalid`` the valid rows are
+    scored and the others listed in ``result.skipped``.
+
+    A JSONL file streams: it is read, checked and written to the run's store a chunk of lines
+    at a time (the metrics without a judge score each chunk as it is stored, the judged ones
+    read the samples back from the store), so its length is bounded by disk, not memory (the
+    problems of a file with very many are counted, the first 1000 listed). JSON, CSV and
+    Parquet files, and a JSONL file with ``limit`` or ``sample``, are loaded whole.
+
+    Judged metrics use their own judge / embeddings if they have one, else ``judge`` /
+    ``embeddings``, else the configured endpoint or the embedded offline defaults; within a
+    sample they share every judge call, and up to ``concurrency`` samples are in flight at
+    once under the judge's own request limits. ``language`` ("en" / "zh") overrides
+    per-sample language detection.
+
+    Each finished sample x metric is written at once to ``run_dir/run.db`` (a temporary file
+    without ``run_dir``). If the run stops, ``resume=True`` with the same ``run_dir``
+    computes only the results that are missing or failed; judge answers already paid for come
+    from the judge cache. ``progress`` shows a live display on stderr (default: when stderr
+    is a terminal). Results are in dataset order.
+
+    ``repeats`` R > 1 judges every sample R times (each repeat cached apart) to measure the
+    judge's own noise (:func:`ragmeter.stats.judge_noise`): a judged metric's score is then
+    the mean of its repeats, each repeat's score in ``details["repeats"]``. Repeats differ
+    only where the judge samples (temperature > 0).
+
+    ``record`` is what the caller needs to start the run again (JSON, never a secret; the CLI
+    records its options): it is kept in ``run_dir`` (:meth:`RunDatabase.get_record` reads it
+    back) and in ``result.config["invocation"]``; a resumed run without one keeps the old one.
+
+    A cheap first pass: ``limit`` N scores the first N valid samples, ``sample`` N a random N
+    of them, the same for the same ``seed`` (by the metadata tag ``stratify``, each value its
+    share); resume with the same options. ``max_cost`` stops starting samples once what the
+    run spent (in ``run_dir``, over every session) plus the estimated cost of the samples in
+    flight and of the next one would pass it: the samples in flight finish and are kept, the
+    rest are ``not_started`` (not failed; ``result.config["budget"]`` says so) for a resumed
+    run with a higher ``max_cost``. Every judge asked needs a price (a ``ValueError`` says
+    how to give one).
+
+    ``tags`` names the ``metadata`` fields that :meth:`EvaluationResult.breakdowns` (the CLI
+    summary and the report) group results by, kept in ``result.config["tags"]``; without
+    it, low-cardinality text fields are chosen (not scores, numbers, free text or ids).
+
+    ``backend`` runs the per-sample (judged) metrics in this process (``"local"``) or on the
+    workers of a Ray cluster (``"ray"``, or a :class:`RayBackend` with its address, workers and
+    per-node endpoint): the same results, recorded here as they come back, with the judges'
+    limits kept across the cluster and one shared cache (docs/scale.md).
+
+    >>> result = evaluate(
+    ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
+    ...     ["mrr", "hit@1"],
+    ... )
+    >>> {name: a.mean for name, a in result.aggregates.items()}
+    {'mrr': 0.5, 'hit@1': 0.0}
+    """
 
 
 @dataclass
