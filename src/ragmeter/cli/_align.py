@@ -11,24 +11,22 @@ from rich.markup import escape
 
 from ragmeter.cli._app import _fail, app, console, errors
 from ragmeter.cli._exit import (
-    AllowFailuresOption,
+    DEFAULT_FAILURE_POLICY,
     ExitCode,
+    FailureGroup,
     FailurePolicy,
-    MaxFailedShareOption,
     Outcome,
     fail_io,
     io_message,
 )
+from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    CacheOption,
+    DEFAULT_CACHE,
+    DEFAULT_JUDGE,
+    CacheGroup,
     CacheOptions,
-    JudgeBaseUrlOption,
-    JudgeConfigOption,
-    JudgeModelOption,
+    JudgeGroup,
     JudgeOptions,
-    JudgeProviderOption,
-    LogprobsOption,
-    NoCacheOption,
     whole_paragraphs,
 )
 
@@ -127,6 +125,7 @@ def _write_json(report: "AlignmentReport", path: Path) -> None:
 
 @app.command("align")
 @whole_paragraphs
+@option_groups
 def align_command(
     metric: Annotated[
         str,
@@ -173,16 +172,10 @@ def align_command(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the full report as JSON to this file.")
     ] = None,
-    judge_model: JudgeModelOption = None,
-    judge_base_url: JudgeBaseUrlOption = None,
-    judge_provider: JudgeProviderOption = None,
-    judge_config: JudgeConfigOption = None,
-    logprobs: LogprobsOption = False,
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    judge: JudgeGroup = DEFAULT_JUDGE,
+    cache: CacheGroup = DEFAULT_CACHE,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
-    max_failed_share: MaxFailedShareOption = 0.0,
-    allow_failures: AllowFailuresOption = False,
+    failures: FailureGroup = DEFAULT_FAILURE_POLICY,
 ) -> None:
     """How far does a metric agree with people? Scores human-labelled samples and reports
     agreement with 95% bootstrap CIs (accuracy and Cohen's kappa for discrete labels,
@@ -214,13 +207,12 @@ def align_command(
     try:
         resolved = load_metric_argument(metric)
         options.checked(resolved)  # before the judge is made
-        judge = _judge_for(
-            resolved,
-            JudgeOptions(judge_model, judge_base_url, judge_provider, judge_config, logprobs),
-            CacheOptions(cache, no_cache),
-        )
         report = align(
-            resolved, labelled, judge=judge, progress=not quiet, **dataclasses.asdict(options)
+            resolved,
+            labelled,
+            judge=_judge_for(resolved, judge, cache),
+            progress=not quiet,
+            **dataclasses.asdict(options),
         )
     except (
         UnknownMetricError,
@@ -244,6 +236,6 @@ def align_command(
         except OSError as error:
             errors.print(f"[bold red]error:[/bold red] {escape(io_message(error))}")
             outcome.add(ExitCode.IO_ERROR, f"the report {json_out} was not written")
-    for code, reason in judgment_problems(report, FailurePolicy(max_failed_share, allow_failures)):
+    for code, reason in judgment_problems(report, failures):
         outcome.add(code, reason)
     outcome.exit("the report was made")

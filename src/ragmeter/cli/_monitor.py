@@ -11,16 +11,14 @@ from rich.markup import escape
 
 from ragmeter.cli._app import _fail, app, console, errors, open_run_store, resolve_run
 from ragmeter.cli._exit import ExitCode, fail_io
+from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    CacheOption,
-    CacheOptions,
-    JudgeBaseUrlOption,
-    JudgeConfigOption,
-    JudgeModelOption,
-    JudgeOptions,
-    JudgeProviderOption,
-    LogprobsOption,
-    NoCacheOption,
+    DEFAULT_CACHE,
+    DEFAULT_JUDGE,
+    CacheGroup,
+    ConcurrencyOption,
+    JudgeGroup,
+    JudgeLanguageOption,
     whole_paragraphs,
 )
 from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
@@ -127,6 +125,7 @@ def _follow(
 
 @app.command("monitor")
 @whole_paragraphs
+@option_groups
 def monitor_command(
     source: Annotated[
         Path, typer.Argument(help="A growing JSONL file, or a folder of JSONL files.")
@@ -201,20 +200,10 @@ def monitor_command(
         bool, typer.Option("--no-store", help="Do not record the windows in the run store.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only windows.")] = False,
-    judge_model: JudgeModelOption = None,
-    judge_base_url: JudgeBaseUrlOption = None,
-    judge_provider: JudgeProviderOption = None,
-    judge_config: JudgeConfigOption = None,
-    logprobs: LogprobsOption = False,
-    language: Annotated[
-        str | None,
-        typer.Option("--language", help="Judge prompts in en or zh (default: per sample)."),
-    ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", help="Samples judged at once.", min=1)
-    ] = DEFAULT_CONCURRENCY,
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    judge: JudgeGroup = DEFAULT_JUDGE,
+    language: JudgeLanguageOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
+    cache: CacheGroup = DEFAULT_CACHE,
 ) -> None:
     """Score new production samples in windows and alert when a metric drops.
 
@@ -245,12 +234,8 @@ def monitor_command(
         _fail(f"--language must be en or zh, got {language!r}")
     try:
         resolved = resolve_metrics(metrics or ",".join(DEFAULT_METRICS))
-        judge_options = JudgeOptions(
-            judge_model, judge_base_url, judge_provider, judge_config, logprobs
-        )
-        judge = None
-        if any(isinstance(m, SampleMetric) and m.uses_judge for m in resolved):
-            judge = judge_options.build(CacheOptions(cache, no_cache))
+        judged = any(isinstance(m, SampleMetric) and m.uses_judge for m in resolved)
+        built_judge = judge.build(cache) if judged else None
         opened = None if no_store else open_run_store(store, hint="; or pass --no-store")
         reference = None if baseline is None else resolve_run(baseline)
         monitor = Monitor(
@@ -268,7 +253,7 @@ def monitor_command(
             record_runs=opened is not None,
             log=log,
             webhook=webhook,
-            judge=judge,
+            judge=built_judge,
             language=cast("Language | None", language),  # checked above
             concurrency=concurrency,
         )
