@@ -345,21 +345,13 @@ async def aestimate(
     stratify: str | None = None,
 ) -> RunEstimate:
     """:func:`estimate` for async code (same arguments)."""
-    from ragmeter.runner._evaluate import read_checked
+    from ragmeter.runner._evaluate import Reading
 
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
-    data = read_checked(
-        dataset,
-        resolved,
-        column_map=column_map,
-        skip_invalid=skip_invalid,
-        format=format,
-        limit=limit,
-        sample=sample,
-        seed=seed,
-        stratify=stratify,
+    data = Reading(column_map, skip_invalid, format, limit, sample, seed, stratify).read_checked(
+        dataset, resolved
     )
     judged = [m for m in resolved if isinstance(m, SampleMetric)]
     todo = _todo(data, [m.name for m in judged], run_dir if resume else None)

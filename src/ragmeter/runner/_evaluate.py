@@ -130,18 +130,8 @@ async def aevaluate(
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
     if max_cost is not None:
         check_budget(max_cost, resolved, judge)  # before anything runs or is written
-    read = _read_input(
-        dataset,
-        resolved,
-        column_map=column_map,
-        skip_invalid=skip_invalid,
-        format=format,
-        limit=limit,
-        sample=sample,
-        seed=seed,
-        stratify=stratify,
-        tags=tags,
-    )
+    reading = Reading(column_map, skip_invalid, format, limit, sample, seed, stratify)
+    read = _read_input(dataset, resolved, reading, tags)
     infos = [
         MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
         for m in resolved
@@ -258,67 +248,57 @@ class _Input:
     column_notes: list[str]
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How a run reads its dataset: :func:`evaluate`'s ``column_map``, ``skip_invalid`` and
+    ``format``, and the subset it scores (``limit``, ``sample``, ``seed``, ``stratify``)."""
+
+    column_map: Mapping[str, str] | None
+    skip_invalid: bool
+    format: str | None
+    limit: int | None
+    sample: int | None
+    seed: int
+    stratify: str | None
+
+    def read_checked(self, dataset: DatasetLike, metrics: Sequence[Metric]) -> Dataset:
+        """The whole dataset in memory, checked for ``metrics`` (rows that cannot load
+        reported with the rest) and cut to its subset: what a run and its estimate score."""
+        if isinstance(dataset, Dataset):
+            data, load_problems = dataset, []
+        else:
+            data = load_dataset(
+                dataset, column_map=self.column_map, skip_invalid=True, format=self.format
+            )
+            load_problems = [p for row in data.invalid for p in row.problems]
+        data = check_inputs(
+            data, metrics, skip_invalid=self.skip_invalid, load_problems=load_problems
+        )
+        return take_subset(
+            data, limit=self.limit, sample=self.sample, seed=self.seed, stratify=self.stratify
+        )
+
+
 def _read_input(
-    dataset: DatasetLike,
-    metrics: Sequence[Metric],
-    *,
-    column_map: Mapping[str, str] | None,
-    skip_invalid: bool,
-    format: str | None,
-    limit: int | None,
-    sample: int | None,
-    seed: int,
-    stratify: str | None,
-    tags: Sequence[str] | None,
+    dataset: DatasetLike, metrics: Sequence[Metric], reading: Reading, tags: Sequence[str] | None
 ) -> _Input:
     """The dataset checked for ``metrics`` and cut to its subset: a JSONL file streamed a
     chunk at a time (checked as it is read), anything else read into memory."""
     # A subset is drawn from the whole (valid) dataset: it is read into memory.
-    if is_streamed(dataset, format) and limit is None and sample is None:
+    if is_streamed(dataset, reading.format) and reading.limit is None and reading.sample is None:
         jsonl = cast("str | Path", dataset)  # is_streamed: a path
         column_notes: list[str] = []
-        chunks: Iterable[Dataset] = _checked_chunks(jsonl, metrics, column_map, skip_invalid)
+        chunks: Iterable[Dataset] = _checked_chunks(
+            jsonl, metrics, reading.column_map, reading.skip_invalid
+        )
         named_tags = None
         if tags is not None:  # checked once the whole file is read
             named_tags = Dataset.tag_names(tags)
             chunks = _carrying_tags(chunks, named_tags)
         return _Input(_noting_columns(chunks, column_notes), None, named_tags, column_notes)
-    data = read_checked(
-        dataset,
-        metrics,
-        column_map=column_map,
-        skip_invalid=skip_invalid,
-        format=format,
-        limit=limit,
-        sample=sample,
-        seed=seed,
-        stratify=stratify,
-    )
+    data = reading.read_checked(dataset, metrics)
     named_tags = None if tags is None else data.check_tags(tags)
     return _Input([data], data, named_tags, data.column_warnings())
-
-
-def read_checked(
-    dataset: DatasetLike,
-    metrics: Sequence[Metric],
-    *,
-    column_map: Mapping[str, str] | None,
-    skip_invalid: bool,
-    format: str | None,
-    limit: int | None,
-    sample: int | None,
-    seed: int,
-    stratify: str | None,
-) -> Dataset:
-    """The whole dataset in memory, checked for ``metrics`` (rows that cannot load reported
-    with the rest) and cut to its subset: what a run and its estimate both score."""
-    if isinstance(dataset, Dataset):
-        data, load_problems = dataset, []
-    else:
-        data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
-        load_problems = [p for row in data.invalid for p in row.problems]
-    data = check_inputs(data, metrics, skip_invalid=skip_invalid, load_problems=load_problems)
-    return take_subset(data, limit=limit, sample=sample, seed=seed, stratify=stratify)
 
 
 def _checked_chunks(
