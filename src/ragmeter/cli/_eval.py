@@ -18,6 +18,7 @@ from ragmeter.cli._app import (
     JunitOption,
     MarkdownOption,
     MinCoverageOption,
+    RunStoreOption,
     _fail,
     _print_problems,
     app,
@@ -476,12 +477,7 @@ def eval_command(
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
     min_coverage: MinCoverageOption = 1.0,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store", help="Run store URL (default $RAGMETER_STORE_URL or .ragmeter/runs.db)."
-        ),
-    ] = None,
+    store: RunStoreOption = None,
     no_store: Annotated[
         bool, typer.Option("--no-store", help="Do not record the run in the run store.")
     ] = False,

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from rich.markup import escape
 
-from ragmeter.cli._app import _fail, app, console, errors, open_run_store, resolve_run
+from ragmeter.cli._app import (
+    RunStoreOption,
+    _fail,
+    app,
+    console,
+    errors,
+    open_run_store,
+    resolve_run,
+)
 from ragmeter.cli._exit import ExitCode, fail_io
 from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
@@ -190,12 +198,7 @@ def monitor_command(
         bool,
         typer.Option("--flush", help="With --once: also close the windows not yet full."),
     ] = False,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store", help="Run store URL (default $RAGMETER_STORE_URL or .ragmeter/runs.db)."
-        ),
-    ] = None,
+    store: RunStoreOption = None,
     no_store: Annotated[
         bool, typer.Option("--no-store", help="Do not record the windows in the run store.")
     ] = False,
