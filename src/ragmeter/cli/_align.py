@@ -24,15 +24,12 @@ from ragmeter.cli._judging import (
     DEFAULT_CACHE,
     DEFAULT_JUDGE,
     CacheGroup,
-    CacheOptions,
     JudgeGroup,
-    JudgeOptions,
     whole_paragraphs,
 )
 
 if TYPE_CHECKING:
     from ragmeter.align import AlignmentReport
-    from ragmeter.judge import Judge
     from ragmeter.metrics import Metric
 
 METRIC_FILE_SUFFIXES = (".yaml", ".yml", ".toml")
@@ -56,14 +53,6 @@ def load_metric_argument(value: str) -> "Metric":
         metric = load_metric(value)
         return metric
     return resolve_metrics([value])[0]
-
-
-def _judge_for(metric: "Metric", judge: JudgeOptions, cache: CacheOptions) -> "Judge | None":
-    from ragmeter.metrics import SampleMetric
-
-    if not (isinstance(metric, SampleMetric) and metric.uses_judge):
-        return None
-    return judge.build(cache)
 
 
 #: How the runner marks the results a judge that refused its configuration never computed.
@@ -210,7 +199,7 @@ def align_command(
         report = align(
             resolved,
             labelled,
-            judge=_judge_for(resolved, judge, cache),
+            judge=judge.build_if_needed([resolved], cache),
             progress=not quiet,
             **dataclasses.asdict(options),
         )

@@ -67,8 +67,6 @@ from ragmeter.cli._tracking import NO_TRACKING, TrackingGroup
 from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
 
 if TYPE_CHECKING:
-    from ragmeter.judge import Judge
-    from ragmeter.metrics import Metric
     from ragmeter.prompts import Language
     from ragmeter.results import EvaluationResult
     from ragmeter.runner import RayBackend
@@ -180,17 +178,6 @@ def default_run_dir(data: Path) -> Path:
     return Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
 
 
-def _judge_if_needed(
-    metrics: "list[Metric]", judge: JudgeOptions, cache: CacheOptions
-) -> "Judge | None":
-    """The judge, built only when some metric calls one."""
-    from ragmeter.metrics import SampleMetric
-
-    if any(isinstance(m, SampleMetric) and m.uses_judge for m in metrics):
-        return judge.build(cache)
-    return None
-
-
 def _dry_run(
     options: EvalOptions, resume: Path | None, cache: CacheOptions, max_cost: float | None
 ) -> None:
@@ -209,7 +196,7 @@ def _dry_run(
         column_map=options.column_mapping(),
         skip_invalid=options.skip_invalid,
         format=options.format,
-        judge=_judge_if_needed(metrics, options.judge, cache),
+        judge=options.judge.build_if_needed(metrics, cache),
         language=cast("Language | None", options.language),
         run_dir=resume,
         resume=resume is not None,
@@ -236,7 +223,7 @@ def run_eval(
 
     data = options.require_data()
     metrics = resolve_metrics(cast(str, options.metrics))
-    judge = _judge_if_needed(metrics, options.judge, cache)
+    judge = options.judge.build_if_needed(metrics, cache)
     if options.language not in LANGUAGES:
         raise ValueError(f"--language must be en or zh, got {options.language!r}")
     return evaluate(

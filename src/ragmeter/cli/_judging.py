@@ -1,7 +1,7 @@
 """The judge options every judged command shares, and ``ragmeter judge check``."""
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -17,6 +17,7 @@ from ragmeter.cli._groups import OptionGroup, option_groups
 if TYPE_CHECKING:
     from ragmeter._services import Usage
     from ragmeter.judge import Judge
+    from ragmeter.metrics import Metric
 
 JudgeModelOption = Annotated[
     str | None, typer.Option("--judge-model", help="Judge model (else RAGMETER_JUDGE_MODEL).")
@@ -158,6 +159,16 @@ class JudgeOptions:
             config,
             cache=make_cache(cache.path, enabled=not cache.disabled, refresh=cache.refresh),
         )
+
+    def build_if_needed(
+        self, metrics: "Sequence[Metric]", cache: CacheOptions | None = None
+    ) -> "Judge | None":
+        """The judge (:meth:`build`), made only when some of ``metrics`` calls one."""
+        from ragmeter.metrics import SampleMetric
+
+        if any(isinstance(m, SampleMetric) and m.uses_judge for m in metrics):
+            return self.build(cache)
+        return None
 
 
 #: The ``--judge-*`` options, without and with ``--logprobs``, and the cache options, each

@@ -230,15 +230,14 @@ def monitor_command(
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
-    from ragmeter.metrics import SampleMetric, UnknownMetricError, resolve_metrics
+    from ragmeter.metrics import UnknownMetricError, resolve_metrics
     from ragmeter.monitor import DEFAULT_METRICS, Monitor
 
     if language not in (None, "en", "zh"):
         _fail(f"--language must be en or zh, got {language!r}")
     try:
         resolved = resolve_metrics(metrics or ",".join(DEFAULT_METRICS))
-        judged = any(isinstance(m, SampleMetric) and m.uses_judge for m in resolved)
-        built_judge = judge.build(cache) if judged else None
+        built_judge = judge.build_if_needed(resolved, cache)
         opened = None if no_store else open_run_store(store, hint="; or pass --no-store")
         reference = None if baseline is None else resolve_run(baseline)
         monitor = Monitor(
