@@ -44,6 +44,7 @@ from ragmeter.judge import (
 from ragmeter.metrics import Metric, SampleMetric, resolve_metrics
 from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, RunDatabase
+from ragmeter.runner._judged import judges_for
 from ragmeter.runner._sync import synchronous
 
 #: A data block of a rendered prompt (``ragmeter.prompts.data_block``): ``<name>...</name>``.
@@ -431,18 +432,3 @@ def _todo(
         return list(store.todo(names, 0, len(data)).items()) if names else []
     finally:
         store.close()
-
-
-def judges_for(metrics: Sequence[SampleMetric], judge: Judge | None) -> dict[str, Judge | None]:
-    """Each metric's judge as the run chooses it (:func:`ragmeter.runner._judged.setup`):
-    its own, else ``judge``, else the default one, made once; without the embeddings."""
-    shared = judge
-    chosen: dict[str, Judge | None] = {}
-    for metric in metrics:
-        own = metric.judge or shared
-        if own is None and metric.uses_judge:
-            from ragmeter.judge import default_judge
-
-            own = shared = default_judge()
-        chosen[metric.name] = own
-    return chosen
