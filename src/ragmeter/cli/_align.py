@@ -11,7 +11,6 @@ from rich.markup import escape
 
 from ragmeter.cli._app import _fail, app, console, errors
 from ragmeter.cli._exit import (
-    DEFAULT_FAILURE_POLICY,
     ExitCode,
     FailureGroup,
     FailurePolicy,
@@ -21,10 +20,10 @@ from ragmeter.cli._exit import (
 )
 from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    DEFAULT_CACHE,
-    DEFAULT_JUDGE,
     CacheGroup,
+    CacheOptions,
     JudgeGroup,
+    JudgeOptions,
     whole_paragraphs,
 )
 
@@ -161,10 +160,10 @@ def align_command(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the full report as JSON to this file.")
     ] = None,
-    judge: JudgeGroup = DEFAULT_JUDGE,
-    cache: CacheGroup = DEFAULT_CACHE,
+    judge: JudgeGroup = JudgeOptions(),
+    cache: CacheGroup = CacheOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
-    failures: FailureGroup = DEFAULT_FAILURE_POLICY,
+    failures: FailureGroup = FailurePolicy(),
 ) -> None:
     """How far does a metric agree with people? Scores human-labelled samples and reports
     agreement with 95% bootstrap CIs (accuracy and Cohen's kappa for discrete labels,

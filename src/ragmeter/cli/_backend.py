@@ -92,4 +92,3 @@ BackendGroup = Annotated[
         ray_local_endpoint=(RayLocalEndpointOption, None),
     ),
 ]
-LOCAL_BACKEND = BackendOptions()

@@ -30,7 +30,7 @@ from ragmeter.cli._app import (
     print_run,
     record_run,
 )
-from ragmeter.cli._backend import LOCAL_BACKEND, BackendGroup
+from ragmeter.cli._backend import BackendGroup, BackendOptions
 from ragmeter.cli._budget import (
     DryRunOption,
     LimitOption,
@@ -42,7 +42,6 @@ from ragmeter.cli._budget import (
     budget_stopped,
 )
 from ragmeter.cli._exit import (
-    DEFAULT_FAILURE_POLICY,
     ExitCode,
     FailureGroup,
     FailurePolicy,
@@ -53,8 +52,6 @@ from ragmeter.cli._exit import (
 )
 from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    DEFAULT_CACHE,
-    DEFAULT_JUDGE,
     CacheGroup,
     CacheOptions,
     ConcurrencyOption,
@@ -63,7 +60,7 @@ from ragmeter.cli._judging import (
     JudgeOptions,
     whole_paragraphs,
 )
-from ragmeter.cli._tracking import NO_TRACKING, TrackingGroup
+from ragmeter.cli._tracking import TrackingGroup, TrackingOptions
 from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
 
 if TYPE_CHECKING:
@@ -437,10 +434,10 @@ def eval_command(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress display; print only the summary.")
     ] = False,
-    judge: JudgeGroup = DEFAULT_JUDGE,
+    judge: JudgeGroup = JudgeOptions(),
     language: JudgeLanguageOption = None,
     concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
-    cache: CacheGroup = DEFAULT_CACHE,
+    cache: CacheGroup = CacheOptions(),
     refresh_cache: Annotated[
         bool, typer.Option("--refresh-cache", help="Ignore cached answers; store new ones.")
     ] = False,
@@ -476,7 +473,7 @@ def eval_command(
         list[str] | None,
         typer.Option("--param", help="A parameter of the system, KEY=VALUE (repeatable)."),
     ] = None,
-    failures: FailureGroup = DEFAULT_FAILURE_POLICY,
+    failures: FailureGroup = FailurePolicy(),
     limit: LimitOption = None,
     sample: SampleOption = None,
     seed: SeedOption = None,
@@ -491,8 +488,8 @@ def eval_command(
             "text fields with few values; not scores, numbers, free text or ids).",
         ),
     ] = None,
-    tracking: TrackingGroup = NO_TRACKING,
-    backend: BackendGroup = LOCAL_BACKEND,
+    tracking: TrackingGroup = TrackingOptions(),
+    backend: BackendGroup = BackendOptions(),
 ) -> None:
     """Score a dataset with the given metrics; results are saved as they are computed.
 

@@ -161,7 +161,6 @@ FailureGroup = Annotated[
         allow_failures=(AllowFailuresOption, False),
     ),
 ]
-DEFAULT_FAILURE_POLICY = FailurePolicy()
 
 
 def io_message(error: OSError) -> str:

@@ -12,9 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import _fail, app, console, errors
-from ragmeter.cli._backend import LOCAL_BACKEND, BackendGroup
+from ragmeter.cli._backend import BackendGroup, BackendOptions
 from ragmeter.cli._exit import (
-    DEFAULT_FAILURE_POLICY,
     ExitCode,
     FailureGroup,
     FailurePolicy,
@@ -24,9 +23,9 @@ from ragmeter.cli._exit import (
 )
 from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    DEFAULT_CACHE,
-    DEFAULT_JUDGE,
     CacheGroup,
+    CacheOptions,
+    JudgeOptions,
     JudgeWithoutLogprobsGroup,
     whole_paragraphs,
 )
@@ -309,11 +308,11 @@ def generate_command(
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the stopped generation of this output.")
     ] = False,
-    judge: JudgeWithoutLogprobsGroup = DEFAULT_JUDGE,
-    cache: CacheGroup = DEFAULT_CACHE,
+    judge: JudgeWithoutLogprobsGroup = JudgeOptions(),
+    cache: CacheGroup = CacheOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
-    failures: FailureGroup = DEFAULT_FAILURE_POLICY,
-    backend: BackendGroup = LOCAL_BACKEND,
+    failures: FailureGroup = FailurePolicy(),
+    backend: BackendGroup = BackendOptions(),
 ) -> None:
     """Write test questions with reference answers from your documents, in their language.
 

@@ -187,8 +187,6 @@ CacheGroup = Annotated[
     CacheOptions,
     OptionGroup(CacheOptions, cache=(CacheOption, None), no_cache=(NoCacheOption, False)),
 ]
-DEFAULT_JUDGE = JudgeOptions()
-DEFAULT_CACHE = CacheOptions()
 
 
 judge_app = typer.Typer(
@@ -200,7 +198,7 @@ app.add_typer(judge_app, name="judge")
 @judge_app.command("check")
 @whole_paragraphs
 @option_groups
-def judge_check(given: JudgeGroup = DEFAULT_JUDGE) -> None:
+def judge_check(given: JudgeGroup = JudgeOptions()) -> None:
     """Ask the configured judge five known-answer questions; end with PASS or FAIL.
 
     Two yes/no questions in English and two in Chinese (one yes, one no each), and one

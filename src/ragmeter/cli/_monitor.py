@@ -21,12 +21,12 @@ from ragmeter.cli._app import (
 from ragmeter.cli._exit import ExitCode, fail_io
 from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    DEFAULT_CACHE,
-    DEFAULT_JUDGE,
     CacheGroup,
+    CacheOptions,
     ConcurrencyOption,
     JudgeGroup,
     JudgeLanguageOption,
+    JudgeOptions,
     whole_paragraphs,
 )
 from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
@@ -203,10 +203,10 @@ def monitor_command(
         bool, typer.Option("--no-store", help="Do not record the windows in the run store.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only windows.")] = False,
-    judge: JudgeGroup = DEFAULT_JUDGE,
+    judge: JudgeGroup = JudgeOptions(),
     language: JudgeLanguageOption = None,
     concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
-    cache: CacheGroup = DEFAULT_CACHE,
+    cache: CacheGroup = CacheOptions(),
 ) -> None:
     """Score new production samples in windows and alert when a metric drops.
 

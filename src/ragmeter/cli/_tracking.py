@@ -145,7 +145,6 @@ TrackingGroup = Annotated[
         wandb_project=(WandbProjectOption, None),
     ),
 ]
-NO_TRACKING = TrackingOptions()
 
 
 def _problem(error: Exception, tracker: str) -> tuple[ExitCode, str]:
