@@ -11,30 +11,24 @@ from rich.markup import escape
 
 from ragmeter.cli._app import _fail, app, console, errors
 from ragmeter.cli._exit import (
-    AllowFailuresOption,
     ExitCode,
+    FailureGroup,
     FailurePolicy,
-    MaxFailedShareOption,
     Outcome,
     fail_io,
     io_message,
 )
+from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    CacheOption,
+    CacheGroup,
     CacheOptions,
-    JudgeBaseUrlOption,
-    JudgeConfigOption,
-    JudgeModelOption,
+    JudgeGroup,
     JudgeOptions,
-    JudgeProviderOption,
-    LogprobsOption,
-    NoCacheOption,
     whole_paragraphs,
 )
 
 if TYPE_CHECKING:
     from ragmeter.align import AlignmentReport
-    from ragmeter.judge import Judge
     from ragmeter.metrics import Metric
 
 METRIC_FILE_SUFFIXES = (".yaml", ".yml", ".toml")
@@ -58,14 +52,6 @@ def load_metric_argument(value: str) -> "Metric":
         metric = load_metric(value)
         return metric
     return resolve_metrics([value])[0]
-
-
-def _judge_for(metric: "Metric", judge: JudgeOptions, cache: CacheOptions) -> "Judge | None":
-    from ragmeter.metrics import SampleMetric
-
-    if not (isinstance(metric, SampleMetric) and metric.uses_judge):
-        return None
-    return judge.build(cache)
 
 
 #: How the runner marks the results a judge that refused its configuration never computed.
@@ -127,6 +113,7 @@ def _write_json(report: "AlignmentReport", path: Path) -> None:
 
 @app.command("align")
 @whole_paragraphs
+@option_groups
 def align_command(
     metric: Annotated[
         str,
@@ -173,16 +160,10 @@ def align_command(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the full report as JSON to this file.")
     ] = None,
-    judge_model: JudgeModelOption = None,
-    judge_base_url: JudgeBaseUrlOption = None,
-    judge_provider: JudgeProviderOption = None,
-    judge_config: JudgeConfigOption = None,
-    logprobs: LogprobsOption = False,
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    judge: JudgeGroup = JudgeOptions(),
+    cache: CacheGroup = CacheOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
-    max_failed_share: MaxFailedShareOption = 0.0,
-    allow_failures: AllowFailuresOption = False,
+    failures: FailureGroup = FailurePolicy(),
 ) -> None:
     """How far does a metric agree with people? Scores human-labelled samples and reports
     agreement with 95% bootstrap CIs (accuracy and Cohen's kappa for discrete labels,
@@ -214,13 +195,12 @@ def align_command(
     try:
         resolved = load_metric_argument(metric)
         options.checked(resolved)  # before the judge is made
-        judge = _judge_for(
-            resolved,
-            JudgeOptions(judge_model, judge_base_url, judge_provider, judge_config, logprobs),
-            CacheOptions(cache, no_cache),
-        )
         report = align(
-            resolved, labelled, judge=judge, progress=not quiet, **dataclasses.asdict(options)
+            resolved,
+            labelled,
+            judge=judge.build_if_needed([resolved], cache),
+            progress=not quiet,
+            **dataclasses.asdict(options),
         )
     except (
         UnknownMetricError,
@@ -244,6 +224,6 @@ def align_command(
         except OSError as error:
             errors.print(f"[bold red]error:[/bold red] {escape(io_message(error))}")
             outcome.add(ExitCode.IO_ERROR, f"the report {json_out} was not written")
-    for code, reason in judgment_problems(report, FailurePolicy(max_failed_share, allow_failures)):
+    for code, reason in judgment_problems(report, failures):
         outcome.add(code, reason)
     outcome.exit("the report was made")

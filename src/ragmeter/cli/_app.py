@@ -499,6 +499,12 @@ AllowJudgeChangeOption = Annotated[
         "embedding models) anyway; the differences are still printed.",
     ),
 ]
+RunStoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store", help="Run store URL (default $RAGMETER_STORE_URL or .ragmeter/runs.db)."
+    ),
+]
 GateOption = Annotated[
     Path | None, typer.Option("--gate", help="Gate file (TOML or YAML) to apply to the run.")
 ]

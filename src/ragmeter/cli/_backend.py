@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from ragmeter.cli._groups import OptionGroup
 
 if TYPE_CHECKING:
     from ragmeter.runner import RayBackend
@@ -63,3 +66,29 @@ def backend_from_options(
     from ragmeter.runner import RayBackend
 
     return RayBackend(address=address, workers=workers, local_endpoint=local_endpoint)
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """``--backend`` and the ``--ray-*`` options as given; checked by :meth:`checked`."""
+
+    backend: str = "local"
+    address: str | None = None
+    workers: int | None = None
+    local_endpoint: str | None = None
+
+    def checked(self) -> str | RayBackend:
+        return backend_from_options(self.backend, self.address, self.workers, self.local_endpoint)
+
+
+#: ``--backend`` and the ``--ray-*`` options, taken by a command as one value.
+BackendGroup = Annotated[
+    BackendOptions,
+    OptionGroup(
+        BackendOptions,
+        backend=(BackendOption, "local"),
+        ray_address=(RayAddressOption, None),
+        ray_workers=(RayWorkersOption, None),
+        ray_local_endpoint=(RayLocalEndpointOption, None),
+    ),
+]

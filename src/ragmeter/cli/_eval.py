@@ -4,7 +4,7 @@ import datetime as dt
 import os
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
@@ -18,6 +18,7 @@ from ragmeter.cli._app import (
     JunitOption,
     MarkdownOption,
     MinCoverageOption,
+    RunStoreOption,
     _fail,
     _print_problems,
     app,
@@ -29,13 +30,7 @@ from ragmeter.cli._app import (
     print_run,
     record_run,
 )
-from ragmeter.cli._backend import (
-    BackendOption,
-    RayAddressOption,
-    RayLocalEndpointOption,
-    RayWorkersOption,
-    backend_from_options,
-)
+from ragmeter.cli._backend import BackendGroup, BackendOptions
 from ragmeter.cli._budget import (
     DryRunOption,
     LimitOption,
@@ -47,39 +42,28 @@ from ragmeter.cli._budget import (
     budget_stopped,
 )
 from ragmeter.cli._exit import (
-    AllowFailuresOption,
     ExitCode,
+    FailureGroup,
     FailurePolicy,
-    MaxFailedShareOption,
     Outcome,
     fail_io,
+    interrupted,
     io_message,
 )
+from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    CacheOption,
+    CacheGroup,
     CacheOptions,
-    JudgeBaseUrlOption,
-    JudgeConfigOption,
-    JudgeModelOption,
+    ConcurrencyOption,
+    JudgeGroup,
+    JudgeLanguageOption,
     JudgeOptions,
-    JudgeProviderOption,
-    LogprobsOption,
-    NoCacheOption,
     whole_paragraphs,
 )
-from ragmeter.cli._tracking import (
-    MlflowExperimentOption,
-    MlflowOption,
-    MlflowUriOption,
-    TrackingOptions,
-    WandbOption,
-    WandbProjectOption,
-)
+from ragmeter.cli._tracking import TrackingGroup, TrackingOptions
 from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
 
 if TYPE_CHECKING:
-    from ragmeter.judge import Judge
-    from ragmeter.metrics import Metric
     from ragmeter.prompts import Language
     from ragmeter.results import EvaluationResult
     from ragmeter.runner import RayBackend
@@ -191,17 +175,6 @@ def default_run_dir(data: Path) -> Path:
     return Path("runs") / f"{data.stem}-{dt.datetime.now():%Y%m%d-%H%M%S}"
 
 
-def _judge_if_needed(
-    metrics: "list[Metric]", judge: JudgeOptions, cache: CacheOptions
-) -> "Judge | None":
-    """The judge, built only when some metric calls one."""
-    from ragmeter.metrics import SampleMetric
-
-    if any(isinstance(m, SampleMetric) and m.uses_judge for m in metrics):
-        return judge.build(cache)
-    return None
-
-
 def _dry_run(
     options: EvalOptions, resume: Path | None, cache: CacheOptions, max_cost: float | None
 ) -> None:
@@ -220,7 +193,7 @@ def _dry_run(
         column_map=options.column_mapping(),
         skip_invalid=options.skip_invalid,
         format=options.format,
-        judge=_judge_if_needed(metrics, options.judge, cache),
+        judge=options.judge.build_if_needed(metrics, cache),
         language=cast("Language | None", options.language),
         run_dir=resume,
         resume=resume is not None,
@@ -247,7 +220,7 @@ def run_eval(
 
     data = options.require_data()
     metrics = resolve_metrics(cast(str, options.metrics))
-    judge = _judge_if_needed(metrics, options.judge, cache)
+    judge = options.judge.build_if_needed(metrics, cache)
     if options.language not in LANGUAGES:
         raise ValueError(f"--language must be en or zh, got {options.language!r}")
     return evaluate(
@@ -426,6 +399,7 @@ def _unfinished(
 
 @app.command("eval")
 @whole_paragraphs
+@option_groups
 def eval_command(
     data: Annotated[
         Path | None,
@@ -460,20 +434,10 @@ def eval_command(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress display; print only the summary.")
     ] = False,
-    judge_model: JudgeModelOption = None,
-    judge_base_url: JudgeBaseUrlOption = None,
-    judge_provider: JudgeProviderOption = None,
-    judge_config: JudgeConfigOption = None,
-    logprobs: LogprobsOption = False,
-    language: Annotated[
-        str | None,
-        typer.Option("--language", help="Judge prompts in en or zh (default: per sample)."),
-    ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", help="Samples judged at once.", min=1)
-    ] = DEFAULT_CONCURRENCY,
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    judge: JudgeGroup = JudgeOptions(),
+    language: JudgeLanguageOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
+    cache: CacheGroup = CacheOptions(),
     refresh_cache: Annotated[
         bool, typer.Option("--refresh-cache", help="Ignore cached answers; store new ones.")
     ] = False,
@@ -497,12 +461,7 @@ def eval_command(
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
     min_coverage: MinCoverageOption = 1.0,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store", help="Run store URL (default $RAGMETER_STORE_URL or .ragmeter/runs.db)."
-        ),
-    ] = None,
+    store: RunStoreOption = None,
     no_store: Annotated[
         bool, typer.Option("--no-store", help="Do not record the run in the run store.")
     ] = False,
@@ -514,8 +473,7 @@ def eval_command(
         list[str] | None,
         typer.Option("--param", help="A parameter of the system, KEY=VALUE (repeatable)."),
     ] = None,
-    max_failed_share: MaxFailedShareOption = 0.0,
-    allow_failures: AllowFailuresOption = False,
+    failures: FailureGroup = FailurePolicy(),
     limit: LimitOption = None,
     sample: SampleOption = None,
     seed: SeedOption = None,
@@ -530,15 +488,8 @@ def eval_command(
             "text fields with few values; not scores, numbers, free text or ids).",
         ),
     ] = None,
-    mlflow: MlflowOption = False,
-    mlflow_uri: MlflowUriOption = None,
-    mlflow_experiment: MlflowExperimentOption = None,
-    wandb: WandbOption = False,
-    wandb_project: WandbProjectOption = None,
-    backend: BackendOption = "local",
-    ray_address: RayAddressOption = None,
-    ray_workers: RayWorkersOption = None,
-    ray_local_endpoint: RayLocalEndpointOption = None,
+    tracking: TrackingGroup = TrackingOptions(),
+    backend: BackendGroup = BackendOptions(),
 ) -> None:
     """Score a dataset with the given metrics; results are saved as they are computed.
 
@@ -569,22 +520,20 @@ def eval_command(
         format=format,
         skip_invalid=skip_invalid,
         language=language,
-        judge=JudgeOptions(
-            judge_model, judge_base_url, judge_provider, judge_config, logprobs, judge_temperature
-        ),
+        judge=replace(judge, temperature=judge_temperature),
         repeats=repeats,
         subset=SubsetOptions(limit, sample, seed, stratify),
         tags=None if tags is None else tuple(t.strip() for t in tags.split(",") if t.strip()),
     )
+    cache = replace(cache, refresh=refresh_cache)
     run_dir: Path | None = resume or output
     try:
         options = given if resume is None else given.or_recorded(recorded_options(resume))
         data = options.require_data()
         if dry_run:  # nothing is called, nothing written
-            _dry_run(options, resume, CacheOptions(cache, no_cache, refresh_cache), max_cost)
+            _dry_run(options, resume, cache, max_cost)
             raise typer.Exit(ExitCode.OK)
         run_params = parse_params(param or [])
-        tracking = TrackingOptions(mlflow, mlflow_uri, mlflow_experiment, wandb, wandb_project)
         tracking.check()  # a tracker not installed fails now, before the run
         run_dir = run_dir or default_run_dir(data)
         # A store that cannot be used fails now, before the run pays for any judge call.
@@ -593,19 +542,14 @@ def eval_command(
             options,
             run_dir,
             resume=resume is not None,
-            cache=CacheOptions(cache, no_cache, refresh_cache),
+            cache=cache,
             concurrency=concurrency,
             quiet=quiet,
             max_cost=max_cost,
-            backend=backend_from_options(backend, ray_address, ray_workers, ray_local_endpoint),
+            backend=backend.checked(),
         )
     except KeyboardInterrupt:
-        errors.print(
-            f"[yellow]interrupted:[/yellow] what was computed is saved; continue with "
-            f"ragmeter eval --resume {run_dir}",
-            highlight=False,
-        )
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        interrupted(f"what was computed is saved; continue with ragmeter eval --resume {run_dir}")
     except (
         UnknownMetricError,
         DatasetError,
@@ -638,9 +582,7 @@ def eval_command(
         outcome.add(ExitCode.USAGE, refused)
     _print_notes(result, run_dir, quiet)
     if refused is None and stopped is None:  # results the run did not reach are not failures
-        for unfinished in _unfinished(
-            result, run_dir, FailurePolicy(max_failed_share, allow_failures)
-        ):
+        for unfinished in _unfinished(result, run_dir, failures):
             outcome.add(*unfinished)
         if gate is not None:
             outcome.add(

@@ -36,6 +36,7 @@ import typer
 from rich.markup import escape
 
 from ragmeter._percent import percent
+from ragmeter.cli._groups import OptionGroup
 
 
 class ExitCode(IntEnum):
@@ -151,6 +152,17 @@ class Outcome:
         raise typer.Exit(int(code))
 
 
+#: ``--max-failed-share`` and ``--allow-failures``, taken by a command as one value.
+FailureGroup = Annotated[
+    FailurePolicy,
+    OptionGroup(
+        FailurePolicy,
+        max_failed_share=(MaxFailedShareOption, 0.0),
+        allow_failures=(AllowFailuresOption, False),
+    ),
+]
+
+
 def io_message(error: OSError) -> str:
     """An OS error as one line: the file, the cause in words and its errno name
     (``cannot write out.html: no space left on device (ENOSPC)``); ragmeter's own storage
@@ -167,6 +179,14 @@ def io_message(error: OSError) -> str:
     cause = (error.strerror or os.strerror(number)).rstrip(".")
     cause = cause[:1].lower() + cause[1:]
     return f"{where}{cause} ({errno.errorcode.get(number, str(number))})"
+
+
+def interrupted(kept: str) -> NoReturn:
+    """End the command with exit 130 (Ctrl-C): what is kept, and how to go on."""
+    from ragmeter.cli._app import errors
+
+    errors.print(f"[yellow]interrupted:[/yellow] {kept}", highlight=False)
+    raise typer.Exit(ExitCode.INTERRUPTED) from None
 
 
 def fail_io(error: OSError, *, kept: str | None = None) -> NoReturn:

@@ -12,30 +12,21 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._app import _fail, app, console, errors
-from ragmeter.cli._backend import (
-    BackendOption,
-    RayAddressOption,
-    RayLocalEndpointOption,
-    RayWorkersOption,
-    backend_from_options,
-)
+from ragmeter.cli._backend import BackendGroup, BackendOptions
 from ragmeter.cli._exit import (
-    AllowFailuresOption,
     ExitCode,
+    FailureGroup,
     FailurePolicy,
-    MaxFailedShareOption,
     Outcome,
     fail_io,
+    interrupted,
 )
+from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    CacheOption,
+    CacheGroup,
     CacheOptions,
-    JudgeBaseUrlOption,
-    JudgeConfigOption,
-    JudgeModelOption,
     JudgeOptions,
-    JudgeProviderOption,
-    NoCacheOption,
+    JudgeWithoutLogprobsGroup,
     whole_paragraphs,
 )
 
@@ -238,6 +229,7 @@ def _graph_line(result: "GeneratedTestset", work_dir: Path) -> str:
 
 @app.command("generate")
 @whole_paragraphs
+@option_groups
 def generate_command(
     docs: Annotated[
         list[Path],
@@ -316,19 +308,11 @@ def generate_command(
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the stopped generation of this output.")
     ] = False,
-    judge_model: JudgeModelOption = None,
-    judge_base_url: JudgeBaseUrlOption = None,
-    judge_provider: JudgeProviderOption = None,
-    judge_config: JudgeConfigOption = None,
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    judge: JudgeWithoutLogprobsGroup = JudgeOptions(),
+    cache: CacheGroup = CacheOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
-    max_failed_share: MaxFailedShareOption = 0.0,
-    allow_failures: AllowFailuresOption = False,
-    backend: BackendOption = "local",
-    ray_address: RayAddressOption = None,
-    ray_workers: RayWorkersOption = None,
-    ray_local_endpoint: RayLocalEndpointOption = None,
+    failures: FailureGroup = FailurePolicy(),
+    backend: BackendGroup = BackendOptions(),
 ) -> None:
     """Write test questions with reference answers from your documents, in their language.
 
@@ -367,26 +351,18 @@ def generate_command(
         options.check()
         sources = _sources(docs, chunks)
         loaded_graph = KnowledgeGraph.load(graph) if graph is not None else None
-        judge = JudgeOptions(judge_model, judge_base_url, judge_provider, judge_config).build(
-            CacheOptions(cache, no_cache)
-        )
         result = run_generate(
             options,
             sources,
-            judge=judge,
+            judge=judge.build(cache),
             graph=loaded_graph,
             work_dir=work_dir,
             resume=resume,
             quiet=quiet,
-            backend=backend_from_options(backend, ray_address, ray_workers, ray_local_endpoint),
+            backend=backend.checked(),
         )
     except KeyboardInterrupt:
-        errors.print(
-            f"[yellow]interrupted:[/yellow] progress is saved in {work_dir}; continue with "
-            f"the same command and --resume",
-            highlight=False,
-        )
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        interrupted(f"progress is saved in {work_dir}; continue with the same command and --resume")
     except JudgeError as error:
         if isinstance(error, JudgeConfigError):  # a rejected key, an unknown model: exit 2
             _fail(str(error))
@@ -394,7 +370,7 @@ def generate_command(
         errors.print(f"[bold red]error:[/bold red] {escape(str(error))}", soft_wrap=True)
         outcome = Outcome()
         outcome.add(
-            ExitCode.GATE_FAILED if allow_failures else ExitCode.RESULTS_FAILED,
+            ExitCode.GATE_FAILED if failures.allow else ExitCode.RESULTS_FAILED,
             f"kept no question of the {n} asked for; the progress is kept in {work_dir}: "
             "run the same command with --resume once the judge answers",
         )
@@ -427,4 +403,4 @@ def generate_command(
     _print_accounting(result, n, output)
     console.print(_usage_line(result), highlight=False)
     console.print(_graph_line(result, work_dir), highlight=False)
-    _exit(result, n, FailurePolicy(max_failed_share, allow_failures))
+    _exit(result, n, failures)

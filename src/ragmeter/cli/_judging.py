@@ -1,7 +1,7 @@
 """The judge options every judged command shares, and ``ragmeter judge check``."""
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -12,10 +12,12 @@ from rich.table import Table
 
 from ragmeter.cli._app import CommandGroup, _fail, app, console, errors
 from ragmeter.cli._exit import ExitCode
+from ragmeter.cli._groups import OptionGroup, option_groups
 
 if TYPE_CHECKING:
     from ragmeter._services import Usage
     from ragmeter.judge import Judge
+    from ragmeter.metrics import Metric
 
 JudgeModelOption = Annotated[
     str | None, typer.Option("--judge-model", help="Judge model (else RAGMETER_JUDGE_MODEL).")
@@ -44,6 +46,13 @@ CacheOption = Annotated[
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the judge cache.")]
 LogprobsOption = Annotated[
     bool, typer.Option("--logprobs", help="Ask for token probabilities (P(yes) verdicts).")
+]
+JudgeLanguageOption = Annotated[
+    str | None,
+    typer.Option("--language", help="Judge prompts in en or zh (default: per sample)."),
+]
+ConcurrencyOption = Annotated[
+    int, typer.Option("--concurrency", help="Samples judged at once.", min=1)
 ]
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
@@ -151,6 +160,34 @@ class JudgeOptions:
             cache=make_cache(cache.path, enabled=not cache.disabled, refresh=cache.refresh),
         )
 
+    def build_if_needed(
+        self, metrics: "Sequence[Metric]", cache: CacheOptions | None = None
+    ) -> "Judge | None":
+        """The judge (:meth:`build`), made only when some of ``metrics`` calls one."""
+        from ragmeter.metrics import SampleMetric
+
+        if any(isinstance(m, SampleMetric) and m.uses_judge for m in metrics):
+            return self.build(cache)
+        return None
+
+
+#: The ``--judge-*`` options, without and with ``--logprobs``, and the cache options, each
+#: taken by a command as one value (:mod:`ragmeter.cli._groups`).
+_JUDGE_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "judge_model": (JudgeModelOption, None),
+    "judge_base_url": (JudgeBaseUrlOption, None),
+    "judge_provider": (JudgeProviderOption, None),
+    "judge_config": (JudgeConfigOption, None),
+}
+JudgeGroup = Annotated[
+    JudgeOptions, OptionGroup(JudgeOptions, **_JUDGE_OPTIONS, logprobs=(LogprobsOption, False))
+]
+JudgeWithoutLogprobsGroup = Annotated[JudgeOptions, OptionGroup(JudgeOptions, **_JUDGE_OPTIONS)]
+CacheGroup = Annotated[
+    CacheOptions,
+    OptionGroup(CacheOptions, cache=(CacheOption, None), no_cache=(NoCacheOption, False)),
+]
+
 
 judge_app = typer.Typer(
     help="Check the judge configuration.", no_args_is_help=True, cls=CommandGroup
@@ -160,13 +197,8 @@ app.add_typer(judge_app, name="judge")
 
 @judge_app.command("check")
 @whole_paragraphs
-def judge_check(
-    judge_model: JudgeModelOption = None,
-    judge_base_url: JudgeBaseUrlOption = None,
-    judge_provider: JudgeProviderOption = None,
-    judge_config: JudgeConfigOption = None,
-    logprobs: LogprobsOption = False,
-) -> None:
+@option_groups
+def judge_check(given: JudgeGroup = JudgeOptions()) -> None:
     """Ask the configured judge five known-answer questions; end with PASS or FAIL.
 
     Two yes/no questions in English and two in Chinese (one yes, one no each), and one
@@ -188,15 +220,9 @@ def judge_check(
     from ragmeter._services import redact_secrets
     from ragmeter.judge import JudgeError
 
-    options = JudgeOptions(
-        model=judge_model,
-        base_url=judge_base_url,
-        provider=judge_provider,
-        config=judge_config,
-        logprobs=True,
-    )
+    options = replace(given, logprobs=True)
     try:
-        judge, results, logprobs_rejected = _check_judge(options, logprobs_required=logprobs)
+        judge, results, logprobs_rejected = _check_judge(options, logprobs_required=given.logprobs)
     except (JudgeError, ValueError, ImportError, OSError) as error:
         _fail(str(error))
     mode = _structured_mode(judge)
@@ -248,7 +274,7 @@ def judge_check(
     problems = [f"{r.check.name}: {r.problem}" for r in results if not r.right]
     problems += [f"{check.name}: not run" for check in _CHECKS[len(results) :]]
     advice = _advice(results, mode)
-    if logprobs and not with_p:
+    if given.logprobs and not with_p:
         problems.append("--logprobs: the endpoint returned no token probabilities")
         advice.append(
             "Drop --logprobs (verdicts are then 0/1), or use an endpoint that returns them."

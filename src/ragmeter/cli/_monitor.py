@@ -9,18 +9,24 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from rich.markup import escape
 
-from ragmeter.cli._app import _fail, app, console, errors, open_run_store, resolve_run
+from ragmeter.cli._app import (
+    RunStoreOption,
+    _fail,
+    app,
+    console,
+    errors,
+    open_run_store,
+    resolve_run,
+)
 from ragmeter.cli._exit import ExitCode, fail_io
+from ragmeter.cli._groups import option_groups
 from ragmeter.cli._judging import (
-    CacheOption,
+    CacheGroup,
     CacheOptions,
-    JudgeBaseUrlOption,
-    JudgeConfigOption,
-    JudgeModelOption,
+    ConcurrencyOption,
+    JudgeGroup,
+    JudgeLanguageOption,
     JudgeOptions,
-    JudgeProviderOption,
-    LogprobsOption,
-    NoCacheOption,
     whole_paragraphs,
 )
 from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
@@ -127,6 +133,7 @@ def _follow(
 
 @app.command("monitor")
 @whole_paragraphs
+@option_groups
 def monitor_command(
     source: Annotated[
         Path, typer.Argument(help="A growing JSONL file, or a folder of JSONL files.")
@@ -191,30 +198,15 @@ def monitor_command(
         bool,
         typer.Option("--flush", help="With --once: also close the windows not yet full."),
     ] = False,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store", help="Run store URL (default $RAGMETER_STORE_URL or .ragmeter/runs.db)."
-        ),
-    ] = None,
+    store: RunStoreOption = None,
     no_store: Annotated[
         bool, typer.Option("--no-store", help="Do not record the windows in the run store.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only windows.")] = False,
-    judge_model: JudgeModelOption = None,
-    judge_base_url: JudgeBaseUrlOption = None,
-    judge_provider: JudgeProviderOption = None,
-    judge_config: JudgeConfigOption = None,
-    logprobs: LogprobsOption = False,
-    language: Annotated[
-        str | None,
-        typer.Option("--language", help="Judge prompts in en or zh (default: per sample)."),
-    ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", help="Samples judged at once.", min=1)
-    ] = DEFAULT_CONCURRENCY,
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    judge: JudgeGroup = JudgeOptions(),
+    language: JudgeLanguageOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
+    cache: CacheGroup = CacheOptions(),
 ) -> None:
     """Score new production samples in windows and alert when a metric drops.
 
@@ -238,19 +230,14 @@ def monitor_command(
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
-    from ragmeter.metrics import SampleMetric, UnknownMetricError, resolve_metrics
+    from ragmeter.metrics import UnknownMetricError, resolve_metrics
     from ragmeter.monitor import DEFAULT_METRICS, Monitor
 
     if language not in (None, "en", "zh"):
         _fail(f"--language must be en or zh, got {language!r}")
     try:
         resolved = resolve_metrics(metrics or ",".join(DEFAULT_METRICS))
-        judge_options = JudgeOptions(
-            judge_model, judge_base_url, judge_provider, judge_config, logprobs
-        )
-        judge = None
-        if any(isinstance(m, SampleMetric) and m.uses_judge for m in resolved):
-            judge = judge_options.build(CacheOptions(cache, no_cache))
+        built_judge = judge.build_if_needed(resolved, cache)
         opened = None if no_store else open_run_store(store, hint="; or pass --no-store")
         reference = None if baseline is None else resolve_run(baseline)
         monitor = Monitor(
@@ -268,7 +255,7 @@ def monitor_command(
             record_runs=opened is not None,
             log=log,
             webhook=webhook,
-            judge=judge,
+            judge=built_judge,
             language=cast("Language | None", language),  # checked above
             concurrency=concurrency,
         )

@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from ragmeter.cli._app import console, errors
 from ragmeter.cli._exit import ExitCode
+from ragmeter.cli._groups import OptionGroup
 
 if TYPE_CHECKING:
     from ragmeter.results import EvaluationResult
@@ -130,6 +131,20 @@ class TrackingOptions:
             except (TrackingError, ValueError) as error:
                 problems.append(_problem(error, "W&B"))
         return problems
+
+
+#: ``--mlflow*`` and ``--wandb*``, taken by a command as one value.
+TrackingGroup = Annotated[
+    TrackingOptions,
+    OptionGroup(
+        TrackingOptions,
+        mlflow=(MlflowOption, False),
+        mlflow_uri=(MlflowUriOption, None),
+        mlflow_experiment=(MlflowExperimentOption, None),
+        wandb=(WandbOption, False),
+        wandb_project=(WandbProjectOption, None),
+    ),
+]
 
 
 def _problem(error: Exception, tracker: str) -> tuple[ExitCode, str]:

@@ -24,7 +24,7 @@ from ragmeter.results import (
     tags_of,
     worst_conversations,
 )
-from ragmeter.stats import MeanEstimate, compare, estimate_means
+from ragmeter.stats import Interval, MeanEstimate, compare, estimate_means
 from ragmeter.store import RunInfo
 
 #: Bootstrap resamples for the dashboard's intervals (fewer than a report's: pages stay fast).
@@ -134,13 +134,19 @@ class Estimates:
         return found
 
 
-def estimate_json(estimate: MeanEstimate) -> dict[str, Any]:
-    ci = estimate.ci
+def _mean_json(mean: float | None, ci: Interval | None) -> dict[str, Any]:
+    """A mean and its interval as JSON."""
     return {
-        "mean": _number(estimate.mean),
+        "mean": _number(mean),
         "ci_low": None if ci is None else _number(ci.low),
         "ci_high": None if ci is None else _number(ci.high),
         "level": None if ci is None else ci.level,
+    }
+
+
+def estimate_json(estimate: MeanEstimate) -> dict[str, Any]:
+    return {
+        **_mean_json(estimate.mean, estimate.ci),
         "n": estimate.n,
         "n_total": estimate.n_total,
     }
@@ -322,13 +328,9 @@ def conversation_levels(
 
 
 def _level_json(agg: ConversationAggregate) -> dict[str, Any]:
-    ci = agg.ci
     return {
         "direction": agg.direction.value,
-        "mean": _number(agg.mean),
-        "ci_low": None if ci is None else _number(ci.low),
-        "ci_high": None if ci is None else _number(ci.high),
-        "level": None if ci is None else ci.level,
+        **_mean_json(agg.mean, agg.ci),
         "n_conversations": agg.n_conversations,
         "n_scored": agg.n_scored,
         "turn_mean": _number(agg.turn_mean),

@@ -14,7 +14,7 @@ from ragmeter._version import __version__
 from ragmeter.dashboard._charts import CHART_CSS
 from ragmeter.dashboard._data import SampleQuery, ok_score, page_of
 from ragmeter.dashboard._i18n import ENDONYMS, LANGUAGES, Translator
-from ragmeter.report import CSS, Markup, el, esc, join, sample_card
+from ragmeter.report import CSS, Markup, el, esc, head_row, join, num, sample_card
 from ragmeter.report import format_score as score
 from ragmeter.results import (
     ConversationAggregate,
@@ -167,27 +167,40 @@ def field_input(label: str, name: str, value: str | None, **extra: object) -> Ma
     )
 
 
-def runs_page(ui: Ui, found: Sequence[RunInfo], filters: dict[str, str | None]) -> str:
-    """Every run (newest first) with its means; tick two and compare them."""
+def runs_filter(
+    ui: Ui, filters: dict[str, str | None], action: str, button: str, *first: object
+) -> Markup:
+    """The form that filters runs by name, tag and date (after the fields ``first``),
+    submitted to ``action`` by the button labelled ``button``."""
     t = ui.t
-    metrics = list(dict.fromkeys(m["name"] for info in found for m in info.metrics))
-    form = el(
+    return el(
         "form",
+        *first,
         field_input(t("name"), "name", filters.get("name")),
         field_input(t("tag"), "tag", filters.get("tag")),
         field_input(t("since"), "since", filters.get("since"), type="date"),
         field_input(t("until"), "until", filters.get("until"), type="date"),
-        el("button", t("filter"), type="submit", id="filter"),
+        el("button", t(button), type="submit", id="filter"),
         method="get",
-        action="/",
+        action=action,
         class_="filters",
     )
-    head = el(
-        "tr",
-        el("th", t("compare")),
-        [el("th", h) for h in (t("run"), t("recorded"), t("samples"))],
+
+
+def runs_page(ui: Ui, found: Sequence[RunInfo], filters: dict[str, str | None]) -> str:
+    """Every run (newest first) with its means; tick two and compare them."""
+    t = ui.t
+    metrics = list(dict.fromkeys(m["name"] for info in found for m in info.metrics))
+    form = runs_filter(ui, filters, "/", "filter")
+    head = head_row(
+        t("compare"),
+        t("run"),
+        t("recorded"),
+        t("samples"),
         [el("th", breakable(m), class_="num", title=m) for m in metrics],
-        [el("th", h) for h in (t("params"), t("tags"), t("git"))],
+        t("params"),
+        t("tags"),
+        t("git"),
     )
     rows = [_run_row(ui, info, metrics) for info in found]
     table = el(
@@ -292,11 +305,8 @@ def samples_page(
         href = f"{base}?{urlencode(query.params(sort=metric, order=order, page=None))}"
         return el("a", breakable(metric), arrow, href=href, class_="sort", id=f"sort-{metric}")
 
-    head = el(
-        "tr",
-        el("th", t("sample")),
-        el("th", t("question")),
-        [el("th", sort_link(m), class_="num") for m in metrics],
+    head = head_row(
+        t("sample"), t("question"), [el("th", sort_link(m), class_="num") for m in metrics]
     )
     rows = [
         el(
@@ -396,14 +406,13 @@ def _levels_table(
     ui: Ui, result: EvaluationResult, levels: dict[str, ConversationAggregate]
 ) -> Markup:
     t = ui.t
-    head = el(
-        "tr",
-        el("th", t("metric")),
-        el("th", t("per_conversation"), class_="num"),
-        el("th", t("ci"), class_="num"),
-        el("th", t("conversations_scored"), class_="num"),
-        el("th", t("per_turn"), class_="num"),
-        el("th", t("turns_scored"), class_="num"),
+    head = head_row(
+        t("metric"),
+        num(t("per_conversation")),
+        num(t("ci")),
+        num(t("conversations_scored")),
+        num(t("per_turn")),
+        num(t("turns_scored")),
     )
     rows = []
     for metric in result.metrics:
@@ -444,10 +453,9 @@ def conversations_page(
     crumbs = [(info.name, f"/runs/{info.id}"), (t("samples"), f"/runs/{info.id}/samples")]
     if not ranked:
         return page(ui, title, el("h1", title), el("p", t("no_conversation")), crumbs=crumbs)
-    head = el(
-        "tr",
-        el("th", t("conversation")),
-        el("th", t("turns"), class_="num"),
+    head = head_row(
+        t("conversation"),
+        num(t("turns")),
         [el("th", breakable(m), class_="num", title=m) for m in metrics],
     )
     rows = []
@@ -512,12 +520,11 @@ def conversation_page(
     t = ui.t
     metrics = [m.name for m in result.metrics]
     base = f"/runs/{info.id}/samples"
-    head = el(
-        "tr",
-        el("th", t("turn"), class_="num"),
-        el("th", t("sample")),
-        el("th", t("question")),
-        el("th", t("response")),
+    head = head_row(
+        num(t("turn")),
+        t("sample"),
+        t("question"),
+        t("response"),
         [el("th", breakable(m), class_="num", title=m) for m in metrics],
     )
     rows = [
@@ -537,13 +544,7 @@ def conversation_page(
         "table",
         el(
             "thead",
-            el(
-                "tr",
-                el("th", t("metric")),
-                el("th", t("mean"), class_="num"),
-                el("th", t("worst"), class_="num"),
-                el("th", t("turns_scored"), class_="num"),
-            ),
+            head_row(t("metric"), num(t("mean")), num(t("worst")), num(t("turns_scored"))),
         ),
         el(
             "tbody",

@@ -11,11 +11,11 @@ from ragmeter.dashboard._pages import (
     Ui,
     breakable,
     compare_record,
-    field_input,
     field_select,
     page,
+    runs_filter,
 )
-from ragmeter.report import Markup, el, join
+from ragmeter.report import Markup, el, head_row, join
 from ragmeter.report import format_score as score
 from ragmeter.store import RunInfo
 
@@ -39,23 +39,9 @@ def trends_page(
 ) -> str:
     """A chart per metric across the chosen runs, with intervals and thresholds."""
     t = ui.t
-    form = el(
-        "form",
-        field_select(
-            t("metric"),
-            "metric",
-            filters.get("metric"),
-            [("", t("all_metrics"))] + [(m, m) for m in metrics],
-        ),
-        field_input(t("name"), "name", filters.get("name")),
-        field_input(t("tag"), "tag", filters.get("tag")),
-        field_input(t("since"), "since", filters.get("since"), type="date"),
-        field_input(t("until"), "until", filters.get("until"), type="date"),
-        el("button", t("show"), type="submit", id="filter"),
-        method="get",
-        action="/trends",
-        class_="filters",
-    )
+    choices = [("", t("all_metrics"))] + [(m, m) for m in metrics]
+    metric = field_select(t("metric"), "metric", filters.get("metric"), choices)
+    form = runs_filter(ui, filters, "/trends", "show", metric)
     gate = (
         el("p", f"{t('gate_from')} {gate_source}", class_="muted", id="gate-source")
         if gate_source
@@ -134,10 +120,9 @@ def _trend_table(ui: Ui, shown: Sequence[dict[str, Any]]) -> Markup:
         )
         for r in order
     ]
-    head = el(
-        "tr",
-        el("th", t("run")),
-        el("th", t("recorded")),
+    head = head_row(
+        t("run"),
+        t("recorded"),
         [el("th", breakable(trend["metric"]), class_="num") for trend in shown],
     )
     return el(
@@ -265,8 +250,7 @@ def paired_section(ui: Ui, data: dict[str, Any]) -> Markup:
             "table",
             el(
                 "thead",
-                el(
-                    "tr",
+                head_row(
                     [el("th", h) for h in (t("sample"), t("question"), t("metric"))],
                     [el("th", h, class_="num") for h in (t("baseline"), t("run"), t("delta"))],
                 ),

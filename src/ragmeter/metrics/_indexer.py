@@ -19,9 +19,9 @@ from ragmeter.metrics._spec import DECLARED, Declared, name_keys
 
 COMMAND = "python -m ragmeter.metrics._indexer --write"
 INDEX = Path(__file__).with_name("_index.py")
-WIDTH = 100
 
 HEADER = f'''
+# ruff: noqa: E501
 """Every built-in and shipped metric, in the order ``ragmeter metrics`` lists them, read by
 the name lookup without importing a metric module. Generated from the ``@builtin_metric``
 declarations by ``{COMMAND}``: do not edit.
@@ -29,6 +29,7 @@ declarations by ``{COMMAND}``: do not edit.
 
 from ragmeter.metrics._spec import Declared
 
+# fmt: off
 INDEX: tuple[Declared, ...] = (
 '''
 
@@ -62,53 +63,34 @@ def _string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _argument(name: str, value: str, indent: int) -> list[str]:
-    """``name=value,`` for a string, split into an implicit concatenation in parentheses
-    where the line would be too long."""
-    pad = " " * indent
-    line = f"{pad}{name}={_string(value)},"
-    if len(line) <= WIDTH:
-        return [line]
-    pieces: list[str] = []
-    for word in value.split(" "):
-        if pieces and indent + 4 + len(_string(f"{pieces[-1]} {word} ")) <= WIDTH:
-            pieces[-1] += " " + word
-        else:
-            pieces.append(word)
-    pieces = [p + " " for p in pieces[:-1]] + pieces[-1:]
-    return [f"{pad}{name}=(", *(f"{pad}    {_string(p)}" for p in pieces), f"{pad}),"]
-
-
-def _tuple(name: str, values: Sequence[str], indent: int) -> list[str]:
-    pad = " " * indent
+def _tuple(values: Sequence[str]) -> str:
     items = [_string(v) for v in values]
-    line = f"{pad}{name}=({', '.join(items)}{',' if len(items) == 1 else ''}),"
-    if len(line) <= WIDTH:
-        return [line]
-    return [f"{pad}{name}=(", *(f"{pad}    {item}," for item in items), f"{pad}),"]
+    return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+
+def _entry(declared: Declared) -> str:
+    """``declared`` as one line: name, target, family and summary, then what differs from
+    the defaults."""
+    arguments = [_string(declared.name), _string(declared.target), _string(declared.family)]
+    arguments.append(_string(declared.summary))
+    if declared.cutoff != "none":
+        arguments.append(f"cutoff={_string(declared.cutoff)}")
+    if declared.aliases:
+        arguments.append(f"aliases={_tuple(declared.aliases)}")
+    if declared.params:
+        params = ", ".join(
+            f"{_string(k)}: {_string(v) if isinstance(v, str) else repr(v)}"
+            for k, v in declared.params.items()
+        )
+        arguments.append(f"params={{{params}}}")
+    return f"    Declared({', '.join(arguments)}),"
 
 
 def render(declarations: Sequence[Declared]) -> str:
-    """The text of ``_index.py`` for ``declarations``, formatted as ruff formats it."""
-    lines = [HEADER.strip("\n")]
-    for declared in declarations:
-        lines.append("    Declared(")
-        lines += _argument("name", declared.name, 8)
-        lines += _argument("target", declared.target, 8)
-        lines += _argument("family", declared.family, 8)
-        lines += _argument("summary", declared.summary, 8)
-        if declared.cutoff != "none":
-            lines += _argument("cutoff", declared.cutoff, 8)
-        if declared.aliases:
-            lines += _tuple("aliases", declared.aliases, 8)
-        if declared.params:
-            params = ", ".join(
-                f"{_string(k)}: {_string(v) if isinstance(v, str) else repr(v)}"
-                for k, v in declared.params.items()
-            )
-            lines.append(f"        params={{{params}}},")
-        lines.append("    ),")
-    return "\n".join([*lines, ")", ""])
+    """The text of ``_index.py`` for ``declarations``: one line a metric, which ruff leaves
+    as it is (``fmt: off``, long lines allowed)."""
+    lines = [HEADER.strip("\n"), *(_entry(declared) for declared in declarations)]
+    return "\n".join([*lines, ")", "# fmt: on", ""])
 
 
 def main(argv: Sequence[str]) -> int:

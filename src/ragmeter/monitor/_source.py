@@ -110,38 +110,23 @@ def _parse(source: str, number: int, raw: bytes, at_start: bool) -> Line | None:
     """One line as a record, or a problem naming the line and the fix; blank lines: None."""
     if at_start and raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
+
+    def bad(message: str, fix: str) -> Line:
+        return Line(source, number, None, Problem(number, None, message, fix, source))
+
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        return Line(
-            source,
-            number,
-            None,
-            Problem(
-                number,
-                None,
-                f"not UTF-8 ({error.reason} at byte {error.start})",
-                "write the file as UTF-8",
-                source,
-            ),
-        )
+        return bad(f"not UTF-8 ({error.reason} at byte {error.start})", "write the file as UTF-8")
     if not text.strip():
         return None
     value, message, fix = parse_json_line(text.rstrip("\r\n"))
     if message is not None:
-        return Line(source, number, None, Problem(number, None, message, fix or "", source))
+        return bad(message, fix or "")
     if not isinstance(value, dict):
-        return Line(
-            source,
-            number,
-            None,
-            Problem(
-                number,
-                None,
-                f"expected an object, got {type(value).__name__}",
-                "give each sample as an object of fields",
-                source,
-            ),
+        return bad(
+            f"expected an object, got {type(value).__name__}",
+            "give each sample as an object of fields",
         )
     return Line(source, number, value)
 

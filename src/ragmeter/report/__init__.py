@@ -24,19 +24,21 @@ from ragmeter.report._format import score as format_score
 from ragmeter.report._html import render_html
 from ragmeter.report._html_samples import sample_card
 from ragmeter.report._markdown import render_markdown
-from ragmeter.report._markup import Markup, el, esc, join
+from ragmeter.report._markup import Markup, el, esc, head_row, join, num
 from ragmeter.report._style import CSS
 from ragmeter.results import EvaluationResult
 
 # Besides the reports: the HTML building blocks the dashboard shares with them (CSS, Markup,
-# el, esc, join, format_score, sample_card).
+# el, esc, head_row, join, num, format_score, sample_card).
 __all__ = [
     "CSS",
     "Markup",
     "el",
     "esc",
     "format_score",
+    "head_row",
     "join",
+    "num",
     "render_html",
     "render_markdown",
     "sample_card",

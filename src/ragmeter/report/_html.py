@@ -32,7 +32,7 @@ from ragmeter.report._html_samples import (
     samples_section,
     worst_section,
 )
-from ragmeter.report._markup import Markup, breakable, el, esc, join
+from ragmeter.report._markup import Markup, breakable, el, esc, head_row, join, num
 from ragmeter.report._style import CSS
 from ragmeter.report._svg import goodness, histogram, legend, shade
 from ragmeter.results import Aggregate, EvaluationResult
@@ -110,17 +110,16 @@ def _ci_cell(estimate: MeanEstimate | None) -> Markup:
 def _summary(result: EvaluationResult) -> Markup:
     estimates = mean_estimates(result)
     unstarted = any(a.n_not_started for a in result.aggregates.values())
-    head = el(
-        "tr",
-        el("th", "metric"),
-        el("th", "better"),
-        el("th", "mean", class_="num"),
-        el("th", "95% CI", class_="num", title="bootstrap confidence interval of the mean"),
-        el("th", "median", class_="num"),
-        el("th", "coverage", class_="num"),
-        el("th", "n/a", class_="num"),
-        el("th", "failed", class_="num"),
-        el("th", "not started", class_="num") if unstarted else None,
+    head = head_row(
+        "metric",
+        "better",
+        num("mean"),
+        num("95% CI", "bootstrap confidence interval of the mean"),
+        num("median"),
+        num("coverage"),
+        num("n/a"),
+        num("failed"),
+        num("not started") if unstarted else None,
     )
     rows = []
     for metric in result.metrics:

@@ -11,7 +11,7 @@ from typing import Literal
 from ragmeter.metrics import Status
 from ragmeter.report import _format as fmt
 from ragmeter.report._html_samples import Links
-from ragmeter.report._markup import Markup, el, join
+from ragmeter.report._markup import Markup, el, head_row, join, num
 from ragmeter.results import EvaluationResult, SampleResult
 
 ABSTENTION = "abstention"
@@ -84,13 +84,7 @@ def abstention_counts(result: EvaluationResult) -> AbstentionCounts | None:
 
 def abstention_section(counts: AbstentionCounts, links: Links) -> Markup:
     """The outcome table (count and share of all samples) and links to the wrong ones."""
-    head = el(
-        "tr",
-        el("th", "outcome"),
-        el("th", "meaning"),
-        el("th", "samples", class_="num"),
-        el("th", "share", class_="num"),
-    )
+    head = head_row("outcome", "meaning", num("samples"), num("share"))
     rows = [
         el(
             "tr",
@@ -188,15 +182,8 @@ def claim_diagnostics(result: EvaluationResult) -> list[tuple[Side, str, str]]:
 
 def claim_section(result: EvaluationResult, rows: list[tuple[Side, str, str]]) -> Markup:
     """The run's means split into retriever and generator, one reading each."""
-    head = el(
-        "tr",
-        el("th", "side"),
-        el("th", "metric"),
-        el("th", "better"),
-        el("th", "mean", class_="num"),
-        el("th", "coverage", class_="num"),
-        el("th", "failed", class_="num"),
-        el("th", "reading"),
+    head = head_row(
+        "side", "metric", "better", num("mean"), num("coverage"), num("failed"), "reading"
     )
     body = []
     for side, name, reading in rows:

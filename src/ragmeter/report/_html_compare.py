@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import Comparison, Measured, MetricDelta
 from ragmeter.report._html_samples import Links
-from ragmeter.report._markup import Markup, el, join, shorten, text
+from ragmeter.report._markup import Markup, el, head_row, join, num, shorten, text
 from ragmeter.report._svg import Bar, Point, delta_bars, paired_scatter
 from ragmeter.results import Aggregate
 
@@ -34,18 +34,17 @@ def _mean(agg: Aggregate | None) -> str:
 
 def _means_table(comparison: Comparison, tests: Sequence[StatsComparison]) -> Markup:
     found = {c.metric: c for c in tests}
-    head = el(
-        "tr",
-        el("th", "metric"),
-        el("th", "better"),
-        el("th", "baseline", class_="num"),
-        el("th", "this run", class_="num"),
-        el("th", "Δ mean", class_="num"),
-        el("th", "coverage before → now", class_="num"),
-        el("th", "paired", class_="num", title="shared samples scored in both runs"),
-        el("th", "improved", class_="num"),
-        el("th", "worsened", class_="num"),
-        el("th", "status changed", class_="num"),
+    head = head_row(
+        "metric",
+        "better",
+        num("baseline"),
+        num("this run"),
+        num("Δ mean"),
+        num("coverage before → now"),
+        num("paired", "shared samples scored in both runs"),
+        num("improved"),
+        num("worsened"),
+        num("status changed"),
     )
     rows = [
         el(
@@ -104,15 +103,7 @@ def _changes_table(comparison: Comparison, links: Links) -> Markup | None:
             )
     if not rows:
         return None
-    head = el(
-        "tr",
-        el("th", "metric"),
-        el("th", "sample"),
-        el("th", "baseline", class_="num"),
-        el("th", "this run", class_="num"),
-        el("th", "Δ", class_="num"),
-        el("th", "question"),
-    )
+    head = head_row("metric", "sample", num("baseline"), num("this run"), num("Δ"), "question")
     return el("table", el("thead", head), el("tbody", rows), id="changes-table")
 
 

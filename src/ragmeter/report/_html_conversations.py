@@ -10,7 +10,7 @@ from ragmeter.metrics import Direction, Status
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import CI_RESAMPLES
 from ragmeter.report._html_samples import Links
-from ragmeter.report._markup import Markup, breakable, el, join, shorten, text
+from ragmeter.report._markup import Markup, breakable, el, head_row, join, num, shorten, text
 from ragmeter.report._svg import goodness, shade
 from ragmeter.results import (
     ConversationAggregate,
@@ -54,15 +54,14 @@ def _ci_text(agg: ConversationAggregate) -> str:
 
 
 def _levels(result: EvaluationResult, found: Conversations) -> Markup:
-    head = el(
-        "tr",
-        el("th", "metric"),
-        el("th", "better"),
-        el("th", "per conversation", class_="num", title="mean of the conversations' means"),
-        el("th", "95% CI", class_="num", title="bootstrap interval over conversations"),
-        el("th", "conversations scored", class_="num"),
-        el("th", "per turn", class_="num", title="mean over every scored turn"),
-        el("th", "turns scored", class_="num"),
+    head = head_row(
+        "metric",
+        "better",
+        num("per conversation", "mean of the conversations' means"),
+        num("95% CI", "bootstrap interval over conversations"),
+        num("conversations scored"),
+        num("per turn", "mean over every scored turn"),
+        num("turns scored"),
     )
     rows = []
     for metric in result.metrics:
@@ -138,10 +137,9 @@ def _table(
     metrics: Sequence[MetricInfo],
     scales: dict[str, tuple[float, float]],
 ) -> Markup:
-    head = el(
-        "tr",
-        el("th", "conversation"),
-        el("th", "turns", class_="num"),
+    head = head_row(
+        "conversation",
+        num("turns"),
         [el("th", breakable(m.name), " ", fmt.arrow(m.direction), class_="num") for m in metrics],
     )
     rows = [
@@ -172,11 +170,10 @@ def _score(sample: SampleResult, metric: MetricInfo) -> Markup:
 
 
 def _turns(conversation: ConversationResult, metrics: Sequence[MetricInfo], links: Links) -> Markup:
-    head = el(
-        "tr",
-        el("th", "turn", class_="num"),
-        el("th", "sample"),
-        el("th", "user / response"),
+    head = head_row(
+        num("turn"),
+        "sample",
+        "user / response",
         [el("th", breakable(m.name), class_="num") for m in metrics],
     )
     rows = []

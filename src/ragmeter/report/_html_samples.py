@@ -9,7 +9,7 @@ from ragmeter.metrics import Direction
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import FailureGroup, WorstSamples, worst_below
 from ragmeter.report._details import context_marks, details_html, marks_html
-from ragmeter.report._markup import Markup, el, join, shorten, text
+from ragmeter.report._markup import Markup, el, head_row, join, num, shorten, text
 from ragmeter.results import MetricInfo, SampleResult
 
 #: How many samples a list of links shows before "and N more".
@@ -74,14 +74,7 @@ def _worst_table(metric: MetricInfo, worst: Sequence[SampleResult], links: Links
                 ),
             )
         )
-    head = el(
-        "tr",
-        el("th", "#", class_="num"),
-        el("th", "sample"),
-        el("th", "score", class_="num"),
-        el("th", "question / response"),
-        el("th", "reason and details"),
-    )
+    head = head_row(num("#"), "sample", num("score"), "question / response", "reason and details")
     return el(
         "table",
         _cols("rank", "sample", "score", "qa", "details"),
@@ -203,13 +196,7 @@ def failures_section(groups: Sequence[FailureGroup], links: Links) -> Markup:
         )
         for g in groups
     ]
-    head = el(
-        "tr",
-        el("th", "metric"),
-        el("th", "samples", class_="num"),
-        el("th", "error"),
-        el("th", "which"),
-    )
+    head = head_row("metric", num("samples"), "error", "which")
     return el("table", el("thead", head), el("tbody", rows))
 
 
@@ -344,13 +331,7 @@ def _metric_rows(sample: SampleResult, metrics: Sequence[MetricInfo]) -> Markup:
                 el("td", result.error or result.reason or "", details_html(result, metric.name)),
             )
         )
-    head = el(
-        "tr",
-        el("th", "metric"),
-        el("th", "status"),
-        el("th", "score", class_="num"),
-        el("th", "reason or error, details"),
-    )
+    head = head_row("metric", "status", num("score"), "reason or error, details")
     return el(
         "table",
         _cols("metric", "status", "score", "reason"),

@@ -76,3 +76,14 @@ def shorten(value: str, limit: int) -> str:
 def breakable(name: str) -> Markup:
     """``name`` with line-break opportunities after ``_``, ``@`` and ``.`` (metric names)."""
     return join(re.split(r"(?<=[_@.])", name), sep="<wbr>")
+
+
+def num(label: object, title: str | None = None) -> Markup:
+    """The header cell of a column of numbers (right-aligned), with its ``title``."""
+    return el("th", label, class_="num", title=title)
+
+
+def head_row(*cells: object) -> Markup:
+    """A table's header row: a ``<th>`` for each plain text; markup (a :func:`num` cell, a
+    ``<th>`` already made) as it is; lists flattened, ``None`` left out."""
+    return el("tr", [c if isinstance(c, Markup) else el("th", c) for c in _flatten(cells)])

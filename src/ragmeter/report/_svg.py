@@ -58,18 +58,8 @@ def histogram(metric: str, scores: Iterable[float | None]) -> Markup:
         el("text", "1", x=WIDTH, y=HEIGHT - 1, class_="tick end"),
         el("text", f"max {max(counts)}", x=WIDTH, y=9, class_="tick end"),
     ]
-    return el(
-        "svg",
-        el("title", label),
-        bars,
-        axis,
-        viewBox=f"0 0 {WIDTH} {HEIGHT}",
-        width=WIDTH,
-        height=HEIGHT,
-        role="img",
-        aria_label=label,
-        data_counts=",".join(map(str, counts)),
-        class_="hist",
+    return _figure(
+        label, WIDTH, HEIGHT, bars, axis, data_counts=",".join(map(str, counts)), class_="hist"
     )
 
 
@@ -78,6 +68,23 @@ def histogram(metric: str, scores: Iterable[float | None]) -> Markup:
 PLOT, PAD_LEFT, PAD_TOP, PAD_BOTTOM, PAD_RIGHT = 180, 30, 8, 30, 8
 #: Points drawn per scatter at most (the title says how many were left out).
 MAX_POINTS = 2_000
+
+
+def _figure(
+    label: str, width: float, height: float, *parts: object, **attributes: object
+) -> Markup:
+    """An ``<svg>`` image of ``parts``, titled and labelled ``label``."""
+    return el(
+        "svg",
+        el("title", label),
+        *parts,
+        viewBox=f"0 0 {width} {height}",
+        width=width,
+        height=height,
+        role="img",
+        aria_label=label,
+        **attributes,
+    )
 
 
 def _domain(values: Sequence[float]) -> tuple[float, float]:
@@ -151,19 +158,8 @@ def paired_scatter(metric: str, points: Sequence[Point]) -> Markup:
         )
         for p in shown
     ]
-    return el(
-        "svg",
-        el("title", label),
-        frame,
-        dots,
-        viewBox=f"0 0 {width} {height}",
-        width=width,
-        height=height,
-        role="img",
-        aria_label=label,
-        data_n=len(shown),
-        data_metric=metric,
-        class_="scatter",
+    return _figure(
+        label, width, height, frame, dots, data_n=len(shown), data_metric=metric, class_="scatter"
     )
 
 
@@ -243,18 +239,7 @@ def delta_bars(bars: Sequence[Bar]) -> Markup:
             for b in bars
         )
     )
-    return el(
-        "svg",
-        el("title", label),
-        axis,
-        rows,
-        viewBox=f"0 0 {width} {height}",
-        width=width,
-        height=height,
-        role="img",
-        aria_label=label,
-        class_="deltas",
-    )
+    return _figure(label, width, height, axis, rows, class_="deltas")
 
 
 # --- colour scale for score tables -------------------------------------------------------

@@ -10,8 +10,8 @@ from ragmeter.dataset import Dataset, head
 from ragmeter.dataset import sample as draw_sample
 from ragmeter.judge import Judge, Usage
 from ragmeter.metrics import Metric, SampleMetric
-from ragmeter.runner._estimate import EstimatingJudge, estimate_sample, judges_for, price_of
-from ragmeter.runner._judged import JudgedSetup
+from ragmeter.runner._estimate import EstimatingJudge, estimate_sample, price_of
+from ragmeter.runner._judged import JudgedSetup, judges_for
 from ragmeter.runner._task import SampleTask
 
 PRICE_HINT = (

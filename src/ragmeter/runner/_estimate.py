@@ -27,7 +27,6 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ValidationError
 
-from ragmeter._services import run_sync
 from ragmeter.dataset import Dataset, DatasetLike, Sample
 from ragmeter.judge import (
     Cache,
@@ -45,6 +44,8 @@ from ragmeter.judge import (
 from ragmeter.metrics import Metric, SampleMetric, resolve_metrics
 from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, RunDatabase
+from ragmeter.runner._judged import judges_for
+from ragmeter.runner._sync import synchronous
 
 #: A data block of a rendered prompt (``ragmeter.prompts.data_block``): ``<name>...</name>``.
 _BLOCK = re.compile(r"^<([a-z_]+)>\n(.*?)\n</\1>$", re.DOTALL | re.MULTILINE)
@@ -327,47 +328,6 @@ def local_seconds(judge: Judge, usage: Usage) -> float | None:
     return usage.prompt_tokens / per_second + usage.completion_tokens * per_token
 
 
-def estimate(
-    dataset: DatasetLike,
-    metrics: Sequence[Metric | str] | str,
-    *,
-    column_map: Mapping[str, str] | None = None,
-    skip_invalid: bool = False,
-    format: str | None = None,
-    judge: Judge | None = None,
-    language: Language | None = None,
-    run_dir: str | Path | None = None,
-    resume: bool = False,
-    repeats: int = 1,
-    limit: int | None = None,
-    sample: int | None = None,
-    seed: int = 0,
-    stratify: str | None = None,
-) -> RunEstimate:
-    """What :func:`ragmeter.runner.evaluate` with these arguments would ask its judges,
-    without asking them (no call, no network, nothing written): the calls, prompt and
-    completion tokens and cost per step and in total. With ``resume`` only the results
-    missing from ``run_dir``; answers in the judge's cache are counted as cached."""
-    return run_sync(
-        aestimate(
-            dataset,
-            metrics,
-            column_map=column_map,
-            skip_invalid=skip_invalid,
-            format=format,
-            judge=judge,
-            language=language,
-            run_dir=run_dir,
-            resume=resume,
-            repeats=repeats,
-            limit=limit,
-            sample=sample,
-            seed=seed,
-            stratify=stratify,
-        )
-    )
-
-
 async def aestimate(
     dataset: DatasetLike,
     metrics: Sequence[Metric | str] | str,
@@ -386,21 +346,13 @@ async def aestimate(
     stratify: str | None = None,
 ) -> RunEstimate:
     """:func:`estimate` for async code (same arguments)."""
-    from ragmeter.runner._evaluate import read_checked
+    from ragmeter.runner._evaluate import Reading
 
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
-    data = read_checked(
-        dataset,
-        resolved,
-        column_map=column_map,
-        skip_invalid=skip_invalid,
-        format=format,
-        limit=limit,
-        sample=sample,
-        seed=seed,
-        stratify=stratify,
+    data = Reading(column_map, skip_invalid, format, limit, sample, seed, stratify).read_checked(
+        dataset, resolved
     )
     judged = [m for m in resolved if isinstance(m, SampleMetric)]
     todo = _todo(data, [m.name for m in judged], run_dir if resume else None)
@@ -451,6 +403,14 @@ async def aestimate(
     return result
 
 
+@synchronous(aestimate)
+def estimate() -> None:
+    """What :func:`ragmeter.runner.evaluate` with these arguments would ask its judges,
+    without asking them (no call, no network, nothing written): the calls, prompt and
+    completion tokens and cost per step and in total. With ``resume`` only the results
+    missing from ``run_dir``; answers in the judge's cache are counted as cached."""
+
+
 def _todo(
     data: Dataset, names: list[str], run_dir: str | Path | None
 ) -> list[tuple[int, list[str]]]:
@@ -472,18 +432,3 @@ def _todo(
         return list(store.todo(names, 0, len(data)).items()) if names else []
     finally:
         store.close()
-
-
-def judges_for(metrics: Sequence[SampleMetric], judge: Judge | None) -> dict[str, Judge | None]:
-    """Each metric's judge as the run chooses it (:func:`ragmeter.runner._judged.setup`):
-    its own, else ``judge``, else the default one, made once; without the embeddings."""
-    shared = judge
-    chosen: dict[str, Judge | None] = {}
-    for metric in metrics:
-        own = metric.judge or shared
-        if own is None and metric.uses_judge:
-            from ragmeter.judge import default_judge
-
-            own = shared = default_judge()
-        chosen[metric.name] = own
-    return chosen

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from ragmeter._services import fewer_collections, run_sync
+from ragmeter._services import fewer_collections
 from ragmeter._version import __version__
 from ragmeter.dataset import (
     Dataset,
@@ -43,6 +43,7 @@ from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
 from ragmeter.runner._judged import JudgedSetup, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
 from ragmeter.runner._ray import RayBackend, WorkerPool
+from ragmeter.runner._sync import synchronous
 from ragmeter.runner._task import SampleTask, TaskOutcome, run_task
 
 DEFAULT_BATCH_SIZE = 4096
@@ -95,7 +96,7 @@ def _score_column(metric: Metric, batch: Sequence[Any], context: BatchContext) -
     return column
 
 
-def evaluate(
+async def aevaluate(
     dataset: DatasetLike,
     metrics: Sequence[Metric | str] | str,
     *,
@@ -120,6 +121,58 @@ def evaluate(
     tags: Sequence[str] | None = None,
     backend: str | RayBackend = "local",
 ) -> EvaluationResult:
+    """:func:`evaluate` for async code (same arguments)."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    cluster = RayBackend.of(backend)
+    resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
+    if max_cost is not None:
+        check_budget(max_cost, resolved, judge)  # before anything runs or is written
+    reading = Reading(column_map, skip_invalid, format, limit, sample, seed, stratify)
+    read = _read_input(dataset, resolved, reading, tags)
+    infos = [
+        MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
+        for m in resolved
+    ]
+    reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
+    judged = [m for m in resolved if isinstance(m, SampleMetric)]
+    plain = [m for m in resolved if not isinstance(m, SampleMetric)]
+    # A new run scores the metrics without a judge as its samples are stored, while they are
+    # in memory: a resumed run reads back the samples that miss a result.
+    n_samples = None if read.data is None else len(read.data)
+    scorer = _PlainScorer(plain, batch_size, reporter, n_samples)
+    try:
+        store = _open_store(run_dir, resume, read.chunks, infos, record, repeats, scorer)
+    except BaseException:
+        reporter.stop()
+        raise
+    noted = {"column_warnings": read.column_notes} if read.column_notes else {}
+    if read.tags is not None:
+        noted["tags"] = read.tags
+    if noted:
+        store.set_meta("config", {**(store.get_meta("config") or {}), **noted})
+    samples = _StoredSamples(store) if read.data is None else _InMemory(read.data)
+    session = _Session(store, reporter, repeats)
+    session.max_cost = max_cost
+    session.cluster = cluster
+    try:
+        if not scorer.scored_all:
+            scorer.score_missing(samples, store)
+        if judged:
+            await session.score_judged(samples, judged, judge, embeddings, language, concurrency)
+    finally:
+        reporter.stop()
+        store.set_meta("config", _config(store, session))
+    result = EvaluationResult.from_store(store)
+    if run_dir is not None:
+        result.save(run_dir)
+    return result
+
+
+@synchronous(aevaluate)
+def evaluate() -> None:
     """Score every sample of ``dataset`` with every metric.
 
     ``dataset`` is a :class:`Dataset`, a path (JSONL, JSON, CSV, Parquet), a list of dicts, a
@@ -180,117 +233,6 @@ def evaluate(
     >>> {name: a.mean for name, a in result.aggregates.items()}
     {'mrr': 0.5, 'hit@1': 0.0}
     """
-    return run_sync(
-        aevaluate(
-            dataset,
-            metrics,
-            column_map=column_map,
-            skip_invalid=skip_invalid,
-            format=format,
-            judge=judge,
-            embeddings=embeddings,
-            language=language,
-            concurrency=concurrency,
-            batch_size=batch_size,
-            run_dir=run_dir,
-            resume=resume,
-            progress=progress,
-            record=record,
-            repeats=repeats,
-            limit=limit,
-            sample=sample,
-            seed=seed,
-            stratify=stratify,
-            max_cost=max_cost,
-            tags=tags,
-            backend=backend,
-        )
-    )
-
-
-async def aevaluate(
-    dataset: DatasetLike,
-    metrics: Sequence[Metric | str] | str,
-    *,
-    column_map: Mapping[str, str] | None = None,
-    skip_invalid: bool = False,
-    format: str | None = None,
-    judge: Judge | None = None,
-    embeddings: Embeddings | None = None,
-    language: Language | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    run_dir: str | Path | None = None,
-    resume: bool = False,
-    progress: bool | ProgressReporter | None = None,
-    record: Mapping[str, Any] | None = None,
-    repeats: int = 1,
-    limit: int | None = None,
-    sample: int | None = None,
-    seed: int = 0,
-    stratify: str | None = None,
-    max_cost: float | None = None,
-    tags: Sequence[str] | None = None,
-    backend: str | RayBackend = "local",
-) -> EvaluationResult:
-    """:func:`evaluate` for async code (same arguments)."""
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    cluster = RayBackend.of(backend)
-    resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
-    if max_cost is not None:
-        check_budget(max_cost, resolved, judge)  # before anything runs or is written
-    read = _read_input(
-        dataset,
-        resolved,
-        column_map=column_map,
-        skip_invalid=skip_invalid,
-        format=format,
-        limit=limit,
-        sample=sample,
-        seed=seed,
-        stratify=stratify,
-        tags=tags,
-    )
-    infos = [
-        MetricInfo(m.name, m.direction, m.params(), f"{type(m).__module__}.{type(m).__qualname__}")
-        for m in resolved
-    ]
-    reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)
-    judged = [m for m in resolved if isinstance(m, SampleMetric)]
-    plain = [m for m in resolved if not isinstance(m, SampleMetric)]
-    # A new run scores the metrics without a judge as its samples are stored, while they are
-    # in memory: a resumed run reads back the samples that miss a result.
-    n_samples = None if read.data is None else len(read.data)
-    scorer = _PlainScorer(plain, batch_size, reporter, n_samples)
-    try:
-        store = _open_store(run_dir, resume, read.chunks, infos, record, repeats, scorer)
-    except BaseException:
-        reporter.stop()
-        raise
-    noted = {"column_warnings": read.column_notes} if read.column_notes else {}
-    if read.tags is not None:
-        noted["tags"] = read.tags
-    if noted:
-        store.set_meta("config", {**(store.get_meta("config") or {}), **noted})
-    samples = _StoredSamples(store) if read.data is None else _InMemory(read.data)
-    session = _Session(store, reporter, repeats)
-    session.max_cost = max_cost
-    session.cluster = cluster
-    try:
-        if not scorer.scored_all:
-            scorer.score_missing(samples, store)
-        if judged:
-            await session.score_judged(samples, judged, judge, embeddings, language, concurrency)
-    finally:
-        reporter.stop()
-        store.set_meta("config", _config(store, session))
-    result = EvaluationResult.from_store(store)
-    if run_dir is not None:
-        result.save(run_dir)
-    return result
 
 
 @dataclass
@@ -306,67 +248,57 @@ class _Input:
     column_notes: list[str]
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How a run reads its dataset: :func:`evaluate`'s ``column_map``, ``skip_invalid`` and
+    ``format``, and the subset it scores (``limit``, ``sample``, ``seed``, ``stratify``)."""
+
+    column_map: Mapping[str, str] | None
+    skip_invalid: bool
+    format: str | None
+    limit: int | None
+    sample: int | None
+    seed: int
+    stratify: str | None
+
+    def read_checked(self, dataset: DatasetLike, metrics: Sequence[Metric]) -> Dataset:
+        """The whole dataset in memory, checked for ``metrics`` (rows that cannot load
+        reported with the rest) and cut to its subset: what a run and its estimate score."""
+        if isinstance(dataset, Dataset):
+            data, load_problems = dataset, []
+        else:
+            data = load_dataset(
+                dataset, column_map=self.column_map, skip_invalid=True, format=self.format
+            )
+            load_problems = [p for row in data.invalid for p in row.problems]
+        data = check_inputs(
+            data, metrics, skip_invalid=self.skip_invalid, load_problems=load_problems
+        )
+        return take_subset(
+            data, limit=self.limit, sample=self.sample, seed=self.seed, stratify=self.stratify
+        )
+
+
 def _read_input(
-    dataset: DatasetLike,
-    metrics: Sequence[Metric],
-    *,
-    column_map: Mapping[str, str] | None,
-    skip_invalid: bool,
-    format: str | None,
-    limit: int | None,
-    sample: int | None,
-    seed: int,
-    stratify: str | None,
-    tags: Sequence[str] | None,
+    dataset: DatasetLike, metrics: Sequence[Metric], reading: Reading, tags: Sequence[str] | None
 ) -> _Input:
     """The dataset checked for ``metrics`` and cut to its subset: a JSONL file streamed a
     chunk at a time (checked as it is read), anything else read into memory."""
     # A subset is drawn from the whole (valid) dataset: it is read into memory.
-    if is_streamed(dataset, format) and limit is None and sample is None:
+    if is_streamed(dataset, reading.format) and reading.limit is None and reading.sample is None:
         jsonl = cast("str | Path", dataset)  # is_streamed: a path
         column_notes: list[str] = []
-        chunks: Iterable[Dataset] = _checked_chunks(jsonl, metrics, column_map, skip_invalid)
+        chunks: Iterable[Dataset] = _checked_chunks(
+            jsonl, metrics, reading.column_map, reading.skip_invalid
+        )
         named_tags = None
         if tags is not None:  # checked once the whole file is read
             named_tags = Dataset.tag_names(tags)
             chunks = _carrying_tags(chunks, named_tags)
         return _Input(_noting_columns(chunks, column_notes), None, named_tags, column_notes)
-    data = read_checked(
-        dataset,
-        metrics,
-        column_map=column_map,
-        skip_invalid=skip_invalid,
-        format=format,
-        limit=limit,
-        sample=sample,
-        seed=seed,
-        stratify=stratify,
-    )
+    data = reading.read_checked(dataset, metrics)
     named_tags = None if tags is None else data.check_tags(tags)
     return _Input([data], data, named_tags, data.column_warnings())
-
-
-def read_checked(
-    dataset: DatasetLike,
-    metrics: Sequence[Metric],
-    *,
-    column_map: Mapping[str, str] | None,
-    skip_invalid: bool,
-    format: str | None,
-    limit: int | None,
-    sample: int | None,
-    seed: int,
-    stratify: str | None,
-) -> Dataset:
-    """The whole dataset in memory, checked for ``metrics`` (rows that cannot load reported
-    with the rest) and cut to its subset: what a run and its estimate both score."""
-    if isinstance(dataset, Dataset):
-        data, load_problems = dataset, []
-    else:
-        data = load_dataset(dataset, column_map=column_map, skip_invalid=True, format=format)
-        load_problems = [p for row in data.invalid for p in row.problems]
-    data = check_inputs(data, metrics, skip_invalid=skip_invalid, load_problems=load_problems)
-    return take_subset(data, limit=limit, sample=sample, seed=seed, stratify=stratify)
 
 
 def _checked_chunks(

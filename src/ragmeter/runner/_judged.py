@@ -19,22 +19,30 @@ class JudgedSetup:
     embeddings: dict[str, Embeddings | None]  # metric name -> embeddings
 
 
+def judges_for(metrics: Sequence[SampleMetric], judge: Judge | None) -> dict[str, Judge | None]:
+    """Each metric's judge: its own, else ``judge``, else the default one, made once (for a
+    run, :func:`setup`, and for its estimate)."""
+    shared = judge
+    chosen: dict[str, Judge | None] = {}
+    for metric in metrics:
+        own = metric.judge or shared
+        if own is None and metric.uses_judge:
+            from ragmeter.judge import default_judge
+
+            own = shared = default_judge()
+        chosen[metric.name] = own
+    return chosen
+
+
 def setup(
     metrics: Sequence[SampleMetric], judge: Judge | None, embeddings: Embeddings | None
 ) -> JudgedSetup:
     """Each metric's own judge / embeddings if it has one, else the run's, else the default.
     Defaults are created once and shared by every metric."""
-    shared_judge = judge
+    judges = judges_for(metrics, judge)
     shared_embeddings = embeddings
-    judges: dict[str, Judge | None] = {}
     vectors: dict[str, Embeddings | None] = {}
     for metric in metrics:
-        chosen = metric.judge or shared_judge
-        if chosen is None and metric.uses_judge:
-            from ragmeter.judge import default_judge
-
-            chosen = shared_judge = default_judge()
-        judges[metric.name] = chosen
         if metric.uses_embeddings:
             chosen_embeddings = metric.embeddings or shared_embeddings
             if chosen_embeddings is None:

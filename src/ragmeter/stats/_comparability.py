@@ -27,20 +27,12 @@ Aspect = Literal["judge", "embeddings", "prompts", "params"]
 #: ``none``: neither run used one; ``unknown``: a run did not record it.
 State = Literal["same", "different", "unknown", "none"]
 
-#: Who answers: the kind of judge, its provider, the endpoint's host (and port), the model
-#: or deployment, the embedded model's file hash and the llama.cpp build that runs it (a
-#: scripted judge's name).
-JUDGE_IDENTITY = (
-    "kind",
-    "provider",
-    "host",
-    "model",
-    "azure_deployment",
-    "deployment",
-    "name",
-    "sha256",
-    "runtime",
-)
+#: Which served model answers, a judge's or an embedding model's: the kind, the provider, the
+#: endpoint's host (and port), the model or deployment (a scripted judge's name).
+_SERVED = ("kind", "provider", "host", "model", "azure_deployment", "deployment", "name")
+#: Who answers: the served model, the embedded model's file hash and the llama.cpp build that
+#: runs it.
+JUDGE_IDENTITY = (*_SERVED, "sha256", "runtime")
 #: How it is asked: every setting that changes its answers. Operational settings (timeouts,
 #: retries, concurrency, rate limits, price, whether a key is set) are not compared.
 JUDGE_GENERATION = (
@@ -53,16 +45,7 @@ JUDGE_GENERATION = (
     "litellm_params",
     "verdict_method",
 )
-EMBEDDING_IDENTITY = (
-    "kind",
-    "provider",
-    "host",
-    "model",
-    "azure_deployment",
-    "deployment",
-    "name",
-    "quantization",
-)
+EMBEDDING_IDENTITY = (*_SERVED, "quantization")
 EMBEDDING_SETTINGS = ("dimensions", "dimension", "query_prefix", "passage_prefix", "prefixes")
 
 #: Shown with a judge on both sides of a difference, even when equal.

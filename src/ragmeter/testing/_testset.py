@@ -81,6 +81,13 @@ def entities_in(text: str) -> list[str]:
     return list(found)
 
 
+def _containing(text: str, passages: Sequence[str]) -> list[int]:
+    """The numbers (from 1) of the passages that contain ``text``, both normalised."""
+    return [
+        i for i, passage in enumerate(passages, start=1) if normalize(text) in normalize(passage)
+    ]
+
+
 def _first_sentence(text: str) -> str:
     sentences = split_sentences(text)
     return (sentences[0] if sentences else text).strip()
@@ -223,15 +230,7 @@ def generation_responder(
             passages = blocks["passages"]
             return {
                 "support": [
-                    {
-                        "claim": i,
-                        "passages": [
-                            j
-                            for j, passage in enumerate(passages, start=1)
-                            if normalize(claim) in normalize(passage)
-                        ],
-                        "reason": "",
-                    }
+                    {"claim": i, "passages": _containing(claim, passages), "reason": ""}
                     for i, claim in enumerate(blocks["claims"], start=1)
                 ]
             }
@@ -240,14 +239,7 @@ def generation_responder(
             reference = blocks["reference"]
             return {
                 "statements": [
-                    {
-                        "text": sentence,
-                        "contexts": [
-                            i
-                            for i, context in enumerate(contexts, start=1)
-                            if normalize(sentence) in normalize(context)
-                        ],
-                    }
+                    {"text": sentence, "contexts": _containing(sentence, contexts)}
                     for sentence in split_sentences(reference)
                 ]
             }

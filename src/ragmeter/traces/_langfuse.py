@@ -33,6 +33,7 @@ from typing import Any
 
 from ragmeter.traces._build import build_samples
 from ragmeter.traces._shapes import (
+    RETRIEVAL_NAME,
     answer_text,
     as_float,
     as_int,
@@ -81,7 +82,6 @@ MISSING_OBSERVATION = (
 )
 ORPHAN_SCORE = "Langfuse score of a trace that is not in the files"
 
-_RETRIEVAL_NAME = re.compile(r"retriev|search|vector|similarity|knowledge|lookup", re.IGNORECASE)
 _RERANK_NAME = re.compile(r"re-?rank", re.IGNORECASE)
 _SNAKE_TO_CAMEL = {
     "trace_id": "traceId",
@@ -309,7 +309,7 @@ class _Reader:
                 return None
             docs = found
         elif kind in ("chain", "tool") and (
-            _RETRIEVAL_NAME.search(name) or is_document_list(raw_output)
+            RETRIEVAL_NAME.search(name) or is_document_list(raw_output)
         ):
             found = documents(raw_output)
             if found is not None:

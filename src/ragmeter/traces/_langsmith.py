@@ -31,6 +31,7 @@ from typing import Any
 
 from ragmeter.traces._build import build_samples
 from ragmeter.traces._shapes import (
+    RETRIEVAL_NAME,
     answer_text,
     as_float,
     as_int,
@@ -74,7 +75,6 @@ _JSON_COLUMNS = frozenset(
     {"inputs", "outputs", "extra", "events", "tags", "feedback_stats", "serialized"}
 )
 _RERANK_NAME = re.compile(r"re-?rank|compress", re.IGNORECASE)
-_RETRIEVAL_NAME = re.compile(r"retriev|search|vector|similarity|knowledge|lookup", re.IGNORECASE)
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
@@ -183,7 +183,7 @@ def _span(
     inputs, outputs = run.get("inputs"), run.get("outputs")
     docs: list[Document] = []
     if kind == "retriever" or (
-        kind in ("chain", "tool") and (_RETRIEVAL_NAME.search(name) or is_document_list(outputs))
+        kind in ("chain", "tool") and (RETRIEVAL_NAME.search(name) or is_document_list(outputs))
     ):
         found = documents(outputs)
         if found is not None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.traces._build import as_utc, build_samples
+from ragmeter.traces._shapes import parquet_rows
 from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport, Unmapped
 
 KINDS: dict[str, SpanKind] = {
@@ -332,20 +333,8 @@ def _phoenix_span(record: Mapping[str, Any]) -> Span | None:
 def _records(path: Path) -> Iterator[tuple[str, Any]]:
     """``(where, record)`` for each span record of an export file."""
     if path.suffix.lower() == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise ImportError(
-                "reading Parquet exports needs pyarrow: pip install 'ragmeter[parquet]'"
-            ) from None
-        try:
-            rows = pq.read_table(path).to_pylist()
-        except (OSError, ValueError) as error:
-            raise TraceFileError(
-                f"{path}: not a readable Parquet file ({error}); export the spans with "
-                "px.Client().get_spans_dataframe().to_parquet(...)"
-            ) from None
-        for index, row in enumerate(rows, start=1):
+        fix = "export the spans with px.Client().get_spans_dataframe().to_parquet(...)"
+        for index, row in enumerate(parquet_rows(path, fix), start=1):
             yield f"{path}, row {index}", row
         return
     text = read_text(path)

@@ -13,6 +13,7 @@ import csv
 import datetime as dt
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,9 @@ _ASSISTANT_ROLES = frozenset({"assistant", "ai", "model"})
 
 # -- files -------------------------------------------------------------------------------------
 
+#: Span names that read as a retrieval (a chain or tool span returning documents).
+RETRIEVAL_NAME = re.compile(r"retriev|search|vector|similarity|knowledge|lookup", re.IGNORECASE)
+
 
 def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterator[tuple[str, Any]]:
     """Each record of an export file, with where it came from (``file, line N``, ``record N``
@@ -89,7 +93,7 @@ def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterato
     if not path.is_file():
         raise TraceFileError(f"{path}: no such file; give the path of an export file")
     if path.suffix.lower() == ".parquet":
-        for n, row in enumerate(_parquet_rows(path), start=1):
+        for n, row in enumerate(parquet_rows(path), start=1):
             yield f"{path}, row {n}", row
         return
     try:
@@ -128,8 +132,9 @@ def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterato
         yield str(path), data
 
 
-def _parquet_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a Parquet file (LangSmith's bulk export), pyarrow imported only here."""
+def parquet_rows(path: Path, fix: str = "give the file as it was exported") -> list[dict[str, Any]]:
+    """The rows of a Parquet file (LangSmith's bulk export, a Phoenix span dataframe),
+    pyarrow imported only here; an unreadable file says ``fix``."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -139,9 +144,7 @@ def _parquet_rows(path: Path) -> list[dict[str, Any]]:
     try:
         rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
     except (OSError, ValueError) as error:
-        raise TraceFileError(
-            f"{path}: not a readable Parquet file ({error}); give the file as it was exported"
-        ) from None
+        raise TraceFileError(f"{path}: not a readable Parquet file ({error}); {fix}") from None
     return rows
 
 

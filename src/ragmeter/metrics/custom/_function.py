@@ -197,25 +197,9 @@ class AsyncFunctionMetric(SampleMetric, FunctionMetric):
     scores_blank_fields: ClassVar[bool] = True
     _uses_judge = False
 
-    def __init__(
-        self,
-        fn: AsyncMetricFunction,
-        *,
-        name: str | None = None,
-        requires: Sequence[Sequence[str] | str] = (("response",),),
-        direction: Direction | str = Direction.HIGHER_IS_BETTER,
-        version: str = "1",
-        description: str | None = None,
-    ) -> None:
-        FunctionMetric.__init__(
-            self,
-            fn,
-            name=name,
-            requires=requires,
-            direction=direction,
-            version=version,
-            description=description,
-        )
+    def __init__(self, fn: AsyncMetricFunction, **options: Any) -> None:
+        """``options``: the keyword arguments of :class:`FunctionMetric`."""
+        FunctionMetric.__init__(self, fn, **options)
         SampleMetric.__init__(self)
 
     async def compute(

@@ -696,32 +696,14 @@ class SQLEquivalence(Fallback):
     #: The sample metadata field that holds the database path.
     db_path_key: str = "db_path"
 
-    def __init__(
-        self,
-        *,
-        fallback: Metric | None = None,
-        db_path_key: str | None = None,
-        db_dir: str | os.PathLike[str] | None = None,
-        timeout: float = 10.0,
-        float_tolerance: float = 1e-6,
-        max_rows: int = 100_000,
-        max_cell_bytes: int = 1_000_000,
-        max_result_bytes: int = 16_000_000,
-    ) -> None:
-        execution = SQLExecution(
-            db_path_key=db_path_key,
-            db_dir=db_dir,
-            timeout=timeout,
-            float_tolerance=float_tolerance,
-            max_rows=max_rows,
-            max_cell_bytes=max_cell_bytes,
-            max_result_bytes=max_result_bytes,
-        )
+    def __init__(self, *, fallback: Metric | None = None, **options: Any) -> None:
+        """``options``: the keyword arguments of :class:`SQLExecution`."""
+        execution = SQLExecution(**options)
         super().__init__(execution, fallback)
         self.execution = execution
         self.fallback = fallback
-        if db_path_key is not None:
-            self.db_path_key = db_path_key
+        if options.get("db_path_key") is not None:
+            self.db_path_key = options["db_path_key"]
         self.db_dir = execution.db_dir
         self.timeout = execution.timeout
         self.float_tolerance = execution.float_tolerance

@@ -1,11 +1,9 @@
 """RAGChecker's context utilization: of what the retriever found, how much the answer used."""
 
-from ragmeter.dataset import Sample
-from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details, StatementFinding
-from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics._spec import builtin_metric
+from ragmeter.metrics.llm._contexts import RetrievedContextsMetric
 from ragmeter.metrics.llm.answer_correctness import REFERENCE_VS_RESPONSE
 from ragmeter.steps import Facts, Need
 
@@ -22,7 +20,7 @@ ATTRIBUTED = Need("statements", against=("contexts",))
         "(RAGChecker's context utilization)"
     ),
 )
-class ClaimContextUtilization(SampleMetric):
+class ClaimContextUtilization(RetrievedContextsMetric):
     """Of the reference's statements that the retrieved contexts support, the share the
     response also states: whether the generator used the relevant information it was given.
 
@@ -43,15 +41,9 @@ class ClaimContextUtilization(SampleMetric):
 
     name = "claim_context_utilization"
     requires: Requirements = (("response",), ("reference",), ("retrieved_contexts",))
+    context_needs = (ATTRIBUTED, REFERENCE_VS_RESPONSE)
 
-    def needs(self, sample: Sample) -> list[Need]:
-        return [ATTRIBUTED, REFERENCE_VS_RESPONSE] if sample.retrieved_contexts else []
-
-    async def compute(
-        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
-    ) -> MetricResult:
-        if not sample.retrieved_contexts:
-            return MetricResult.not_applicable("no context was retrieved")
+    def judged(self, facts: Facts) -> MetricResult:
         statements = facts.statements or []
         if not statements:
             return MetricResult.not_applicable("the reference makes no factual statement")

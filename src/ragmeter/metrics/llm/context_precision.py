@@ -1,9 +1,7 @@
-from ragmeter.dataset import Sample
-from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ContextCriterion, ContextJudgment, Details
-from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics._spec import builtin_metric
+from ragmeter.metrics.llm._contexts import RetrievedContextsMetric
 from ragmeter.metrics.retrieval._ranking import average_precision
 from ragmeter.steps import ContextVerdict, Facts, Need
 
@@ -35,7 +33,7 @@ def precision_result(verdicts: list[ContextVerdict], target: str) -> MetricResul
         "ContextualPrecisionMetric",
     ),
 )
-class ContextPrecision(SampleMetric):
+class ContextPrecision(RetrievedContextsMetric):
     """Are the useful contexts ranked first? Each retrieved context is judged useful or not
     for reaching the reference answer; the verdicts combine as Average Precision.
 
@@ -46,13 +44,7 @@ class ContextPrecision(SampleMetric):
 
     name = "context_precision"
     requires: Requirements = (("user_input",), ("reference",), ("retrieved_contexts",))
+    context_needs = (Need("usefulness_reference"),)
 
-    def needs(self, sample: Sample) -> list[Need]:
-        return [Need("usefulness_reference")] if sample.retrieved_contexts else []
-
-    async def compute(
-        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
-    ) -> MetricResult:
-        if not sample.retrieved_contexts:
-            return MetricResult.not_applicable("no context was retrieved")
+    def judged(self, facts: Facts) -> MetricResult:
         return precision_result(facts.usefulness_reference or [], "reference answer")

@@ -1,9 +1,7 @@
-from ragmeter.dataset import Sample
-from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import MetricResult, Requirements
 from ragmeter.metrics._details import ContextCriterion, ContextJudgment, Details
-from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics._spec import builtin_metric
+from ragmeter.metrics.llm._contexts import RetrievedContextsMetric
 from ragmeter.steps import Facts, Need
 
 
@@ -16,22 +14,16 @@ from ragmeter.steps import Facts, Need
         "NVIDIA-style ContextRelevance rates all contexts at once, 0-2)"
     ),
 )
-class ContextRelevance(SampleMetric):
+class ContextRelevance(RetrievedContextsMetric):
     """Share of the retrieved contexts relevant to the question, judged from the question
     alone (no reference, no response). Split long contexts into sentences to get the RAGAS
     paper's sentence-level context relevance."""
 
     name = "context_relevance"
     requires: Requirements = (("user_input",), ("retrieved_contexts",))
+    context_needs = (Need("usefulness_question"),)
 
-    def needs(self, sample: Sample) -> list[Need]:
-        return [Need("usefulness_question")] if sample.retrieved_contexts else []
-
-    async def compute(
-        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
-    ) -> MetricResult:
-        if not sample.retrieved_contexts:
-            return MetricResult.not_applicable("no context was retrieved")
+    def judged(self, facts: Facts) -> MetricResult:
         verdicts = facts.usefulness_question or []
         relevant = sum(v.useful for v in verdicts)
         contexts = tuple(

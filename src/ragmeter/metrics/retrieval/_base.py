@@ -147,3 +147,12 @@ class RankingMetric(BatchMetric):
         if others:
             scores[list(others)] = np.nan
         return ScoreColumn(scores, others)
+
+
+class CutoffMetric(RankingMetric):
+    """A ranking metric that needs its cutoff K (precision@K, recall@K, ...)."""
+
+    k: int
+
+    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
+        super().__init__(k, relevance_level=relevance_level)

@@ -4,7 +4,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._base import CutoffMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import f1_at_k
 
@@ -16,7 +16,7 @@ from ragmeter.metrics.retrieval._ranking import f1_at_k
     summary="harmonic mean of precision@K, recall@K",
     cutoff="required",
 )
-class F1AtK(RankingMetric):
+class F1AtK(CutoffMetric):
     """Harmonic mean of Precision@K and Recall@K.
 
     >>> from ragmeter import Sample
@@ -27,11 +27,7 @@ class F1AtK(RankingMetric):
 
     base_name: ClassVar[str] = "f1"
 
-    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
-        super().__init__(k, relevance_level=relevance_level)
-
     def compute(self, judgments: Judgments) -> NDArray[np.float64]:
-        assert self.k is not None
         return f1_at_k(
             judgments.relevance, judgments.n_relevant, self.k, relevance_level=self.relevance_level
         )

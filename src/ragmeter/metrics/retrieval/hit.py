@@ -4,7 +4,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._base import CutoffMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import hit_at_k
 
@@ -17,7 +17,7 @@ from ragmeter.metrics.retrieval._ranking import hit_at_k
     cutoff="required",
     aliases=("hit_rate", "success"),
 )
-class HitAtK(RankingMetric):
+class HitAtK(CutoffMetric):
     """1 when a relevant context is in the top K, else 0 (Hit@K, trec_eval's success@K).
 
     >>> from ragmeter import Sample
@@ -27,9 +27,6 @@ class HitAtK(RankingMetric):
     """
 
     base_name: ClassVar[str] = "hit"
-
-    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
-        super().__init__(k, relevance_level=relevance_level)
 
     def compute(self, judgments: Judgments) -> NDArray[np.float64]:
         return hit_at_k(judgments.relevance, self.k, relevance_level=self.relevance_level)

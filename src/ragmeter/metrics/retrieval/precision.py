@@ -4,7 +4,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._base import CutoffMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import precision_at_k
 
@@ -16,7 +16,7 @@ from ragmeter.metrics.retrieval._ranking import precision_at_k
     summary="share of the top K that is relevant",
     cutoff="required",
 )
-class PrecisionAtK(RankingMetric):
+class PrecisionAtK(CutoffMetric):
     """Share of the top K retrieved contexts that are relevant (Precision@K).
 
     >>> from ragmeter import Sample
@@ -28,9 +28,5 @@ class PrecisionAtK(RankingMetric):
     base_name: ClassVar[str] = "precision"
     defined_without_relevant: ClassVar[bool] = True
 
-    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
-        super().__init__(k, relevance_level=relevance_level)
-
     def compute(self, judgments: Judgments) -> NDArray[np.float64]:
-        assert self.k is not None
         return precision_at_k(judgments.relevance, self.k, relevance_level=self.relevance_level)

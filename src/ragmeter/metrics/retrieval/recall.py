@@ -4,7 +4,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import RankingMetric
+from ragmeter.metrics.retrieval._base import CutoffMetric
 from ragmeter.metrics.retrieval._judgments import Judgments
 from ragmeter.metrics.retrieval._ranking import recall_at_k
 
@@ -16,7 +16,7 @@ from ragmeter.metrics.retrieval._ranking import recall_at_k
     summary="share of the relevant found in the top K",
     cutoff="required",
 )
-class RecallAtK(RankingMetric):
+class RecallAtK(CutoffMetric):
     """Share of the relevant contexts found in the top K (Recall@K).
 
     >>> from ragmeter import Sample
@@ -26,9 +26,6 @@ class RecallAtK(RankingMetric):
     """
 
     base_name: ClassVar[str] = "recall"
-
-    def __init__(self, k: int, *, relevance_level: float = 1.0) -> None:
-        super().__init__(k, relevance_level=relevance_level)
 
     def compute(self, judgments: Judgments) -> NDArray[np.float64]:
         return recall_at_k(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from abc import abstractmethod
+from typing import Any
 
+from ragmeter._text import normalize
 from ragmeter.dataset import Sample
 from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
 
@@ -22,3 +24,23 @@ class TextMetric(BatchMetric):
     @abstractmethod
     def compare(self, response: str, reference: str) -> MetricResult:
         """Score one response against its reference."""
+
+
+class StringMatchMetric(TextMetric):
+    """1 when :meth:`matches` says the response matches the reference, else 0; with
+    ``normalize`` (default) both sides are normalised first (:func:`ragmeter._text.normalize`)."""
+
+    def __init__(self, *, normalize: bool = True) -> None:
+        self.normalize = normalize
+
+    def params(self) -> dict[str, Any]:
+        return {"normalize": self.normalize}
+
+    def compare(self, response: str, reference: str) -> MetricResult:
+        if self.normalize:
+            response, reference = normalize(response), normalize(reference)
+        return MetricResult.ok(float(self.matches(response, reference)))
+
+    @abstractmethod
+    def matches(self, response: str, reference: str) -> bool:
+        """Whether ``response`` matches ``reference`` (both normalised with ``normalize``)."""

@@ -1,15 +1,11 @@
-from typing import Any
-
-from ragmeter._text import normalize
-from ragmeter.metrics._base import MetricResult
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.text._base import TextMetric
+from ragmeter.metrics.text._base import StringMatchMetric
 
 
 @builtin_metric(
     "exact_match", family="answer", rank=310, summary="response equals reference", aliases=("em",)
 )
-class ExactMatch(TextMetric):
+class ExactMatch(StringMatchMetric):
     """1 when the response equals the reference, else 0.
 
     With ``normalize`` (default) both sides are NFKC-normalised, case folded and their
@@ -23,13 +19,5 @@ class ExactMatch(TextMetric):
 
     name = "exact_match"
 
-    def __init__(self, *, normalize: bool = True) -> None:
-        self.normalize = normalize
-
-    def params(self) -> dict[str, Any]:
-        return {"normalize": self.normalize}
-
-    def compare(self, response: str, reference: str) -> MetricResult:
-        if self.normalize:
-            response, reference = normalize(response), normalize(reference)
-        return MetricResult.ok(float(response == reference))
+    def matches(self, response: str, reference: str) -> bool:
+        return response == reference

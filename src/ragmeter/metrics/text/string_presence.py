@@ -1,9 +1,5 @@
-from typing import Any
-
-from ragmeter._text import normalize
-from ragmeter.metrics._base import MetricResult
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.text._base import TextMetric
+from ragmeter.metrics.text._base import StringMatchMetric
 
 
 @builtin_metric(
@@ -13,7 +9,7 @@ from ragmeter.metrics.text._base import TextMetric
     summary="reference appears in response",
     aliases=("string_present",),
 )
-class StringPresence(TextMetric):
+class StringPresence(StringMatchMetric):
     """1 when the reference appears inside the response, else 0.
 
     >>> StringPresence().compare("答案是 1991 年。", "1991 年").score
@@ -22,13 +18,5 @@ class StringPresence(TextMetric):
 
     name = "string_presence"
 
-    def __init__(self, *, normalize: bool = True) -> None:
-        self.normalize = normalize
-
-    def params(self) -> dict[str, Any]:
-        return {"normalize": self.normalize}
-
-    def compare(self, response: str, reference: str) -> MetricResult:
-        if self.normalize:
-            response, reference = normalize(response), normalize(reference)
-        return MetricResult.ok(float(reference in response))
+    def matches(self, response: str, reference: str) -> bool:
+        return reference in response
