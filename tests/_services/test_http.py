@@ -9,6 +9,7 @@ import asyncio
 import email.utils
 import math
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -287,7 +288,7 @@ def test_a_401_without_a_key_says_that_none_was_sent() -> None:
 def test_a_status_with_a_fix_fails_at_once_and_the_others_by_class() -> None:
     fixes = {401: "check the key", 429: "the spend limit is reached"}
 
-    def error(status: int | None, **kwargs: object) -> Exception:
+    def error(status: int | None, **kwargs: Any) -> Exception:
         return status_error(status, "gw", "said", fixes=fixes, retry_after=2.0, **kwargs)
 
     spent = error(429)  # a 429 the provider knows retrying cannot help
