@@ -134,6 +134,29 @@ def test_the_overview_in_the_docs_is_the_contract():
     )
 
 
+def _python_block(heading: str) -> str:
+    """The first ``python`` block of docs/extending.md after ``heading``."""
+    text = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    section = text.split(f"\n{heading}\n", 1)[1]
+    block = re.search(r"^```python\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+    assert block, f"docs/extending.md: no python block under {heading!r}"
+    return block.group(1)
+
+
+def test_the_docs_show_the_whole_metric_and_provider_modules_they_count():
+    """The extension examples of docs/extending.md are the code that runs, line counts too."""
+    text = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    metric = (SRC / "metrics" / "text" / "string_presence.py").read_text(encoding="utf-8")
+    assert _python_block("### A built-in metric: one module") == metric
+    assert f"`text/string_presence.py`, {metric.count(chr(10))}\nlines" in text
+    module = (ROOT / "tests" / "judge" / "test_new_provider.py").read_text(encoding="utf-8")
+    start = module.index("class OllamaConfig")
+    end = module.index("\n", module.index('register_provider("ollama"')) + 1
+    provider = module[start:end]
+    assert _python_block("## Adding a judge provider") == provider
+    assert f"is {provider.count(chr(10))} lines" in " ".join(text.split())
+
+
 def test_every_package_has_a_layer():
     layered = {name for layer in _contract_layers() for name in re.split(r"[|:]", layer)}
     packages = {path.parent.name for path in SRC.glob("*/__init__.py")}

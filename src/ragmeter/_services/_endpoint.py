@@ -90,28 +90,31 @@ class EndpointConfig(BaseModel):
         section: str,
         overrides: Mapping[str, Any],
         *,
-        check: Callable[[dict[str, Any]], object] | None = None,
         literal: Callable[[dict[str, Any]], list[str]] | None = None,
         advice: str = "",
-        ignore: frozenset[str] = frozenset(),
+        provider: str | None = None,
     ) -> dict[str, Any]:
-        """A settings file's ``section`` (first given to ``check``, which may raise or take
-        settings out) with ``overrides`` that are not ``None`` (but those named in
-        ``ignore``) winning. The key comes only from the variable ``api_key_env`` names (an
-        error when it is unset): a file chooses the endpoint, so a key in the environment,
-        meant for another one, is never sent to it. A literal key in the file (``literal``:
-        the secret settings a file holds, by default ``api_key`` when set) is used, with a
-        warning (``advice`` added: then it speaks of secrets, not keys)."""
+        """A settings file's ``section`` with ``overrides`` that are not ``None`` winning.
+        The key comes only from the variable ``api_key_env`` names (an error when it is
+        unset): a file chooses the endpoint, so a key in the environment, meant for another
+        one, is never sent to it. A literal key in the file (``literal``: the secret settings
+        a file holds, by default ``api_key`` when set) is used, with a warning (``advice``
+        added: then it speaks of secrets, not keys). A provider's own config names it as
+        ``provider``: the file's ``provider``, when it has one, must be that name, and is
+        taken out, an override too (the OpenAI-compatible config keeps it: a preset)."""
         data = read_table(path, section)
-        if check is not None:
-            check(data)
+        if provider is not None:
+            named = data.pop("provider", provider)
+            if named != provider:
+                raise ValueError(f"{path}: provider is {named!r}, not {provider!r}")
+            overrides = {k: v for k, v in overrides.items() if k != "provider"}
         found = literal(data) if literal else (["api_key"] if data.get("api_key") else [])
         if found:
             said = f"secrets{_LITERAL_KEY[len('keys') :]}{advice}" if advice else _LITERAL_KEY
             warnings.warn(
                 f"{path} holds a literal {', '.join(found)}: {said}", UserWarning, stacklevel=3
             )
-        data.update({k: v for k, v in overrides.items() if v is not None and k not in ignore})
+        data.update({k: v for k, v in overrides.items() if v is not None})
         key_env = data.pop("api_key_env", None)
         if key_env:
             if not os.environ.get(key_env):

@@ -7,6 +7,8 @@ from ragmeter import _lazy
 if TYPE_CHECKING:
     from ragmeter._services import Cache as Cache
     from ragmeter._services import EndpointClient as EndpointClient
+    from ragmeter._services import EndpointConfig as EndpointConfig
+    from ragmeter._services import EndpointLimits as EndpointLimits
     from ragmeter._services import JudgeConfigError as JudgeConfigError
     from ragmeter._services import JudgeError as JudgeError
     from ragmeter._services import JudgeTransientError as JudgeTransientError
@@ -30,9 +32,13 @@ if TYPE_CHECKING:
     from ragmeter.judge._config import PROVIDERS as PROVIDERS
     from ragmeter.judge._config import JudgeConfig as JudgeConfig
     from ragmeter.judge._config import Price as Price
+    from ragmeter.judge._config import env_settings as env_settings
     from ragmeter.judge._default import default_judge as default_judge
     from ragmeter.judge._default import judge_config as judge_config
     from ragmeter.judge._default import make_cache as make_cache
+    from ragmeter.judge._endpoint import ChatJudge as ChatJudge
+    from ragmeter.judge._endpoint import EndpointJudge as EndpointJudge
+    from ragmeter.judge._endpoint import Reply as Reply
     from ragmeter.judge._errors import JudgeOutputError as JudgeOutputError
     from ragmeter.judge._errors import JudgeTruncatedError as JudgeTruncatedError
     from ragmeter.judge._litellm import LiteLLMConfig as LiteLLMConfig
@@ -44,10 +50,12 @@ if TYPE_CHECKING:
     from ragmeter.judge._openai import OpenAIJudge as OpenAIJudge
     from ragmeter.judge._parse import extract_json as extract_json
     from ragmeter.judge._parse import parse_output as parse_output
+    from ragmeter.judge._parse import repair_request as repair_request
     from ragmeter.judge._parse import repaired_answers as repaired_answers
     from ragmeter.judge._parse import verdict_probabilities as verdict_probabilities
     from ragmeter.judge._prices import DEFAULT_PRICES as DEFAULT_PRICES
     from ragmeter.judge._prices import PriceTable as PriceTable
+    from ragmeter.judge._providers import register_provider as register_provider
     from ragmeter.judge._types import BinaryVerdict as BinaryVerdict
     from ragmeter.judge._types import Judgment as Judgment
     from ragmeter.judge._types import OutputT as OutputT

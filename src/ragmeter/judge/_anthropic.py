@@ -205,17 +205,7 @@ class AnthropicConfig(EndpointLimits, _AnthropicSampling):
         ``api_key_env = "NAME"`` names (``"ANTHROPIC_API_KEY"``, say; an error when it is
         unset); without ``api_key_env`` no key is sent. A literal ``api_key`` is used, with
         a warning."""
-        path = Path(path)
-
-        def is_anthropic(data: dict[str, Any]) -> None:
-            provider = data.pop("provider", "anthropic")
-            if provider != "anthropic":
-                raise ValueError(f"{path}: provider is {provider!r}, not 'anthropic'")
-
-        data = cls.file_settings(
-            path, section, overrides, check=is_anthropic, ignore=frozenset({"provider"})
-        )
-        return cls(**data)
+        return cls(**cls.file_settings(Path(path), section, overrides, provider="anthropic"))
 
 
 #: A conversation as the Messages API takes it: the system prompt, the turns, the tool's name.

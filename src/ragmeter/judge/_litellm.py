@@ -241,8 +241,8 @@ class LiteLLMConfig(EndpointLimits, Sampling):
             literal=literal,
             advice=" (LiteLLM reads the provider's own variables itself, e.g. "
             "AWS_SECRET_ACCESS_KEY)",
+            provider=LITELLM_PROVIDER,
         )
-        data.pop("provider", None)
         return cls(**data)
 
 

@@ -28,6 +28,8 @@ def synchronous(
     (7, 'twice', 'Twice ``n``.')
     >>> import inspect; list(inspect.signature(twice).parameters)
     ['n', 'plus']
+    >>> import typing; typing.get_type_hints(twice)["plus"]
+    <class 'int'>
     """
 
     def decorate(stub: Callable[[], None]) -> Callable[P, T]:
@@ -37,6 +39,9 @@ def synchronous(
         names = ("__module__", "__name__", "__qualname__", "__doc__")
         functools.update_wrapper(run, stub, assigned=names, updated=())
         run.__wrapped__ = coroutine_function  # type: ignore[attr-defined]  # for its signature
+        # its annotations too: typing.get_type_hints resolves them in the coroutine
+        # function's module (it follows __wrapped__), where this module's P and T are not
+        run.__annotations__ = dict(coroutine_function.__annotations__)
         return run
 
     return decorate
