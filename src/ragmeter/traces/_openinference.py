@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.traces._build import as_utc, build_samples
-from ragmeter.traces._shapes import parquet_rows
+from ragmeter.traces._shapes import json_lines, parquet_rows
 from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport, Unmapped
 
 KINDS: dict[str, SpanKind] = {
@@ -343,16 +343,9 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
     except json.JSONDecodeError:
         data = None
     if data is None:  # JSON lines
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                yield f"{path}, line {number}", json.loads(line)
-            except json.JSONDecodeError as error:
-                raise TraceFileError(
-                    f"{path}, line {number}: not valid JSON ({error.msg}); give a JSON list "
-                    "of spans or one span object per line (JSON lines)"
-                ) from None
+        yield from json_lines(
+            path, text, "give a JSON list of spans or one span object per line (JSON lines)"
+        )
         return
     if isinstance(data, Mapping) and isinstance(data.get("data"), list):
         data = data["data"]  # Phoenix REST API: {"data": [...], "next_cursor": ...}

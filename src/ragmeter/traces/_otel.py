@@ -32,6 +32,7 @@ from ragmeter.traces._openinference import (
     read_text,
     span_from_attributes,
 )
+from ragmeter.traces._shapes import json_lines
 from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport, Unmapped
 
 OPERATIONS: dict[str, SpanKind] = {
@@ -255,15 +256,9 @@ def _objects(path: Path) -> Iterator[tuple[str, Any]]:
         if whole is not None:
             yield str(path), whole
         return
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                yield f"{path}, line {number}", json.loads(line)
-            except json.JSONDecodeError as error:
-                raise TraceFileError(
-                    f"{path}, line {number}: not valid JSON ({error.msg}); an OTLP/JSON file "
-                    'holds one {"resourceSpans": [...]} object per line'
-                ) from None
+    yield from json_lines(
+        path, text, 'an OTLP/JSON file holds one {"resourceSpans": [...]} object per line'
+    )
 
 
 def _items(container: Mapping[str, Any], key: str, where: str) -> list[Any]:
