@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -387,29 +387,46 @@ def _columns_to_records(data: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     return [{c: data[c].get(label) for c in data} for label in labels]
 
 
-def read_openinference(paths: Sequence[str | Path]) -> TraceImport:
-    """Spans exported from Phoenix (JSON, JSON lines or Parquet) read into samples."""
+def collect_spans(
+    read: Iterable[tuple[str, Span | None]], no_ids: str
+) -> tuple[list[Span], list[Unmapped], int]:
+    """The spans of ``read`` (``(where, span)`` a record; ``None``: a record without ids,
+    listed as unmapped with the reason ``no_ids``), the unmapped records, and the count of
+    records read."""
     spans: list[Span] = []
     unmapped: list[Unmapped] = []
     n_records = 0
-    for path in map(Path, paths):
-        for where, record in _records(path):
-            n_records += 1
-            if not isinstance(record, Mapping):
-                raise TraceFileError(
-                    f"{where}: expected a span object, got {type(record).__name__}; is this "
-                    "an OpenInference / Phoenix span export?"
-                )
-            try:
-                span = _phoenix_span(record)
-            except ValueError as error:
-                raise TraceFileError(
-                    f"{where}: {error}; give start_time/end_time as ISO 8601 text"
-                ) from None
-            if span is None:
-                unmapped.append(Unmapped(NO_IDS, source=where))
-            else:
-                spans.append(span)
+    for where, span in read:
+        n_records += 1
+        if span is None:
+            unmapped.append(Unmapped(no_ids, source=where))
+        else:
+            spans.append(span)
+    return spans, unmapped, n_records
+
+
+def _phoenix_spans(path: Path) -> Iterator[tuple[str, Span | None]]:
+    """``(where, span)`` for each record of a Phoenix export (``None``: no ids)."""
+    for where, record in _records(path):
+        if not isinstance(record, Mapping):
+            raise TraceFileError(
+                f"{where}: expected a span object, got {type(record).__name__}; is this "
+                "an OpenInference / Phoenix span export?"
+            )
+        try:
+            span = _phoenix_span(record)
+        except ValueError as error:
+            raise TraceFileError(
+                f"{where}: {error}; give start_time/end_time as ISO 8601 text"
+            ) from None
+        yield where, span
+
+
+def read_openinference(paths: Sequence[str | Path]) -> TraceImport:
+    """Spans exported from Phoenix (JSON, JSON lines or Parquet) read into samples."""
+    spans, unmapped, n_records = collect_spans(
+        (found for path in map(Path, paths) for found in _phoenix_spans(path)), NO_IDS
+    )
     if n_records and not spans:
         raise TraceFileError(
             f"{', '.join(map(str, paths))}: no record has a span id and a trace id "
