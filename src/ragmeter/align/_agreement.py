@@ -365,19 +365,11 @@ def measure(
     numbers for the others.
     """
     function = _statistic(name)
-    n = len(human)
-    try:
-        value = function(human, metric)
-    except AgreementUndefined as error:
-        return Agreement(name, None, None, n, str(error))
-    interval, note = _percentile_bootstrap(
-        lambda i: function(human[i], metric[i]),
-        n,
-        level=check_level(level),
-        n_resamples=check_resamples(n_resamples),
-        seed=seed,
-    )
-    return Agreement(name, value, interval, n, note)
+
+    def statistic(i: np.ndarray | slice) -> float:
+        return function(human[i], metric[i])
+
+    return _measured(name, statistic, len(human), level, n_resamples, seed)
 
 
 def measure_change(
@@ -393,18 +385,29 @@ def measure_change(
     """``statistic(human, after) - statistic(human, before)`` on the same items, with a paired
     bootstrap CI (both versions are measured on the same resampled items)."""
     function = _statistic(name)
-    n = len(human)
 
     def change(i: np.ndarray | slice) -> float:
         return function(human[i], after[i]) - function(human[i], before[i])
 
-    label = f"Δ{name}"
+    return _measured(f"Δ{name}", change, len(human), level, n_resamples, seed)
+
+
+def _measured(
+    label: str,
+    statistic: Callable[[np.ndarray | slice], float],
+    n: int,
+    level: float,
+    n_resamples: int,
+    seed: int,
+) -> Agreement:
+    """``statistic`` of all ``n`` items (``slice(None)``) with its percentile bootstrap CI
+    (``statistic`` of resampled item indices); undefined values reported with their reason."""
     try:
-        value = change(slice(None))
+        value = statistic(slice(None))
     except AgreementUndefined as error:
         return Agreement(label, None, None, n, str(error))
     interval, note = _percentile_bootstrap(
-        change,
+        statistic,
         n,
         level=check_level(level),
         n_resamples=check_resamples(n_resamples),

@@ -110,6 +110,11 @@ def breakable(name: str) -> Markup:
     return join(re.split(r"(?<=[_@.])", name), sep="<wbr>")
 
 
+def link_cell(label: object, href: str, *after: object, class_: str | None = None) -> Markup:
+    """A table cell holding a link (of class ``class_``) to ``href``, then ``after``."""
+    return el("td", el("a", label, href=href, class_=class_), *after)
+
+
 def _params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "—"
 
@@ -311,10 +316,7 @@ def samples_page(
     rows = [
         el(
             "tr",
-            el(
-                "td",
-                el("a", s.sample_id, href=f"{base}/{s.index}", class_="sample-page-link"),
-            ),
+            link_cell(s.sample_id, f"{base}/{s.index}", class_="sample-page-link"),
             el("td", (s.sample.user_input or "")[:120], class_="text"),
             [score_cell(ui, s, m) for m in metrics],
             class_="sample-row",
@@ -480,14 +482,10 @@ def conversations_page(
         rows.append(
             el(
                 "tr",
-                el(
-                    "td",
-                    el(
-                        "a",
-                        conversation.conversation_id,
-                        href=conversation_href(info, conversation.conversation_id),
-                        class_="conversation-link",
-                    ),
+                link_cell(
+                    conversation.conversation_id,
+                    conversation_href(info, conversation.conversation_id),
+                    class_="conversation-link",
                 ),
                 el("td", conversation.n_turns, class_="num"),
                 cells,
@@ -531,7 +529,7 @@ def conversation_page(
         el(
             "tr",
             el("td", number, class_="num"),
-            el("td", el("a", s.sample_id, href=f"{base}/{s.index}", class_="sample-page-link")),
+            link_cell(s.sample_id, f"{base}/{s.index}", class_="sample-page-link"),
             el("td", s.sample.user_input or "", class_="text"),
             el("td", s.sample.response or "", class_="text"),
             [score_cell(ui, s, m) for m in metrics],

@@ -130,6 +130,11 @@ class _Site:
         except RunNotFoundError as error:
             raise _NotFound("no_such_run", str(error)) from None
 
+    def opened(self, ref: str) -> tuple[RunInfo, EvaluationResult]:
+        """The run ``ref`` and its results."""
+        info = self.get_run(ref)
+        return info, self.load(info)
+
     def get_index(self, info: RunInfo, index: int) -> int:
         size = len(self.load(info))
         if not 0 <= index < size:
@@ -225,8 +230,7 @@ def _add_run_routes(app: FastAPI, site: _Site) -> None:
 
     @app.get("/runs/{ref}", response_class=HTMLResponse)
     def run(request: Request, ref: str) -> HTMLResponse:
-        info = site.get_run(ref)
-        result = site.load(info)
+        info, result = site.opened(ref)
         ui = ui_for(request)
         report = render_html(result, findings=diagnose(result), title=info.name)
         crumbs = [
@@ -255,29 +259,27 @@ def _add_sample_routes(app: FastAPI, site: _Site) -> None:
 
     @app.get("/runs/{ref}/samples", response_class=HTMLResponse)
     def samples(request: Request, ref: str, query: Samples) -> HTMLResponse:
-        info = site.get_run(ref)
-        result = site.load(info)
+        info, result = site.opened(ref)
         chosen = data.select_samples(result, query)
         ui = ui_for(request)
         return html(request, pages.samples_page(ui, info, result, query, chosen))
 
     @app.get("/api/runs/{ref}/samples")
     def api_samples(ref: str, query: Samples) -> dict[str, Any]:
-        info = site.get_run(ref)
-        return data.samples_json(info, site.load(info), query)
+        return data.samples_json(*site.opened(ref), query)
 
     @app.get("/runs/{ref}/samples/{index}", response_class=HTMLResponse)
     def sample(request: Request, ref: str, index: int) -> HTMLResponse:
-        info = site.get_run(ref)
+        info, result = site.opened(ref)
         index = site.get_index(info, index)
-        return html(request, pages.sample_page(ui_for(request), info, site.load(info), index))
+        return html(request, pages.sample_page(ui_for(request), info, result, index))
 
     @app.get("/api/runs/{ref}/samples/{index}")
     def api_sample(ref: str, index: int) -> dict[str, Any]:
-        info = site.get_run(ref)
-        one = site.load(info).samples[site.get_index(info, index)]
+        info, result = site.opened(ref)
+        one = result.samples[site.get_index(info, index)]
         out = one.to_dict()
-        out["scores"] = data.sample_json(one, [m.name for m in site.load(info).metrics])["scores"]
+        out["scores"] = data.sample_json(one, [m.name for m in result.metrics])["scores"]
         return {"run": info.id, **out}
 
 
@@ -286,8 +288,7 @@ def _add_conversation_routes(app: FastAPI, site: _Site) -> None:
 
     @app.get("/runs/{ref}/conversations", response_class=HTMLResponse)
     def conversations(request: Request, ref: str) -> HTMLResponse:
-        info = site.get_run(ref)
-        result = site.load(info)
+        info, result = site.opened(ref)
         ranked = data.ranked_conversations(result)
         levels = data.conversation_levels(result, ranked)
         return html(
@@ -296,21 +297,18 @@ def _add_conversation_routes(app: FastAPI, site: _Site) -> None:
 
     @app.get("/api/runs/{ref}/conversations")
     def api_conversations(ref: str) -> dict[str, Any]:
-        info = site.get_run(ref)
-        return data.conversations_json(info, site.load(info))
+        return data.conversations_json(*site.opened(ref))
 
     @app.get("/runs/{ref}/conversations/{conversation:path}", response_class=HTMLResponse)
     def conversation(request: Request, ref: str, conversation: str) -> HTMLResponse:
-        info = site.get_run(ref)
+        info, result = site.opened(ref)
         found = site.get_conversation(info, conversation)
-        return html(request, pages.conversation_page(ui_for(request), info, site.load(info), found))
+        return html(request, pages.conversation_page(ui_for(request), info, result, found))
 
     @app.get("/api/runs/{ref}/conversations/{conversation:path}")
     def api_conversation(ref: str, conversation: str) -> dict[str, Any]:
-        info = site.get_run(ref)
-        return data.conversation_json(
-            info, site.load(info), site.get_conversation(info, conversation)
-        )
+        info, result = site.opened(ref)
+        return data.conversation_json(info, result, site.get_conversation(info, conversation))
 
 
 def _add_trend_routes(app: FastAPI, site: _Site) -> None:

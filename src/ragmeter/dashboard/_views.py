@@ -12,6 +12,7 @@ from ragmeter.dashboard._pages import (
     breakable,
     compare_record,
     field_select,
+    link_cell,
     page,
     runs_filter,
 )
@@ -114,7 +115,7 @@ def _trend_table(ui: Ui, shown: Sequence[dict[str, Any]]) -> Markup:
     rows = [
         el(
             "tr",
-            el("td", el("a", r["point"]["name"], href=f"/runs/{r['point']['run']}")),
+            link_cell(r["point"]["name"], f"/runs/{r['point']['run']}"),
             el("td", r["point"]["created_at"][:16].replace("T", " ")),
             [cell(r["cells"].get(trend["metric"])) for trend in shown],
         )
@@ -218,14 +219,9 @@ def paired_section(ui: Ui, data: dict[str, Any]) -> Markup:
         changed_rows.append(
             el(
                 "tr",
-                el(
-                    "td",
-                    el(
-                        "a",
-                        c["id"],
-                        href=f"/runs/{candidate}/samples/{c['candidate_index']}",
-                        class_="changed-sample",
-                    ),
+                link_cell(
+                    c["id"],
+                    f"/runs/{candidate}/samples/{c['candidate_index']}",
                     " ",
                     el(
                         "a",
@@ -233,6 +229,7 @@ def paired_section(ui: Ui, data: dict[str, Any]) -> Markup:
                         href=f"/runs/{baseline}/samples/{c['baseline_index']}",
                         class_="muted",
                     ),
+                    class_="changed-sample",
                 ),
                 el("td", (c["question"] or "")[:100]),
                 el("td", c["metric"]),

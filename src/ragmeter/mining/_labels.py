@@ -13,16 +13,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-#: The columns of a labelling file, in order. ``label`` and ``reason`` are what
-#: ``ragmeter align`` reads (its default ``--label-field`` and ``--reason-field``).
+from ragmeter.dataset import SAMPLE_FIELDS
+
+#: The sample fields a labelling file has no column for (``metadata`` comes last).
+_NOT_SHOWN = frozenset({"reference_contexts", "relevance", "history", "metadata"})
+#: The columns of a labelling file, in order: the sample's fields in their written order,
+#: then ``label`` and ``reason``, which are what ``ragmeter align`` reads (its default
+#: ``--label-field`` and ``--reason-field``), then the metadata.
 LABEL_COLUMNS: tuple[str, ...] = (
-    "id",
-    "user_input",
-    "response",
-    "retrieved_contexts",
-    "retrieved_context_ids",
-    "reference",
-    "reference_context_ids",
+    *(name for name in SAMPLE_FIELDS if name not in _NOT_SHOWN),
     "label",
     "reason",
     "metadata",

@@ -25,8 +25,7 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -294,14 +293,6 @@ class _RemoteLimiter(Limiter):
 
     def release(self) -> None:
         self._service.release.remote(self._key, self._worker)
-
-    @asynccontextmanager
-    async def slot(self, estimated_tokens: int = 0) -> AsyncIterator[None]:
-        await self.acquire(estimated_tokens)
-        try:
-            yield
-        finally:
-            self.release()
 
     def settle_tokens(self, estimated: int, actual: int) -> None:
         self._service.settle_tokens.remote(self._key, estimated, actual)

@@ -249,10 +249,8 @@ def compare(
     results = []
     for name in names:
         refusal = None if allow_judge_change else checked.refusal(name)
-        found = (
-            _paired(name, directions[name], base, cand, settings, refusal is None)
-            if shared
-            else _unpaired(name, directions[name], base, cand, settings, refusal is None)
+        found = _compared(
+            name, directions[name], base, cand, settings, bool(shared), refusal is None
         )
         results.append(
             replace(
@@ -295,102 +293,105 @@ def _shared_metrics(
     return names
 
 
-def _paired(
+def _compared(
     metric: str,
     direction: Direction,
     base: RunScores,
     cand: RunScores,
     s: _Settings,
+    paired: bool,
     tested: bool = True,
 ) -> Comparison:
-    cand_score = dict(zip(cand.ids, cand.scores[metric]))
-    pairs = [
-        (b, cand_score[i])
-        for i, b in zip(base.ids, base.scores[metric])
-        if b is not None and cand_score.get(i) is not None
-    ]
-    b = np.array([p[0] for p in pairs], dtype=float)
-    c = np.array([p[1] for p in pairs], dtype=float)
-    d = c - b
-    n = len(d)
+    """One metric compared: ``paired`` on the samples scored in both runs, else on every
+    scored sample of each run as independent samples; tested with at least 2 of each."""
+    if paired:
+        cand_score = dict(zip(cand.ids, cand.scores[metric]))
+        pairs = [
+            (b, cand_score[i])
+            for i, b in zip(base.ids, base.scores[metric])
+            if b is not None and cand_score.get(i) is not None
+        ]
+        b = np.array([p[0] for p in pairs], dtype=float)
+        c = np.array([p[1] for p in pairs], dtype=float)
+        d = c - b
+        n_baseline, n_candidate = _count(base.scores[metric]), _count(cand.scores[metric])
+        n_pairs = len(d)
+        diff = float(d.mean()) if n_pairs else None
+        test = WILCOXON if s.test == "wilcoxon" else SIGN_FLIP
+    else:
+        b = np.array([x for x in base.scores[metric] if x is not None], dtype=float)
+        c = np.array([x for x in cand.scores[metric] if x is not None], dtype=float)
+        n_baseline, n_candidate, n_pairs = len(b), len(c), 0
+        diff = float(c.mean() - b.mean()) if len(b) and len(c) else None
+        test = UNPAIRED
     common: dict[str, Any] = {
         "metric": metric,
         "direction": direction,
-        "paired": True,
-        "n_baseline": _count(base.scores[metric]),
-        "n_candidate": _count(cand.scores[metric]),
-        "n_pairs": n,
-        "baseline_mean": float(b.mean()) if n else None,
-        "candidate_mean": float(c.mean()) if n else None,
-        "difference": float(d.mean()) if n else None,
-        "test": WILCOXON if s.test == "wilcoxon" else SIGN_FLIP,
-        "alpha": s.alpha,
-        "level": s.level,
-    }
-    if n < 2 or not tested:
-        return Comparison(**common, **_UNTESTED)
-    sd = float(d.std(ddof=1))
-    diff = common["difference"]
-    p = (
-        wilcoxon_test(d)
-        if s.test == "wilcoxon"
-        else sign_flip_test(d, n_resamples=s.n_resamples, seed=s.seed)
-    )
-    return Comparison(
-        **common,
-        ci=bootstrap_ci(d, level=s.level, method=s.method, n_resamples=s.n_resamples, seed=s.seed),
-        p_value=p,
-        p_adjusted=p,
-        effect_size=cohens_dz(d),
-        min_detectable_effect=min_detectable_effect(sd, n, alpha=s.alpha),
-        samples_needed=samples_needed(diff, sd, alpha=s.alpha) if diff else None,
-    )
-
-
-def _unpaired(
-    metric: str,
-    direction: Direction,
-    base: RunScores,
-    cand: RunScores,
-    s: _Settings,
-    tested: bool = True,
-) -> Comparison:
-    b = np.array([x for x in base.scores[metric] if x is not None], dtype=float)
-    c = np.array([x for x in cand.scores[metric] if x is not None], dtype=float)
-    both = len(b) and len(c)
-    diff = float(c.mean() - b.mean()) if both else None
-    common: dict[str, Any] = {
-        "metric": metric,
-        "direction": direction,
-        "paired": False,
-        "n_baseline": len(b),
-        "n_candidate": len(c),
-        "n_pairs": 0,
+        "paired": paired,
+        "n_baseline": n_baseline,
+        "n_candidate": n_candidate,
+        "n_pairs": n_pairs,
         "baseline_mean": float(b.mean()) if len(b) else None,
         "candidate_mean": float(c.mean()) if len(c) else None,
         "difference": diff,
-        "test": UNPAIRED,
+        "test": test,
         "alpha": s.alpha,
         "level": s.level,
     }
     if len(b) < 2 or len(c) < 2 or not tested:
         return Comparison(**common, **_UNTESTED)
+    if paired:
+        ci, p, effect, mde, needed = _paired_test(d, diff, s)
+    else:
+        ci, p, effect, mde, needed = _unpaired_test(b, c, diff, s)
+    return Comparison(
+        **common,
+        ci=ci,
+        p_value=p,
+        p_adjusted=p,
+        effect_size=effect,
+        min_detectable_effect=mde,
+        samples_needed=needed,
+    )
+
+
+_Tested = tuple[Interval, float, float | None, float | None, int | None]
+
+
+def _paired_test(d: np.ndarray, diff: float | None, s: _Settings) -> _Tested:
+    """Interval, p-value, effect size, detectable effect and samples needed of the paired
+    differences ``d`` (at least 2)."""
+    n = len(d)
+    sd = float(d.std(ddof=1))
+    p = (
+        wilcoxon_test(d)
+        if s.test == "wilcoxon"
+        else sign_flip_test(d, n_resamples=s.n_resamples, seed=s.seed)
+    )
+    return (
+        bootstrap_ci(d, level=s.level, method=s.method, n_resamples=s.n_resamples, seed=s.seed),
+        p,
+        cohens_dz(d),
+        min_detectable_effect(sd, n, alpha=s.alpha),
+        samples_needed(diff, sd, alpha=s.alpha) if diff else None,
+    )
+
+
+def _unpaired_test(b: np.ndarray, c: np.ndarray, diff: float | None, s: _Settings) -> _Tested:
+    """Interval, p-value, effect size, detectable effect and samples needed of two runs'
+    independent scores ``b`` and ``c`` (at least 2 each)."""
     var_b, var_c = float(b.var(ddof=1)), float(c.var(ddof=1))
     p = label_permutation_test(b, c, n_resamples=s.n_resamples, seed=s.seed)
     ci = difference_ci(b, c, level=s.level, method=s.method, n_resamples=s.n_resamples, seed=s.seed)
     # The standard error of a difference of two independent means; with n per run it is
     # sqrt((var_b + var_c) / n), which is what samples_needed solves for.
     se = math.sqrt(var_b / len(b) + var_c / len(c))
-    return Comparison(
-        **common,
-        ci=ci,
-        p_value=p,
-        p_adjusted=p,
-        effect_size=hedges_g(b, c),
-        min_detectable_effect=min_detectable_effect(se, 1, alpha=s.alpha),
-        samples_needed=(
-            samples_needed(diff, math.sqrt(var_b + var_c), alpha=s.alpha) if diff else None
-        ),
+    return (
+        ci,
+        p,
+        hedges_g(b, c),
+        min_detectable_effect(se, 1, alpha=s.alpha),
+        samples_needed(diff, math.sqrt(var_b + var_c), alpha=s.alpha) if diff else None,
     )
 
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ragmeter.traces._build import as_utc, build_samples
-from ragmeter.traces._shapes import parquet_rows
+from ragmeter.traces._shapes import json_lines, parquet_rows
 from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport, Unmapped
 
 KINDS: dict[str, SpanKind] = {
@@ -343,16 +343,9 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
     except json.JSONDecodeError:
         data = None
     if data is None:  # JSON lines
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                yield f"{path}, line {number}", json.loads(line)
-            except json.JSONDecodeError as error:
-                raise TraceFileError(
-                    f"{path}, line {number}: not valid JSON ({error.msg}); give a JSON list "
-                    "of spans or one span object per line (JSON lines)"
-                ) from None
+        yield from json_lines(
+            path, text, "give a JSON list of spans or one span object per line (JSON lines)"
+        )
         return
     if isinstance(data, Mapping) and isinstance(data.get("data"), list):
         data = data["data"]  # Phoenix REST API: {"data": [...], "next_cursor": ...}
@@ -394,29 +387,46 @@ def _columns_to_records(data: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     return [{c: data[c].get(label) for c in data} for label in labels]
 
 
-def read_openinference(paths: Sequence[str | Path]) -> TraceImport:
-    """Spans exported from Phoenix (JSON, JSON lines or Parquet) read into samples."""
+def collect_spans(
+    read: Iterable[tuple[str, Span | None]], no_ids: str
+) -> tuple[list[Span], list[Unmapped], int]:
+    """The spans of ``read`` (``(where, span)`` a record; ``None``: a record without ids,
+    listed as unmapped with the reason ``no_ids``), the unmapped records, and the count of
+    records read."""
     spans: list[Span] = []
     unmapped: list[Unmapped] = []
     n_records = 0
-    for path in map(Path, paths):
-        for where, record in _records(path):
-            n_records += 1
-            if not isinstance(record, Mapping):
-                raise TraceFileError(
-                    f"{where}: expected a span object, got {type(record).__name__}; is this "
-                    "an OpenInference / Phoenix span export?"
-                )
-            try:
-                span = _phoenix_span(record)
-            except ValueError as error:
-                raise TraceFileError(
-                    f"{where}: {error}; give start_time/end_time as ISO 8601 text"
-                ) from None
-            if span is None:
-                unmapped.append(Unmapped(NO_IDS, source=where))
-            else:
-                spans.append(span)
+    for where, span in read:
+        n_records += 1
+        if span is None:
+            unmapped.append(Unmapped(no_ids, source=where))
+        else:
+            spans.append(span)
+    return spans, unmapped, n_records
+
+
+def _phoenix_spans(path: Path) -> Iterator[tuple[str, Span | None]]:
+    """``(where, span)`` for each record of a Phoenix export (``None``: no ids)."""
+    for where, record in _records(path):
+        if not isinstance(record, Mapping):
+            raise TraceFileError(
+                f"{where}: expected a span object, got {type(record).__name__}; is this "
+                "an OpenInference / Phoenix span export?"
+            )
+        try:
+            span = _phoenix_span(record)
+        except ValueError as error:
+            raise TraceFileError(
+                f"{where}: {error}; give start_time/end_time as ISO 8601 text"
+            ) from None
+        yield where, span
+
+
+def read_openinference(paths: Sequence[str | Path]) -> TraceImport:
+    """Spans exported from Phoenix (JSON, JSON lines or Parquet) read into samples."""
+    spans, unmapped, n_records = collect_spans(
+        (found for path in map(Path, paths) for found in _phoenix_spans(path)), NO_IDS
+    )
     if n_records and not spans:
         raise TraceFileError(
             f"{', '.join(map(str, paths))}: no record has a span id and a trace id "

@@ -27,12 +27,14 @@ from ragmeter.traces._openinference import (
     _json,
     _message_text,
     _text,
+    collect_spans,
     flatten,
     last_user_message,
     read_text,
     span_from_attributes,
 )
-from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport, Unmapped
+from ragmeter.traces._shapes import json_lines
+from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport
 
 OPERATIONS: dict[str, SpanKind] = {
     "chat": "llm",
@@ -255,15 +257,9 @@ def _objects(path: Path) -> Iterator[tuple[str, Any]]:
         if whole is not None:
             yield str(path), whole
         return
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                yield f"{path}, line {number}", json.loads(line)
-            except json.JSONDecodeError as error:
-                raise TraceFileError(
-                    f"{path}, line {number}: not valid JSON ({error.msg}); an OTLP/JSON file "
-                    'holds one {"resourceSpans": [...]} object per line'
-                ) from None
+    yield from json_lines(
+        path, text, 'an OTLP/JSON file holds one {"resourceSpans": [...]} object per line'
+    )
 
 
 def _items(container: Mapping[str, Any], key: str, where: str) -> list[Any]:
@@ -293,31 +289,30 @@ def _raw_spans(data: Mapping[str, Any], where: str) -> Iterator[tuple[str, Any]]
                 yield f"{at_scope}.spans[{k}]", raw
 
 
+def _file_spans(path: Path) -> Iterator[tuple[str, Span | None]]:
+    """``(where, span)`` for each span of an OTLP/JSON file (``None``: no ids)."""
+    for where, data in _objects(path):
+        if not isinstance(data, Mapping) or "resourceSpans" not in data:
+            raise TraceFileError(
+                f"{where}: no 'resourceSpans': not an OTLP/JSON trace file (the collector's "
+                "file exporter writes one such object per line); Phoenix span exports are "
+                "read with the format 'openinference'"
+            )
+        for where_span, raw in _raw_spans(data, where):
+            try:
+                span = _span(raw) if isinstance(raw, Mapping) else None
+            except (ValueError, TypeError) as error:
+                raise TraceFileError(
+                    f"{where_span}: {error}; OTLP/JSON gives times as nanoseconds since "
+                    'the epoch in text ("startTimeUnixNano": "1700000000000000000") and '
+                    "each attribute value as one typed field (stringValue, intValue...)"
+                ) from None
+            yield where_span, span
+
+
 def read_otel(paths: Sequence[str | Path]) -> TraceImport:
     """OTLP/JSON trace files (OpenInference or GenAI attributes) read into samples."""
-    spans: list[Span] = []
-    unmapped: list[Unmapped] = []
-    n_records = 0
-    for path in map(Path, paths):
-        for where, data in _objects(path):
-            if not isinstance(data, Mapping) or "resourceSpans" not in data:
-                raise TraceFileError(
-                    f"{where}: no 'resourceSpans': not an OTLP/JSON trace file (the collector's "
-                    "file exporter writes one such object per line); Phoenix span exports are "
-                    "read with the format 'openinference'"
-                )
-            for where_span, raw in _raw_spans(data, where):
-                n_records += 1
-                try:
-                    span = _span(raw) if isinstance(raw, Mapping) else None
-                except (ValueError, TypeError) as error:
-                    raise TraceFileError(
-                        f"{where_span}: {error}; OTLP/JSON gives times as nanoseconds since "
-                        'the epoch in text ("startTimeUnixNano": "1700000000000000000") and '
-                        "each attribute value as one typed field (stringValue, intValue...)"
-                    ) from None
-                if span is None:
-                    unmapped.append(Unmapped(NO_IDS, source=where_span))
-                else:
-                    spans.append(span)
+    spans, unmapped, n_records = collect_spans(
+        (found for path in map(Path, paths) for found in _file_spans(path)), NO_IDS
+    )
     return build_samples(spans, format="otel", n_records=n_records, unmapped=unmapped)

@@ -118,7 +118,15 @@ def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterato
                 f"{path}, line {error.lineno}: not valid JSON ({error.msg}); give the export "
                 "as it was downloaded (a JSON list or object, or one JSON object a line)"
             ) from None
-        yield from _json_lines(path, text)
+        # every line is read before the first record is given
+        yield from list(
+            json_lines(
+                path,
+                text,
+                "give one JSON object a line (JSON lines), or one JSON list or object",
+                column=True,
+            )
+        )
         return
     if isinstance(data, Mapping):
         for key in list_keys:
@@ -148,19 +156,22 @@ def parquet_rows(path: Path, fix: str = "give the file as it was exported") -> l
     return rows
 
 
-def _json_lines(path: Path, text: str) -> Iterator[tuple[str, Any]]:
-    records: list[tuple[str, Any]] = []
+def json_lines(
+    path: Path, text: str, expected: str, *, column: bool = False
+) -> Iterator[tuple[str, Any]]:
+    """``(where, value)`` for each non-blank line of ``text`` (JSON lines read from ``path``);
+    a line that is not JSON is an error naming it (and the ``column``, if asked), then saying
+    what is ``expected``."""
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            records.append((f"{path}, line {n}", json.loads(line)))
+            yield f"{path}, line {n}", json.loads(line)
         except json.JSONDecodeError as error:
+            at = f", column {error.colno}" if column else ""
             raise TraceFileError(
-                f"{path}, line {n}: not valid JSON ({error.msg}, column {error.colno}); give "
-                "one JSON object a line (JSON lines), or one JSON list or object"
+                f"{path}, line {n}: not valid JSON ({error.msg}{at}); {expected}"
             ) from None
-    yield from records
 
 
 def decode_cell(value: Any) -> Any:

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ragmeter.dataset import Sample
+from ragmeter.embed import Embeddings
+from ragmeter.metrics._base import MetricResult
+from ragmeter.metrics._sample import SampleMetric
+from ragmeter.steps import Facts, Need, Support
+
 
 @dataclass(frozen=True)
 class ClaimCounts:
@@ -33,3 +39,29 @@ class ClaimCounts:
         if denominator == 0:
             return None
         return (1 + b2) * self.tp / denominator
+
+
+class ResponseClaimsMetric(SampleMetric):
+    """A share of the response's claims, read from their support verdicts (each claim
+    against the reference and the contexts): not applicable when the response makes no
+    factual claim. Subclasses name the verdicts in ``support_need`` and score in
+    :meth:`score_claims`."""
+
+    #: The support verdicts read (one of the ``Need`` s the subclass's ``needs`` lists).
+    support_need: Need
+
+    async def compute(
+        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    ) -> MetricResult:
+        claims = facts.response_claims or []
+        if not claims:
+            return MetricResult.not_applicable("the response makes no factual claim")
+        support = facts.support_for(self.support_need)
+        return self.score_claims(sample, facts, claims, support, support.column("reference"))
+
+    def score_claims(
+        self, sample: Sample, facts: Facts, claims: list[str], support: Support, reference: int
+    ) -> MetricResult:
+        """The result from the response's ``claims`` (at least one), their ``support``
+        verdicts and the index of its ``reference`` column."""
+        raise NotImplementedError

@@ -7,12 +7,11 @@ against the reference and the contexts), so it adds no judge call to a run that 
 from typing import Any
 
 from ragmeter.dataset import Sample
-from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import Direction, MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, ClaimVerdict, Details
-from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.steps import Facts, Need, context_columns
+from ragmeter.metrics.llm._claims import ResponseClaimsMetric
+from ragmeter.steps import Facts, Need, Support, context_columns
 
 #: Each response claim against the reference (correct?) and the contexts (from them?).
 GROUNDING = Need("support", claims_of="response", against=("reference", "contexts"))
@@ -24,7 +23,7 @@ GROUNDING = Need("support", claims_of="response", against=("reference", "context
     rank=120,
     summary="share of claims wrong and supported by no context (RAGChecker; lower is better)",
 )
-class Hallucination(SampleMetric):
+class Hallucination(ResponseClaimsMetric):
     """Share of the response's claims that are incorrect (the reference does not support
     them) and that no retrieved context supports: made up by the generator. Lower is better.
 
@@ -47,18 +46,14 @@ class Hallucination(SampleMetric):
     direction: Direction = Direction.LOWER_IS_BETTER
     #: The claims counted: wrong ones (hallucination) or correct ones (self-knowledge).
     counts_correct = False
+    support_need = GROUNDING
 
     def needs(self, sample: Sample) -> list[Need]:
         return [Need("response_claims"), GROUNDING]
 
-    async def compute(
-        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    def score_claims(
+        self, sample: Sample, facts: Facts, claims: list[str], support: Support, reference: int
     ) -> MetricResult:
-        claims = facts.response_claims or []
-        if not claims:
-            return MetricResult.not_applicable("the response makes no factual claim")
-        support = facts.support_for(GROUNDING)
-        reference = support.column("reference")
         columns = set(context_columns(support))
         counted, entries, in_contexts = list[int](), list[ClaimVerdict](), list[bool]()
         for i, claim in enumerate(claims):

@@ -1,12 +1,11 @@
 from typing import Any, Literal
 
 from ragmeter.dataset import Sample
-from ragmeter.embed import Embeddings
 from ragmeter.metrics._base import Direction, MetricResult, Requirements
 from ragmeter.metrics._details import ClaimCheck, Details, NoiseClaimVerdict
-from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.steps import Facts, Need, context_columns
+from ragmeter.metrics.llm._claims import ResponseClaimsMetric
+from ragmeter.steps import Facts, Need, Support, context_columns
 
 Mode = Literal["relevant", "irrelevant", "all"]
 SUPPORT = Need("support", claims_of="response", against=("reference", "contexts"), per_passage=True)
@@ -37,7 +36,7 @@ ATTRIBUTED = Need("statements", against=("contexts",))
     ),
     params={"mode": "all"},
 )
-class NoiseSensitivity(SampleMetric):
+class NoiseSensitivity(ResponseClaimsMetric):
     """Share of the response's claims that are wrong (not supported by the reference) and
     that came from retrieved contexts: in mode ``relevant`` from a relevant context (one
     that supports some reference statement), in mode ``irrelevant`` only from irrelevant
@@ -54,6 +53,7 @@ class NoiseSensitivity(SampleMetric):
 
     requires: Requirements = (("response",), ("reference",), ("retrieved_contexts",))
     direction: Direction = Direction.LOWER_IS_BETTER
+    support_need = SUPPORT
 
     def __init__(self, mode: Mode = "relevant", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -68,14 +68,9 @@ class NoiseSensitivity(SampleMetric):
     def needs(self, sample: Sample) -> list[Need]:
         return [Need("response_claims"), ATTRIBUTED, SUPPORT]
 
-    async def compute(
-        self, sample: Sample, facts: Facts, embeddings: Embeddings | None
+    def score_claims(
+        self, sample: Sample, facts: Facts, claims: list[str], support: Support, reference: int
     ) -> MetricResult:
-        claims = facts.response_claims or []
-        if not claims:
-            return MetricResult.not_applicable("the response makes no factual claim")
-        support = facts.support_for(SUPPORT)
-        reference = support.column("reference")
         columns = context_columns(support)
         relevant = {i for s in facts.statements or [] for i in s.contexts}
         relevant_cols = {columns[i] for i in relevant if i < len(columns)}
