@@ -25,9 +25,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("tests/_services/test_http.py", "ragmeter._services"): (
         "the HTTP layer's URL and message redaction and Retry-After parsing, table by table"
     ),
-    ("tests/_services/test_limits.py", "ragmeter._services._limits"): (
-        "the token bucket's arithmetic under the public Limiter"
-    ),
     ("tests/cli/test_eval_options.py", "ragmeter.cli._eval"): (
         "the record of `ragmeter eval`'s options that --resume reads back"
     ),
@@ -46,17 +43,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("tests/dashboard/test_i18n.py", "ragmeter.dashboard._i18n"): (
         "the dashboard's string tables and language negotiation themselves"
     ),
-    ("tests/dataset/test_sample.py", "ragmeter.dataset._sample"): (
-        "the quick path for records already in ragmeter's names against the general one"
-    ),
     ("tests/dataset/test_stream.py", "ragmeter.dataset._stream"): (
         "the on-disk table of seen ids a streamed dataset keeps"
     ),
     ("tests/judge/test_anthropic_judge.py", "ragmeter.cli._judging"): (
         "the CLI's judge options choosing the Anthropic judge, and their record for --resume"
-    ),
-    ("tests/metrics/llm/test_abstention.py", "ragmeter.steps._judgments"): (
-        "the refusal phrases the likelihood judge decides abstention by"
     ),
     ("tests/metrics/retrieval/test_run_fast_path.py", "ragmeter.metrics.retrieval._run"): (
         "the vectorised path byte for byte against the public one, and its block size"
@@ -165,7 +156,7 @@ WHITE_BOX: set[tuple[str, str]] = {
 DATA_ONLY = {"tests/test_architecture.py"}
 
 #: The most entries ALLOWED may hold (issue 36 asks for 20; lower it as entries go).
-MAX_ALLOWED = 38
+MAX_ALLOWED = 35
 
 _PRIVATE_PART = re.compile(r"^_(?!_)")
 _CODE_LINE = re.compile(r"^\s*(?:from|import)\s+(ragmeter(?:\.\w+)*)")
