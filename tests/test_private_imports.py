@@ -25,12 +25,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("tests/_services/test_http.py", "ragmeter._services"): (
         "the HTTP layer's URL and message redaction and Retry-After parsing, table by table"
     ),
-    ("tests/cli/test_eval_options.py", "ragmeter.cli._eval"): (
-        "the record of `ragmeter eval`'s options that --resume reads back"
-    ),
-    ("tests/cli/test_eval_options.py", "ragmeter.cli._judging"): (
-        "the judge options' record, with the base URL's credentials redacted"
-    ),
     ("tests/dashboard/test_i18n.py", "ragmeter.dashboard._i18n"): (
         "the dashboard's string tables and language negotiation themselves"
     ),
@@ -117,7 +111,7 @@ WHITE_BOX: set[tuple[str, str]] = {
 DATA_ONLY = {"tests/test_architecture.py"}
 
 #: The most entries ALLOWED may hold (issue 36 asks for 20; lower it as entries go).
-MAX_ALLOWED = 22
+MAX_ALLOWED = 20
 
 _PRIVATE_PART = re.compile(r"^_(?!_)")
 _CODE_LINE = re.compile(r"^\s*(?:from|import)\s+(ragmeter(?:\.\w+)*)")

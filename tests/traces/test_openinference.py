@@ -173,7 +173,7 @@ def test_nested_attributes_flatten_lists_and_keep_metadata_whole(tmp_path: Path)
         "tag.tags": ["x"],
         "skip": None,
     }
-    documents = [{"document.id": "a", "document.content": "A"}]
+    documents: list[dict[str, Any]] = [{"document.id": "a", "document.content": "A"}]
     documents.append({"document": {"id": "b", "content": "B"}})
     retriever = {"retrieval": {"documents": documents}}
     (sample,) = _samples(
