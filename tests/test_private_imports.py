@@ -23,67 +23,33 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the collector settings of bulk reads and writes: internal, no public home"
     ),
     ("tests/_services/test_http.py", "ragmeter._services"): (
-        "the HTTP layer's URL and message redaction and Retry-After parsing, table by table"
-    ),
-    ("tests/_services/test_limits.py", "ragmeter._services._limits"): (
-        "the token bucket's arithmetic under the public Limiter"
-    ),
-    ("tests/cli/test_eval_options.py", "ragmeter.cli._eval"): (
-        "the record of `ragmeter eval`'s options that --resume reads back"
-    ),
-    ("tests/cli/test_eval_options.py", "ragmeter.cli._judging"): (
-        "the judge options' record, with the base URL's credentials redacted"
-    ),
-    ("tests/cli/test_exit.py", "ragmeter.cli._exit"): (
-        "the exit-code table and the failure policy behind every command's exit line"
-    ),
-    ("tests/cli/test_exit.py", "ragmeter.cli._generate"): (
-        "how `ragmeter generate` counts failed judge steps from a result built by hand"
-    ),
-    ("tests/cli/test_generate.py", "ragmeter.cli._generate"): (
-        "the options `ragmeter generate` turns into generate_testset's arguments"
+        "the HTTP layer's URL and message redaction and Retry-After parsing, table by table: "
+        "no public function shows an arbitrary URL redacted, and each Retry-After form "
+        "through a judge would be a real wait"
     ),
     ("tests/dashboard/test_i18n.py", "ragmeter.dashboard._i18n"): (
         "the dashboard's string tables and language negotiation themselves"
     ),
-    ("tests/dataset/test_sample.py", "ragmeter.dataset._sample"): (
-        "the quick path for records already in ragmeter's names against the general one"
-    ),
     ("tests/dataset/test_stream.py", "ragmeter.dataset._stream"): (
-        "the on-disk table of seen ids a streamed dataset keeps"
+        "the on-disk table of seen ids a streamed dataset keeps, white box: it reads what "
+        "the table holds in memory and the queries it sends to its SQLite file"
     ),
     ("tests/judge/test_anthropic_judge.py", "ragmeter.cli._judging"): (
-        "the CLI's judge options choosing the Anthropic judge, and their record for --resume"
-    ),
-    ("tests/metrics/llm/test_abstention.py", "ragmeter.steps._judgments"): (
-        "the refusal phrases the likelihood judge decides abstention by"
+        "the CLI's judge options choosing the Anthropic judge, and their record for --resume: "
+        "a temperature reaches them only from a --resume record, no option sets it"
     ),
     ("tests/metrics/retrieval/test_run_fast_path.py", "ragmeter.metrics.retrieval._run"): (
         "the vectorised path byte for byte against the public one, and its block size"
     ),
     ("tests/metrics/test_registry_names.py", "ragmeter.metrics._registry"): (
-        "the table of explained names (other libraries' metrics), which no alias may shadow"
-    ),
-    ("tests/mining/test_mine.py", "ragmeter.mining._cluster"): (
-        "mine()'s k-means and its same-question key"
-    ),
-    ("tests/report/test_parts.py", "ragmeter.report._analysis"): (
-        "the report's building blocks one by one: worst samples, failure groups, comparison"
-    ),
-    ("tests/report/test_parts.py", "ragmeter.report._markup"): (
-        "the report's building blocks: the text cut (shorten)"
+        "the table of explained names (other libraries' metrics), which no alias may shadow: "
+        "nothing public lists it"
     ),
     ("tests/runner/test_ray_services.py", "ragmeter._services"): (
         "share_limits, how a Ray worker installs the cluster-wide limiter"
     ),
     ("tests/runner/test_ray_services.py", "ragmeter.runner._ray"): (
         "the cluster-wide limiter's bookkeeping without a cluster"
-    ),
-    ("tests/runner/test_resume.py", "ragmeter.runner._evaluate"): (
-        "how long the killed child needs to write its usage"
-    ),
-    ("tests/runner/test_streaming.py", "ragmeter.runner._evaluate"): (
-        "wraps the seam that scores a batch, to see the batches"
     ),
     ("tests/stats/test_format.py", "ragmeter.stats._format"): (
         "how the statistics' sentences write numbers, p-values and percentages"
@@ -98,7 +64,8 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the engine options that bound a connection to a server that does not answer"
     ),
     ("tests/test_secrets.py", "ragmeter.cli._app"): (
-        "record_run: a store failing after the run, which no command reaches on demand"
+        "record_run: a store failing after the run, which no command reaches on demand "
+        "(eval opens the store before the run)"
     ),
     ("tests/testset/test_adversarial.py", "ragmeter._text"): (
         "the number extraction the adversarial checks share"
@@ -113,25 +80,12 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the time anchors and phrases of temporal questions"
     ),
     ("tests/traces/test_build.py", "ragmeter.traces._build"): (
-        "samples built from Span objects directly; import_traces reads files"
-    ),
-    ("tests/traces/test_openinference.py", "ragmeter.traces._openinference"): (
-        "the OpenInference attribute helpers, case by case"
-    ),
-    ("tests/traces/test_otel.py", "ragmeter.traces._otel"): (
-        "OTLP AnyValue and id decoding, case by case"
-    ),
-    ("tests/traces/test_shapes.py", "ragmeter.traces._shapes"): (
-        "the question, answer and document shapes every format reads, case by case"
-    ),
-    ("tests/tracking/test_mlflow.py", "ragmeter.tracking._mlflow"): (
-        "the bounded HTTP settings and metric keys given to MLflow"
+        "the builder's rules on hand-written Span objects (Span is public, the builder is "
+        "not: import_traces reads only files)"
     ),
     ("tests/tracking/test_record.py", "ragmeter.tracking._record"): (
-        "what a tracker is given (params, metrics, tags, files), piece by piece"
-    ),
-    ("tests/tracking/test_wandb.py", "ragmeter.tracking._wandb"): (
-        "the W&B settings that bound its waits"
+        "what a tracker is given (params, metrics, tags, files), piece by piece, without "
+        "MLflow or W&B installed"
     ),
 }
 
@@ -139,7 +93,6 @@ ALLOWED: dict[tuple[str, str], str] = {
 #: to read or patch its internals: white-box tests, frozen at today's list.
 WHITE_BOX: set[tuple[str, str]] = {
     ("tests/_services/test_sync.py", "ragmeter.embed._base"),
-    ("tests/cli/test_io.py", "ragmeter.cli._app"),
     ("tests/cli/test_judge_check_providers.py", "ragmeter.judge._endpoint"),
     ("tests/dashboard/test_pages.py", "ragmeter.dashboard._views"),
     ("tests/embed/test_local_embeddings.py", "ragmeter.embed._local"),
@@ -164,8 +117,8 @@ WHITE_BOX: set[tuple[str, str]] = {
 #: test (test_architecture.py's test_the_check_finds_private_imports).
 DATA_ONLY = {"tests/test_architecture.py"}
 
-#: The most entries ALLOWED may hold (issue 36 asks for 20; lower it as entries go).
-MAX_ALLOWED = 38
+#: The most entries ALLOWED may hold (issue 36: at most 20; lower it as entries go).
+MAX_ALLOWED = 20
 
 _PRIVATE_PART = re.compile(r"^_(?!_)")
 _CODE_LINE = re.compile(r"^\s*(?:from|import)\s+(ragmeter(?:\.\w+)*)")

@@ -4,7 +4,6 @@ import time
 
 import pytest
 
-from ragmeter._services._limits import TokenBucket  # private: the limiter's token arithmetic
 from ragmeter.judge import Limiter, LimitSettings, limiter_for
 
 
@@ -79,11 +78,23 @@ def test_requests_per_minute_are_respected():
     assert max(sum(1 for t in stamps if s <= t < s + 1.0) for s in stamps) <= 20
 
 
-def test_token_bucket_reserves_in_order():
-    bucket = TokenBucket(rate_per_s=100, capacity=100)
-    assert bucket.reserve(100) == 0.0
-    assert bucket.reserve(50) == pytest.approx(0.5, abs=0.02)
-    assert bucket.reserve(50) == pytest.approx(1.0, abs=0.02)
+def test_the_token_budget_reserves_in_order(monkeypatch):
+    # 6000 tokens a minute: 100 a second, at most 100 saved up. Each caller reserves its
+    # tokens at once and waits its turn: the waits are what the limiter sleeps.
+    limiter = Limiter(LimitSettings(max_concurrency=10, tokens_per_minute=6000))
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def main():
+        for tokens in (100, 50, 50):
+            await limiter.acquire(tokens)
+            limiter.release()
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    asyncio.run(main())
+    assert waits == [pytest.approx(0.5, abs=0.02), pytest.approx(1.0, abs=0.02)]  # 100: none
 
 
 def test_cancelled_waiter_gives_its_slot_back():

@@ -3,14 +3,13 @@
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
-import pytest
 from typer.testing import CliRunner
 
 from ragmeter import EvaluationResult, load_dataset
 from ragmeter.cli import app
-from ragmeter.cli._eval import EvalOptions  # private: the options --resume reads back
-from ragmeter.cli._judging import JudgeOptions  # private: the judge options' record
+from ragmeter.testing import FakeOpenAIServer
 
 runner = CliRunner()
 
@@ -32,29 +31,6 @@ RECORDED = {
     },
     "repeats": 1,
 }
-
-
-def test_options_read_back_what_a_run_recorded():
-    recorded = {**RECORDED, "data": "data.jsonl"}
-    options = EvalOptions.from_record(recorded)
-    assert options.data == Path("data.jsonl") and options.column_map == ("answer=response",)
-    assert options.judge.temperature == 0.5
-    assert options.to_record() == recorded
-    assert json.loads(json.dumps(options.to_record())) == recorded
-
-
-def test_given_options_win_over_recorded_ones_and_repeats_take_the_larger():
-    recorded = EvalOptions.from_record({**RECORDED, "data": "data.jsonl", "repeats": 3})
-    given = EvalOptions(
-        metrics="mrr", repeats=2, judge=JudgeOptions(model="other", config=Path("j.toml"))
-    )
-    merged = given.or_recorded(recorded)
-    assert merged.metrics == "mrr" and merged.data == Path("data.jsonl")
-    assert merged.skip_invalid and merged.language == "en" and merged.repeats == 3
-    assert merged.judge == JudgeOptions(
-        "other", "http://127.0.0.1:9/v1", None, Path("j.toml"), False, 0.5
-    )
-    assert EvalOptions().or_recorded(recorded) == recorded
 
 
 def _old_run_dir(run_dir: Path, data: Path) -> None:
@@ -102,6 +78,62 @@ def _old_run_dir(run_dir: Path, data: Path) -> None:
         )
 
 
+def _data(tmp_path: Path) -> Path:
+    """Two rows whose answers are in an ``answer`` column (the recorded column map's)."""
+    data = tmp_path / "data.jsonl"
+    rows = [
+        {"id": "a", "answer": "x", "reference": "x"},
+        {"id": "b", "answer": "y", "reference": "z"},
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return data
+
+
+def _resume(run_dir: Path, *options: str):
+    return runner.invoke(app, ["eval", "--resume", str(run_dir), "-q", "--no-store", *options])
+
+
+def test_options_read_back_what_a_run_recorded(tmp_path):
+    data = _data(tmp_path)
+    _old_run_dir(tmp_path / "run", data)
+    resumed = _resume(tmp_path / "run")
+    assert resumed.exit_code == 0, resumed.output
+    result = EvaluationResult.load(tmp_path / "run")
+    # read from the recorded data with the recorded column map ("answer" is the response)
+    assert result.scores("rouge_l") == [1.0, 0.0]
+    # and recorded again as it was, the judge's temperature among it, JSON both ways
+    recorded = {**RECORDED, "data": str(data)}
+    assert result.config["invocation"] == recorded
+    assert result.config["invocation"]["judge"]["temperature"] == 0.5
+    assert json.loads(json.dumps(result.config["invocation"])) == recorded
+
+
+def test_given_options_win_over_recorded_ones_and_repeats_take_the_larger(tmp_path, monkeypatch):
+    data = _data(tmp_path)
+    judge = tmp_path / "j.toml"
+    judge.write_text('[judge]\nmodel = "x"\n', encoding="utf-8")
+    options = ["-m", "rouge_l", "--judge-model", "other", "--judge-config", str(judge)]
+    monkeypatch.setitem(RECORDED, "repeats", 3)  # recorded 3, given 2: the larger, 3
+    _old_run_dir(tmp_path / "three", data)
+    larger = _resume(tmp_path / "three", *options, "--repeats", "2")
+    assert larger.exit_code == 2 and "repeats=1, now 3" in larger.output, larger.output
+    monkeypatch.setitem(RECORDED, "repeats", 1)
+    _old_run_dir(tmp_path / "run", data)
+    merged = _resume(tmp_path / "run", *options, "--repeats", "1")
+    assert merged.exit_code == 0, merged.output
+    invocation = EvaluationResult.load(tmp_path / "run").config["invocation"]
+    assert invocation["metrics"] == "rouge_l" and invocation["data"] == str(data)
+    assert invocation["skip_invalid"] and invocation["language"] == "en"
+    assert invocation["judge"] == {
+        "model": "other",
+        "base_url": "http://127.0.0.1:9/v1",
+        "provider": None,
+        "config": str(judge),
+        "logprobs": False,
+        "temperature": 0.5,
+    }
+
+
 def test_a_run_directory_recorded_by_earlier_versions_resumes_with_its_options(tmp_path):
     data = tmp_path / "data.jsonl"
     rows = [
@@ -132,19 +164,38 @@ def test_resume_of_a_directory_not_started_by_eval_says_how_to_resume_it(tmp_pat
     assert missing.exit_code == 2 and "nothing to resume" in missing.output
 
 
-def test_a_base_url_is_recorded_without_credentials_and_must_be_given_again_to_resume():
-    url = "http://judge:s3cretpw@127.0.0.1:9/v1?api-key=s3cretkey"
-    record = JudgeOptions(model="m", base_url=url).to_record()
-    assert "s3cret" not in json.dumps(record)
-    assert record["base_url"] == "http://127.0.0.1:9/v1?api-key=***"
-    assert record["base_url_redacted"] is True
-    recorded = JudgeOptions.from_record(record)
-    with pytest.raises(ValueError, match="--judge-base-url"):
-        recorded.build()
-    assert JudgeOptions().or_recorded(recorded).base_url_redacted
-    given = JudgeOptions(base_url=url).or_recorded(recorded)
-    assert given.base_url == url and not given.base_url_redacted
-    assert "base_url_redacted" not in JudgeOptions(base_url="http://h/v1").to_record()
+def _faithfulness(body: dict[str, Any]) -> dict[str, Any]:
+    if body["response_format"]["json_schema"]["name"].startswith("ResponseAnalysis"):
+        return {"claims": ["x is x."]}
+    return {"support": [{"claim": 1, "passages": [1], "reason": "stated"}]}
+
+
+def test_a_base_url_is_recorded_without_credentials_and_must_be_given_again_to_resume(
+    tmp_path, monkeypatch
+):
+    data = tmp_path / "data.jsonl"
+    row = {"id": "a", "response": "x is x.", "retrieved_contexts": ["x is x."]}
+    data.write_text(json.dumps(row) + "\n", "utf-8")
+    monkeypatch.setenv("RAGMETER_JUDGE_API_KEY", "k")
+
+    def run(run_dir: Path, base_url: str) -> dict[str, Any]:
+        args = ["eval", str(data), "-m", "faithfulness", "-o", str(run_dir), "-q", "--no-store"]
+        done = runner.invoke(app, [*args, "--judge-model", "m", "--judge-base-url", base_url])
+        assert done.exit_code == 0, done.output
+        return dict(EvaluationResult.load(run_dir).config["invocation"]["judge"])
+
+    with FakeOpenAIServer(responder=_faithfulness) as server:
+        root = server.base_url.removeprefix("http://")
+        url = f"http://judge:s3cretpw@{root}?api-key=s3cretkey"
+        record = run(tmp_path / "run", url)
+        assert "s3cret" not in json.dumps(record)
+        assert record["base_url"] == f"http://{root}?api-key=***"
+        assert record["base_url_redacted"] is True
+        refused = _resume(tmp_path / "run")  # the recorded URL stays redacted: asked again
+        assert refused.exit_code == 2 and "--judge-base-url" in refused.output, refused.output
+        given = _resume(tmp_path / "run", "--judge-base-url", url)  # given: the whole URL
+        assert given.exit_code == 0, given.output
+        assert "base_url_redacted" not in run(tmp_path / "plain", server.base_url)
 
 
 def test_eval_outside_a_terminal_prints_whole_progress_lines(tmp_path):

@@ -5,6 +5,7 @@ says which and why. Against the fake OpenAI-compatible server with injected faul
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,15 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter import EvaluationResult
-from ragmeter.cli import app
-from ragmeter.cli._exit import (  # private: the exit codes and failure policy
-    ExitCode,
-    FailurePolicy,
-    Outcome,
-)
+from ragmeter.cli import ExitCode, app
 from ragmeter.testing import FakeOpenAIServer, Fault
+from ragmeter.testset import (
+    GeneratedTestset,
+    KnowledgeGraph,
+    Node,
+    SizeAccounting,
+    SynthesizerAccount,
+)
 
 runner = CliRunner()
 KEY = "sk-exit-codes-key"
@@ -104,28 +107,60 @@ def test_the_table_of_codes():
     ]
 
 
-def test_failure_policy_and_the_line_that_says_why():
-    assert FailurePolicy().check(0, 40) is None
-    assert FailurePolicy().check(12, 40) == (
-        ExitCode.RESULTS_FAILED,
-        "12 of 40 results failed (30%) > --max-failed-share 0",
+def failing_first(n_failing: int):
+    """A faithfulness judge whose every request for the samples numbered below
+    ``n_failing`` fails (HTTP 500: the fake server's answer when its responder raises)."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        number = int(re.findall(r"\((\d+)\)", json.dumps(body["messages"]))[-1])
+        if number < n_failing:
+            raise RuntimeError("this sample's judge fails")
+        return faithfulness_reply(body)
+
+    return reply
+
+
+def test_failure_policy_and_the_line_that_says_why(tmp_path, server, monkeypatch):
+    """12 of 40 results fail: 20 samples, faithfulness failing for 12, rouge_l never."""
+    server.responder = failing_first(12)
+    data = write_samples(tmp_path / "data.jsonl", 20)
+    failed = evaluate(tmp_path / "a", server, data=data)
+    assert failed.exit_code == ExitCode.RESULTS_FAILED, failed.output
+    assert last_line(failed.output).startswith(
+        "exit 3: 12 of 40 results failed (30%) > --max-failed-share 0"
     )
-    assert FailurePolicy(0.3).check(12, 40) == (
-        ExitCode.OK,
-        "12 of 40 results failed (30%), within --max-failed-share 0.3",
-    )
-    assert FailurePolicy(0.0, allow=True).check(40, 40)[0] is ExitCode.OK
-    # a share is never rounded to 0% or 100% when it is not
-    few, most = FailurePolicy().check(1, 400), FailurePolicy().check(399, 400)
-    assert few is not None and "(0.2%)" in few[1]
-    assert most is not None and "(99.8%)" in most[1]
-    outcome = Outcome()
-    outcome.add(ExitCode.GATE_FAILED, "the gate failed")
-    outcome.add(ExitCode.RESULTS_FAILED, "3 of 4 results failed (75%) > --max-failed-share 0")
-    assert outcome.code is ExitCode.RESULTS_FAILED
-    assert outcome.line("all computed") == (
-        "exit 3: 3 of 4 results failed (75%) > --max-failed-share 0 (also: the gate failed)"
-    )
+    within = evaluate(tmp_path / "b", server, "--max-failed-share", "0.3", data=data)
+    assert within.exit_code == ExitCode.OK, within.output
+    assert "12 of 40 results failed (30%), within --max-failed-share 0.3" in within.output
+    server.responder = faithfulness_reply
+    clean = evaluate(tmp_path / "c", server, data=data)  # no failure, no line about one
+    assert clean.exit_code == ExitCode.OK and "results failed" not in clean.output, clean.output
+    assert last_line(clean.output) == "exit 0: all 40 results computed"
+    # every result failed, and accepted
+    server.responder = failing_first(20)
+    judge = judge_file(tmp_path / "d", server.base_url)
+    accepted = invoke(
+        "eval", str(data), "-m", "faithfulness", "-o", str(tmp_path / "d" / "run"),
+        "--judge-config", str(judge), "--no-cache", "-q", "--allow-failures",
+    )  # fmt: skip
+    assert accepted.exit_code == ExitCode.OK, accepted.output
+    assert "20 of 20 results failed (100%)" in accepted.output
+    # a share is never rounded to 0% or 100% when it is not: 1 and 399 of 400 judge steps
+    for failed_steps, share in ((1, "(0.2%)"), (399, "(99.8%)")):
+        result = generation(attempted=400, judge_errors=failed_steps)
+        generated = generate_returning(tmp_path / str(failed_steps), server, result, monkeypatch)
+        assert generated.exit_code == ExitCode.RESULTS_FAILED, generated.output
+        assert f"{failed_steps} of 400 judge steps" in generated.output
+        assert share in generated.output
+    # several problems: the first of 2, 4, 3, 1 decides, the others are named after it
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[thresholds]]\nmetric = "rouge_l"\nmin = 1.1\n', encoding="utf-8")
+    server.responder = failing_first(3)
+    both = evaluate(tmp_path / "e", server, "--gate", str(gate))  # 4 samples, 3 failing
+    assert both.exit_code == ExitCode.RESULTS_FAILED, both.output
+    line = last_line(both.output)
+    assert line.startswith("exit 3: 3 of 8 results failed (38%) > --max-failed-share 0")
+    assert line.endswith(" (also: the gate failed)")
 
 
 # -- eval ----------------------------------------------------------------------------------
@@ -308,18 +343,44 @@ def test_generate_that_keeps_no_question_exits_3(tmp_path, server, docs, monkeyp
     assert allowed.exit_code == 1, allowed.output  # accepted failures; still fewer than asked
 
 
-def test_generate_counts_failed_judge_steps():
-    from types import SimpleNamespace
-
-    from ragmeter.cli._generate import failed_steps  # private: failed steps of a hand-built result
-    from ragmeter.testset import SizeAccounting, SynthesizerAccount
-
+def generation(
+    *, attempted: int, judge_errors: int, chunk_errors: tuple[str | None, ...] = ()
+) -> GeneratedTestset:
+    """A generation that kept no question, made ``attempted`` question attempts (
+    ``judge_errors`` of them rejected for a judge error) and read one chunk per entry of
+    ``chunk_errors`` (its error, or None)."""
     accounting = SizeAccounting(requested=4)
-    accounting.synthesizers["single"] = SynthesizerAccount(attempted=6)
-    accounting.synthesizers["single"].rejected.update({"judge error": 2, "not answerable": 3})
-    nodes = {"a": SimpleNamespace(error=None), "b": SimpleNamespace(error="JudgeError: x")}
-    result = SimpleNamespace(accounting=accounting, graph=SimpleNamespace(nodes=nodes))
-    assert failed_steps(result) == (3, 8)  # type: ignore[arg-type]
+    accounting.synthesizers["single"] = SynthesizerAccount(attempted=attempted)
+    accounting.synthesizers["single"].rejected.update({"judge error": judge_errors})
+    nodes = {
+        f"c{i}": Node(f"c{i}", "d", f"text {i}", "en", error=error)
+        for i, error in enumerate(chunk_errors)
+    }
+    return GeneratedTestset([], accounting, KnowledgeGraph(nodes), [], {}, [], {})
+
+
+def generate_returning(
+    tmp_path: Path,
+    server: FakeOpenAIServer,
+    result: GeneratedTestset,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """`ragmeter generate`, its generate_testset giving ``result``."""
+    folder = tmp_path / "docs"
+    folder.mkdir(parents=True)
+    (folder / "a.md").write_text("# Orion\n\nOrion X2 costs 399 dollars.\n", encoding="utf-8")
+    monkeypatch.setattr("ragmeter.testset.generate_testset", lambda *a, **k: result)
+    return generate(tmp_path, server, folder)
+
+
+def test_generate_counts_failed_judge_steps(tmp_path, server, monkeypatch):
+    """Two chunks read (one failed) and 6 question attempts (2 rejected for a judge error,
+    3 found wanting by it): 3 of its 8 judge steps failed."""
+    result = generation(attempted=6, judge_errors=2, chunk_errors=(None, "JudgeError: x"))
+    result.accounting.synthesizers["single"].rejected["not answerable"] = 3
+    generated = generate_returning(tmp_path, server, result, monkeypatch)
+    assert generated.exit_code == 3, generated.output
+    assert "3 of 8 judge steps (chunk readings, question attempts) failed" in generated.output
 
 
 # -- align ----------------------------------------------------------------------------------

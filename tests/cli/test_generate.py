@@ -145,16 +145,28 @@ def test_unknown_mix_and_language_are_usage_errors(tmp_path, docs, server):
     assert result.exit_code == 2 and "--language must be en or zh" in result.output
 
 
-def test_generate_options_become_generate_testset_arguments():
-    from ragmeter.cli._generate import (  # private: options into generate_testset's arguments
-        GenerateOptions,
-    )
+def test_generate_options_become_generate_testset_arguments(tmp_path, docs, server, monkeypatch):
     from ragmeter.testset import KnowledgeGraph, LinkSettings
 
-    arguments = GenerateOptions(chunk_size=200, personas=("Ana: a nurse",)).arguments()
-    assert arguments["chunk_overlap"] == 25 and arguments["personas"] == ["Ana: a nurse"]
-    assert GenerateOptions().arguments()["chunk_overlap"] == 50
-    assert GenerateOptions(chunk_overlap=0).arguments()["chunk_overlap"] == 0
-    assert GenerateOptions().link(None) is None
-    graph = KnowledgeGraph({}, settings=LinkSettings(max_similar=2))
-    assert GenerateOptions(similarity=0.5).link(graph) == LinkSettings(0.5, max_similar=2)
+    given: list[dict[str, Any]] = []
+
+    def recorded(sources: object, **arguments: Any) -> None:
+        given.append(arguments)
+        raise ValueError("recorded")  # stops the command there: exit 2
+
+    monkeypatch.setattr("ragmeter.testset.generate_testset", recorded)
+
+    def arguments(*options: str) -> dict[str, Any]:
+        out = str(tmp_path / f"testset{len(given)}.jsonl")
+        result = generate(server, tmp_path, str(docs), "-o", out, *options)
+        assert result.exit_code == 2 and "recorded" in result.output, result.output
+        return given[-1]
+
+    chosen = arguments("--chunk-size", "200", "--persona", "Ana: a nurse")
+    assert chosen["chunk_overlap"] == 25 and chosen["personas"] == ["Ana: a nurse"]
+    assert arguments()["chunk_overlap"] == 50
+    assert arguments("--chunk-overlap", "0")["chunk_overlap"] == 0
+    assert arguments()["link"] is None
+    graph = KnowledgeGraph({}, settings=LinkSettings(max_similar=2)).save(tmp_path / "g.json")
+    linked = arguments("--graph", str(graph), "--similarity", "0.5")
+    assert linked["link"] == LinkSettings(0.5, max_similar=2)

@@ -238,14 +238,14 @@ def test_a_store_or_report_that_fails_after_the_run_is_exit_4_and_the_run_is_kep
 
 
 def test_the_console_script_turns_a_stray_os_error_into_one_line(monkeypatch, capsys):
-    from ragmeter.cli import _app
+    from ragmeter.cli import main  # the console script
 
     def full_disk() -> None:
         raise OSError(errno.ENOSPC, "No space left on device", "out/x.json")
 
-    monkeypatch.setattr(_app, "app", full_disk)
+    monkeypatch.setattr("ragmeter.cli._app.app", full_disk)  # the commands main runs
     with pytest.raises(SystemExit) as raised:
-        _app.main()
+        main()
     assert raised.value.code == 4
     assert capsys.readouterr().err.strip() == (
         "error: out/x.json: no space left on device (ENOSPC)"

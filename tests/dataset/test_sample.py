@@ -1,10 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from ragmeter import Sample
-from ragmeter.dataset._sample import (  # private: the quick path against the general one
-    canonical_record,
-)
+from ragmeter import Dataset, Sample
 
 
 def test_legacy_names_are_accepted():
@@ -30,8 +27,12 @@ def test_unknown_columns_become_metadata():
 
 
 def test_column_map_applies_before_legacy_names():
-    record = canonical_record({"q": "x", "docs": ["c"]}, {"q": "user_input", "docs": "contexts"})
-    assert record == {"user_input": "x", "retrieved_contexts": ["c"]}
+    column_map = {"q": "user_input", "docs": "contexts"}
+    [sample] = Dataset.from_records([{"q": "x", "docs": ["c"]}], column_map=column_map)
+    assert sample.model_dump(exclude_defaults=True, exclude={"history"}) == {
+        "user_input": "x",
+        "retrieved_contexts": ["c"],
+    }
 
 
 def test_conflicting_columns_are_an_error():
@@ -62,10 +63,15 @@ def test_qrels_prefer_graded_relevance():
 )
 def test_a_record_with_ragmeter_names_reads_as_the_general_renaming_reads_it(record):
     # Records that already use ragmeter's names skip the renaming loop; a column map (here
-    # one naming no column) takes the loop: both make the same dict, key order included.
-    quick = canonical_record(record)
-    general = canonical_record(record, {"no such column": "reference"})
-    assert list(quick.items()) == list(general.items())
+    # one naming no column) takes the loop: both make the same sample, the order of its
+    # metadata included, or refuse the record with the same problems.
+    def read(column_map):
+        dataset = Dataset.from_records([record], column_map=column_map, skip_invalid=True)
+        samples = [(s.model_dump(), list(s.metadata.items())) for s in dataset]
+        return samples, [row.problems for row in dataset.invalid]
+
+    quick = read(None)
+    assert quick == read({"no such column": "reference"})
 
     def validated(data):
         try:
@@ -73,4 +79,9 @@ def test_a_record_with_ragmeter_names_reads_as_the_general_renaming_reads_it(rec
         except ValidationError as error:
             return [e["loc"] for e in error.errors()]  # a text for metadata: refused by both
 
-    assert validated(record) == validated(general)
+    samples, problems = quick  # and as the sample itself reads the record
+    direct = validated(record)
+    if isinstance(direct, Sample):
+        assert samples == [(direct.model_dump(), list(direct.metadata.items()))]
+    else:
+        assert samples == [] and problems

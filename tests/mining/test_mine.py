@@ -11,11 +11,8 @@ import pytest
 from ragmeter.dataset import Dataset, Sample, load_dataset
 from ragmeter.metrics import Direction, MetricResult
 from ragmeter.mining import LABEL_COLUMNS, mine
-from ragmeter.mining._cluster import (  # private: mine()'s k-means and question key
-    kmeans,
-    question_key,
-)
 from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
+from ragmeter.testing import ScriptedEmbeddings
 from tests.mining import corpus
 from tests.mining.corpus import NEAR_DUPLICATE, SAME_TEXT, cosine, question, topic_of
 
@@ -42,7 +39,9 @@ def test_near_duplicates_are_removed_counted_and_credited_to_the_kept_question()
     assert result.n_candidates == 20
     texts = [r["user_input"] for r in result.records]
     assert len(texts) == 20 and NEAR_DUPLICATE not in texts and SAME_TEXT not in texts
-    assert len({question_key(t) for t in texts}) == 20
+    # no two share the same-question key: mined again, none is the same text as another
+    again = mine(result.records, 20, embeddings=corpus.embeddings(), dedupe=1.0)
+    assert (again.n_samples, again.n_same_text, again.n_candidates) == (20, 0, 20)
     assert max(cosine(a, b) for a, b in itertools.combinations(texts, 2)) < 0.95
     duplicates = {r["id"]: r["metadata"]["mined_duplicates"] for r in result.records}
     assert duplicates["s-t0-q0"] == 1 and duplicates["s-t1-q1"] == 1
@@ -250,13 +249,14 @@ def test_shares_above_one_together_are_refused_only_when_both_apply():
 
 
 def test_kmeans_finds_well_separated_groups_whatever_the_seed():
-    import numpy as np
-
-    points = np.array(
-        [[1.0, 0.0], [0.99, 0.1], [0.98, -0.1], [0.0, 1.0], [0.1, 0.99], [-0.1, 0.98]]
-    )
-    for seed in range(5):
-        labels, _ = kmeans(points, 2, seed)
+    points = [[1.0, 0.0], [0.99, 0.1], [0.98, -0.1], [0.0, 1.0], [0.1, 0.99], [-0.1, 0.98]]
+    questions = [f"question {i}?" for i in range(6)]
+    rows = [{"id": f"s{i}", "user_input": q} for i, q in enumerate(questions)]
+    vectors = ScriptedEmbeddings(dict(zip(questions, points, strict=True)), dimension=2)
+    for seed in range(5):  # dedupe 1.0: no two of them are near-duplicates
+        result = mine(rows, 6, embeddings=vectors, clusters=2, seed=seed, dedupe=1.0)
+        cluster = {r["id"]: r["metadata"]["mined_cluster"] for r in result.records}
+        labels = [cluster[f"s{i}"] for i in range(6)]
         assert len(set(labels[:3])) == 1 and len(set(labels[3:])) == 1
         assert labels[0] != labels[3]
 

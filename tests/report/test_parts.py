@@ -7,12 +7,6 @@ import pytest
 from ragmeter import Direction, MetricResult, Sample, evaluate
 from ragmeter.report import Markup, el, esc, render_html, sample_card
 from ragmeter.report import _format as fmt
-from ragmeter.report._analysis import (  # private: the report's building blocks
-    compare_runs,
-    failure_groups,
-    worst_samples,
-)
-from ragmeter.report._markup import shorten  # private: the report's building blocks
 from ragmeter.results import MetricInfo, SampleResult
 from tests.report.conftest import built, ranking
 from tests.report.dom import Node, parse
@@ -77,61 +71,105 @@ def test_markup_escapes_text_but_not_markup():
         '<td class="num" data-x="&quot;q&quot;" hidden>1</td>'
     )
     assert el("col", class_="c") == '<col class="c">'
-    assert shorten("a  b\nc", 10) == "a b c" and shorten("abcdefghij", 5) == "abcd…"
+    # the worst samples' question: white space made single spaces, cut at 200 with an ellipsis
+    assert (
+        _question("a  b\nc") == "a b c"
+        and _question("abcdefghij" * 21) == "abcdefghij" * 19 + "abcdefghi…"
+    )
+
+
+def _question(text: str) -> str:
+    """The question as the report's table of worst samples shows it."""
+    result = built({"m": [MetricResult.ok(0.3)]}, texts=[text])
+    section = parse(render_html(result, thresholds={"m": 0.5})).find(id="worst")
+    (question,) = [div for div in section.find_all("div") if div.text().startswith("Q ")]
+    return question.find_all("span")[1].text()
+
+
+def _worst(result, n: int) -> list[str]:
+    """The ids the report lists as the worst samples of metric m (those below 0.5)."""
+    section = parse(render_html(result, worst=n, thresholds={"m": 0.5})).find(id="worst")
+    block = [
+        div for div in section.find_all("div", class_="worst") if div.attrs["data-metric"] == "m"
+    ]
+    return [a.text() for div in block for a in div.find_all("a")]
 
 
 def test_worst_samples_skip_results_that_are_not_ok():
     result = built(
         {"m": [MetricResult.failed("x"), MetricResult.ok(0.3), MetricResult.not_applicable("y")]}
     )
-    worst = worst_samples(result.samples, result.metrics[0], 5)
-    assert [s.sample_id for s in worst] == ["s1"]
-    assert worst_samples(result.samples, result.metrics[0], 0) == []
+    assert _worst(result, 5) == ["s1"]
+    assert _worst(result, 0) == []
 
 
 def test_failure_groups_largest_first():
     result = built(
         {"m": [MetricResult.failed("a"), MetricResult.failed("b"), MetricResult.failed("b")]}
     )
-    groups = failure_groups(result.samples, result.metrics)
-    assert [(g.error, [s.sample_id for s in g.samples]) for g in groups] == [
+    rows = parse(render_html(result)).find(id="failures").find("tbody").find_all("tr")
+    groups = [(r.find("code").text(), [a.text() for a in r.find_all("a")]) for r in rows]
+    assert groups == [
         ("b", ["s1", "s2"]),
         ("a", ["s0"]),
     ]
 
 
+def _compared(after, before) -> tuple[str, dict[str, list[str]], dict[str, list[tuple[str, str]]]]:
+    """The report's comparison of ``after`` with ``before``: its text, per metric the cells
+    of its row in the means table, and the samples that changed most with their Δ."""
+    section = parse(render_html(after, compare=before)).find(id="compare")
+    rows = {
+        r.attrs["data-metric"]: [c.text() for c in r.find_all("td")]
+        for r in section.find(id="compare-table").find_all("tr")
+        if "data-metric" in r.attrs
+    }
+    changes: dict[str, list[tuple[str, str]]] = {}
+    table = section.find_all("table", id="changes-table")
+    for r in table[0].find_all("tr") if table else []:
+        if "data-metric" in r.attrs:
+            delta = r.find_all("td")[-2]  # Δ, before the question
+            changes.setdefault(r.attrs["data-metric"], []).append(
+                (r.find("a").text(), delta.text())
+            )
+    return section.text(), rows, changes
+
+
 def test_comparison_on_hand_checked_data():
     before = evaluate(ranking([1, None, 3]), ["mrr"])  # 1, 0, 1/3
     after = evaluate(ranking([2, 1, 3]), ["mrr"])  # 1/2, 1, 1/3
-    comparison = compare_runs(after, before)
-    (mrr,) = comparison.metrics
-    assert mrr.delta == pytest.approx((0.5 + 1 + 1 / 3 - 1 - 0 - 1 / 3) / 3)
-    assert (mrr.n_paired, mrr.n_better, mrr.n_worse) == (3, 1, 1)
-    assert [(c.sample.sample_id, c.delta) for c in mrr.changes] == [("q1", 1.0), ("q0", -0.5)]
-    assert comparison.same_samples and comparison.same_dataset is False
+    text, rows, changes = _compared(after, before)
+    mrr = rows["mrr"]
+    delta = (0.5 + 1 + 1 / 3 - 1 - 0 - 1 / 3) / 3
+    assert mrr[4].split()[0] == f"{delta:+.4f}"
+    assert mrr[6:9] == ["3", "1", "1"]  # paired, improved, worsened
+    assert changes["mrr"] == [("q1", "+1.0000"), ("q0", "-0.5000")]
+    assert "Both runs have the same 3 samples" in text  # the same samples
+    assert "The dataset fingerprints differ" in text  # not the same dataset
 
 
 def test_comparison_matches_samples_by_id_and_counts_status_changes():
-    before = built({"m": [MetricResult.ok(0.1), MetricResult.ok(0.2)]}, ids=["a", "b"])
+    before = built(
+        {"m": [MetricResult.ok(0.1), MetricResult.ok(0.2)]}, ids=["a", "b"], texts=["qa", "qb"]
+    )
     after = built(
         {"m": [MetricResult.failed("x"), MetricResult.ok(0.9), MetricResult.ok(0.5)]},
         ids=["a", "c", "b"],
+        texts=["qa", "qc", "qb"],
     )
-    comparison = compare_runs(after, before)
-    assert (comparison.n_shared, comparison.n_only_current, comparison.n_only_baseline) == (2, 1, 0)
-    assert "compared on 2 shared samples" in comparison.sample_note()
-    (m,) = comparison.metrics
-    assert m.n_status_changed == 1 and m.n_paired == 1
-    assert m.changes[0].sample.sample_id == "b" and m.changes[0].delta == pytest.approx(0.3)
-    assert comparison.same_dataset is None  # hand-made runs carry no fingerprint
+    text, rows, changes = _compared(after, before)
+    assert "compared on 2 shared samples (1 only in this run, 0 only in the baseline)" in text
+    assert rows["m"][6] == "1" and rows["m"][9] == "1"  # paired, status changed
+    assert changes["m"][0] == ("b", "+0.3000")
+    assert "fingerprints differ" not in text  # hand-made runs carry no fingerprint
 
 
 def test_a_metric_in_one_run_only_has_no_delta():
     before = built({"a": [MetricResult.ok(0.1)]})
     after = built({"b": [MetricResult.ok(0.2)]})
-    deltas = {d.metric: d for d in compare_runs(after, before).metrics}
-    assert list(deltas) == ["b", "a"]
-    assert deltas["a"].delta is None and deltas["a"].current is None
+    _, rows, _ = _compared(after, before)
+    assert list(rows) == ["b", "a"]
+    assert rows["a"][4] == fmt.NONE and rows["a"][3] == fmt.NONE  # no delta, no current mean
 
 
 def _details(metric: str, **details) -> Node:

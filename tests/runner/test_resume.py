@@ -15,9 +15,6 @@ import pytest
 from ragmeter import EvaluationResult, Metric, MetricResult, Sample, Status, evaluate
 from ragmeter.judge import JudgeConfig, NullCache, OpenAIJudge, SQLiteCache
 from ragmeter.runner import QuietProgress
-from ragmeter.runner._evaluate import (  # private: the child's usage write interval
-    USAGE_WRITE_INTERVAL_S,
-)
 from ragmeter.testing import FakeOpenAIServer
 from tests.runner._fakes import marker_of, samples, server_responder
 
@@ -104,6 +101,17 @@ def _scored_markers(run_db: Path) -> set[str]:
 
 def _eval_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "ragmeter", "eval", *args, "-q"]
+
+
+def _in_flight_calls(run_dir: Path) -> int | None:
+    """The requests run.db counts for the samples being judged now (the usage the run
+    writes as it goes, ``in_flight_usage`` in its meta); ``None`` before it is written."""
+    try:
+        with sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True, timeout=1) as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'in_flight_usage'").fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else sum(u.get("calls", 0) for u in json.loads(row[0]).values())
 
 
 def test_kill_9_in_the_middle_then_resume(tmp_path):
@@ -265,11 +273,14 @@ def test_calls_of_samples_a_kill_interrupts_are_counted(tmp_path):
             stderr=subprocess.PIPE,
         )
         # Wait until 3 samples are stuck (each has sent its requests), then for the usage
-        # write that follows.
+        # write that follows: run.db's in-flight usage counts every request sent.
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and server.in_flight < 3 and process.poll() is None:
             time.sleep(0.05)
-        time.sleep(3 * USAGE_WRITE_INTERVAL_S)
+        while time.monotonic() < deadline and process.poll() is None:
+            if _in_flight_calls(run_dir) == len(server.requests):
+                break
+            time.sleep(0.05)
         sent_before_kill = len(server.requests)
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)

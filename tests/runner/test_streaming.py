@@ -6,6 +6,7 @@ import pytest
 
 from ragmeter import DatasetError, evaluate, load_dataset
 from ragmeter.judge import NullCache
+from ragmeter.metrics import get_metric
 from ragmeter.results import STORE_FILE, RunDatabase
 from tests.metrics.llm import scripts
 from tests.runner._fakes import samples
@@ -175,15 +176,16 @@ def test_a_missing_file_is_refused_before_any_run_is_made(tmp_path):
 def test_a_new_run_scores_chunks_as_it_stores_them_and_a_resumed_one_reads_back(
     tmp_path, small_chunks, monkeypatch
 ):
-    import ragmeter.runner._evaluate as runner  # private: wraps the batch-scoring seam
-
     batches = []
-    score_column = runner._score_column
-    monkeypatch.setattr(
-        runner,
-        "_score_column",
-        lambda m, b, c: batches.append((m.name, len(b))) or score_column(m, b, c),
-    )
+    for name in ("mrr", "hit@1"):  # each metric's public score_column, which sees each batch
+        metric_class = type(get_metric(name))
+        score_column = metric_class.score_column
+
+        def recorded(metric, batch, context, score_column=score_column):
+            batches.append((metric.name, len(batch)))
+            return score_column(metric, batch, context)
+
+        monkeypatch.setattr(metric_class, "score_column", recorded)
     path = good_file(tmp_path / "data.jsonl", 30)
     first = evaluate(str(path), ["mrr"], run_dir=tmp_path / "run", batch_size=4)
     # Chunks of 7 lines, each scored in batches of at most 4 as soon as it is stored.

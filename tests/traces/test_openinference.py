@@ -11,11 +11,6 @@ import pandas as pd
 import pytest
 
 from ragmeter.traces import TraceFileError, import_traces
-from ragmeter.traces._openinference import (  # private: the format's helpers
-    flatten,
-    parse_time,
-    unwrap,
-)
 from tests.traces.expected import OPENINFERENCE, OPENINFERENCE_UNMAPPED
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -141,29 +136,77 @@ def test_flat_attributes_json_inputs_and_llm_messages(tmp_path: Path) -> None:
     assert entry.source == f"{path}, record 2" and "without a span id" in entry.reason
 
 
-def test_flatten_handles_nested_lists_and_keeps_metadata_whole() -> None:
-    assert flatten(
-        {
-            "retrieval": {"documents": [{"document.id": "a"}, {"document": {"id": "b"}}]},
-            "metadata": {"k": {"deep": 1}},
-            "tag.tags": ["x"],
-            "skip": None,
-        }
-    ) == {
-        "retrieval.documents.0.document.id": "a",
-        "retrieval.documents.1.document.id": "b",
+def _span(
+    span_id: str,
+    kind: str,
+    attributes: dict[str, Any],
+    *,
+    parent: str | None = None,
+    start: object = "2026-03-02T09:00:00Z",
+) -> dict[str, Any]:
+    """One span of trace ``t`` as a Phoenix export writes it, with nested ``attributes``."""
+    span = {
+        "name": kind.lower(),
+        "span_kind": kind,
+        "context.span_id": span_id,
+        "context.trace_id": "t",
+        "start_time": start,
+        "end_time": "2026-03-02T09:00:02Z",
+        "attributes": {"openinference.span.kind": kind, **attributes},
+    }
+    return span if parent is None else {**span, "parent_id": parent}
+
+
+def _samples(tmp_path: Path, *spans: dict[str, Any]) -> list[dict[str, Any]]:
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(list(spans)), "utf-8")
+    return import_traces("openinference", path).samples
+
+
+def test_nested_attributes_flatten_lists_and_keep_metadata_whole(tmp_path: Path) -> None:
+    """Nested lists of objects read as indexed keys (both spellings of a document's id),
+    metadata stays one object, a list of tags stays a list, a None is no attribute."""
+    root = {
+        "input.value": "q",
+        "output.value": "a",
         "metadata": {"k": {"deep": 1}},
         "tag.tags": ["x"],
+        "skip": None,
+    }
+    documents: list[dict[str, Any]] = [{"document.id": "a", "document.content": "A"}]
+    documents.append({"document": {"id": "b", "content": "B"}})
+    retriever = {"retrieval": {"documents": documents}}
+    (sample,) = _samples(
+        tmp_path, _span("r", "CHAIN", root), _span("c", "RETRIEVER", retriever, parent="r")
+    )
+    assert sample["retrieved_context_ids"] == ["a", "b"]
+    assert sample["retrieved_contexts"] == ["A", "B"]
+    assert sample["metadata"] == {
+        "n_retrievals": 1,
+        "timestamp": "2026-03-02T09:00:00+00:00",
+        "latency_s": 2.0,
+        "tags": ["x"],
+        "k": {"deep": 1},
     }
 
 
-def test_unwrap_reads_questions_from_json_shapes() -> None:
-    keys = ("question", "query")
-    assert unwrap('{"query": "q1"}', keys) == "q1"
-    assert unwrap({"question": "q2", "query": "other"}, keys) == "q2"
-    assert unwrap('[{"role": "user", "content": "q3"}]', keys) == "q3"
-    assert unwrap("plain text", keys) == "plain text"
-    assert unwrap({"choices": [{"message": {"content": "c"}}]}, ("answer",)) == "c"
+@pytest.mark.parametrize(
+    ("value", "question"),
+    [
+        ('{"query": "q1"}', "q1"),
+        ('{"question": "q2", "query": "other"}', "q2"),
+        ('[{"role": "user", "content": "q3"}]', "q3"),
+        ("plain text", "plain text"),
+    ],
+)
+def test_questions_and_answers_unwrap_from_json_shapes(
+    tmp_path: Path, value: str, question: str
+) -> None:
+    answer = json.dumps({"choices": [{"message": {"content": "c"}}]})
+    attributes = {"input.value": value, "output.value": answer}
+    attributes |= {"input.mime_type": "application/json", "output.mime_type": "application/json"}
+    (sample,) = _samples(tmp_path, _span("r", "CHAIN", attributes))
+    assert (sample["user_input"], sample["response"]) == (question, "c")
 
 
 @pytest.mark.parametrize(
@@ -176,9 +219,10 @@ def test_unwrap_reads_questions_from_json_shapes() -> None:
         1772442000000000000,
     ],
 )
-def test_times_in_every_export_form(value: object) -> None:
-    moment = parse_time(value)
-    assert moment is not None and moment.isoformat() == "2026-03-02T09:00:00+00:00"
+def test_times_in_every_export_form(tmp_path: Path, value: object) -> None:
+    attributes = {"input.value": "q", "output.value": "a"}
+    (sample,) = _samples(tmp_path, _span("r", "CHAIN", attributes, start=value))
+    assert sample["metadata"]["timestamp"] == "2026-03-02T09:00:00+00:00"
 
 
 def test_a_file_of_another_format_says_which_format_reads_it() -> None:

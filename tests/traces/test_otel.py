@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from ragmeter.traces import TraceFileError, import_traces
-from ragmeter.traces._otel import any_value, hex_id  # private: AnyValue and id decoding
 from tests.traces.expected import GENAI, OPENINFERENCE, OPENINFERENCE_UNMAPPED
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -137,15 +136,39 @@ def test_spans_without_ids_are_counted(tmp_path: Path) -> None:
     assert entry.source == f"{path}, resourceSpans[1].scopeSpans[1].spans[1]"
 
 
-def test_any_values_and_ids() -> None:
-    assert any_value({"intValue": "42"}) == 42
-    assert any_value({"doubleValue": 0.5}) == 0.5
-    assert any_value({"boolValue": True}) is True
-    assert any_value({"arrayValue": {"values": [{"stringValue": "a"}]}}) == ["a"]
-    assert any_value({}) is None
-    assert hex_id("AAAAAAAAAAE=", 8) == "0000000000000001"
-    assert hex_id("00000000000000FF", 8) == "00000000000000ff"
-    assert hex_id("not an id", 8) is None
+def test_any_values_and_ids(tmp_path: Path) -> None:
+    """OTLP AnyValues as Python values (in the metadata they are read into), and ids in hex
+    or base64 as lower-case hex (the sample's id); what is not an id leaves the span out."""
+    metadata = {
+        "kvlistValue": {
+            "values": [
+                _attr("int", {"intValue": "42"}),
+                _attr("double", {"doubleValue": 0.5}),
+                _attr("bool", {"boolValue": True}),
+                _attr("array", {"arrayValue": {"values": [{"stringValue": "a"}]}}),
+                _attr("empty", {}),  # no value: left out
+            ]
+        }
+    }
+    attributes = [
+        _attr("openinference.span.kind", {"stringValue": "CHAIN"}),
+        _attr("input.value", {"stringValue": "q?"}),
+        _attr("output.value", {"stringValue": "a."}),
+        _attr("metadata", metadata),
+    ]
+    ids = [
+        ("AAAAAAAAAAAAAAAAAAAAAQ==", "AAAAAAAAAAE="),  # base64
+        ("000000000000000000000000000000FF", "00000000000000FF"),  # hex, upper case
+        ("1" * 32, "not an id"),
+    ]
+    spans = [_span(traceId=t, spanId=s, name="rag", attributes=attributes) for t, s in ids]
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(span) + "\n" for span in spans), "utf-8")
+    result = import_traces("otel", path)
+    assert [sample["id"] for sample in result.samples] == ["0" * 31 + "1", "0" * 30 + "ff"]
+    for sample in result.samples:
+        assert sample["metadata"] == {"int": 42, "double": 0.5, "bool": True, "array": ["a"]}
+    assert [entry.reason for entry in result.unmapped] == ["OTLP span without a traceId or spanId"]
 
 
 def test_a_phoenix_file_read_as_otel_says_which_format(tmp_path: Path) -> None:

@@ -1,19 +1,91 @@
 """The value shapes Langfuse and LangSmith record, read into questions, answers and documents
-(each case a shape an SDK or integration writes; expected values by hand)."""
+(each case a shape an SDK or integration writes; expected values by hand), each read from a
+Langfuse trace by import_traces."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ragmeter.traces import Document
-from ragmeter.traces._shapes import (  # private: the shapes every format reads
-    answer_text,
-    documents,
-    parse_time,
-    question_text,
-)
+from ragmeter.traces import Document, import_traces
+
+NOT_DOCUMENTS = "retriever or reranker observation whose output is not a list of documents"
+
+
+@pytest.fixture
+def langfuse(tmp_path: Path):
+    """Reads one Langfuse trace (its question, answer, time and one retriever observation's
+    output) with import_traces: ``(samples, the reasons of what was not mapped)``."""
+
+    def read(
+        question: object = "q?",
+        answer: object = "a.",
+        timestamp: object = "2026-11-20T09:14:03Z",
+        retrieved: object = (),
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        observations = []
+        if retrieved != ():
+            retriever = {"id": "o1", "traceId": "t1", "type": "RETRIEVER", "name": "retrieve"}
+            observations.append({**retriever, "input": {"query": "q?"}, "output": retrieved})
+        trace = {"id": "t1", "timestamp": timestamp, "name": "chat", "input": question}
+        path = tmp_path / "trace.json"
+        path.write_text(json.dumps({**trace, "output": answer, "observations": observations}))
+        result = import_traces("langfuse", path)
+        return result.samples, [entry.reason for entry in result.unmapped]
+
+    return read
+
+
+@pytest.fixture
+def question_text(langfuse):
+    """The question read from a trace's input (``None``: the trace is left out for it)."""
+
+    def read(value: object) -> str | None:
+        samples, unmapped = langfuse(question=value)
+        if not samples:
+            assert unmapped and unmapped[0].startswith("trace without a question")
+            return None
+        return samples[0]["user_input"]
+
+    return read
+
+
+@pytest.fixture
+def answer_text(langfuse):
+    return lambda value: langfuse(answer=value)[0][0]["response"]
+
+
+@pytest.fixture
+def documents(langfuse):
+    """The documents read from a retriever's output (texts, ids and scores of the sample),
+    ``None`` where the output is not documents (said in what was not mapped)."""
+
+    def read(value: object) -> list[Document] | None:
+        ([sample], unmapped) = langfuse(retrieved=value)
+        if "retrieved_contexts" not in sample:
+            assert len(unmapped) == 1 and unmapped[0].startswith(NOT_DOCUMENTS)
+            return None
+        texts = sample["retrieved_contexts"]
+        ids = sample.get("retrieved_context_ids", [None] * len(texts))
+        scores = sample["metadata"].get("retrieved_context_scores", [None] * len(texts))
+        return [Document(*document) for document in zip(texts, ids, scores, strict=True)]
+
+    return read
+
+
+@pytest.fixture
+def parse_time(langfuse):
+    """The trace's time as the sample's timestamp (``None``: no timestamp)."""
+
+    def read(value: object) -> dt.datetime | None:
+        timestamp = langfuse(timestamp=value)[0][0]["metadata"].get("timestamp")
+        return None if timestamp is None else dt.datetime.fromisoformat(timestamp)
+
+    return read
 
 
 def lc(cls: str, content: str) -> dict[str, object]:
@@ -49,7 +121,7 @@ def lc(cls: str, content: str) -> dict[str, object]:
         (None, None),
     ],
 )
-def test_question_text(value: object, expected: str | None) -> None:
+def test_question_text(question_text, value: object, expected: str | None) -> None:
     assert question_text(value) == expected
 
 
@@ -66,11 +138,11 @@ def test_question_text(value: object, expected: str | None) -> None:
         ("答案。", "答案。"),
     ],
 )
-def test_answer_text(value: object, expected: str) -> None:
+def test_answer_text(answer_text, value: object, expected: str) -> None:
     assert answer_text(value) == expected
 
 
-def test_documents_in_the_shapes_integrations_record() -> None:
+def test_documents_in_the_shapes_integrations_record(documents) -> None:
     assert documents(["a", "b"]) == [Document("a"), Document("b")]
     langchain = {"page_content": "a", "metadata": {"id": 7, "score": 0.5}, "type": "Document"}
     assert documents([langchain]) == [Document("a", "7", 0.5)]
@@ -96,7 +168,7 @@ def test_documents_in_the_shapes_integrations_record() -> None:
     assert documents("text") is None
 
 
-def test_parse_time() -> None:
+def test_parse_time(parse_time) -> None:
     utc = dt.timezone.utc
     assert parse_time("2026-11-20T09:14:03.120Z") == dt.datetime(
         2026, 11, 20, 9, 14, 3, 120000, utc

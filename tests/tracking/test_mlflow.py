@@ -12,11 +12,6 @@ from pathlib import Path
 import pytest
 
 from ragmeter.tracking import TrackingError, log_to_mlflow
-from ragmeter.tracking._mlflow import (  # private: bounded HTTP, metric keys
-    HTTP_BOUNDS,
-    bounded_requests,
-    mlflow_key,
-)
 from tests._integrations import require
 from tests.tracking.conftest import closed_port, private_trackers
 from tests.tracking.runs import EXPECTED, RECORDS, small_run
@@ -49,7 +44,7 @@ def test_every_metric_is_logged_with_the_hand_computed_value(logged):
     _, _, run, _, _ = logged
     metrics = run.data.metrics
     for name, expected in EXPECTED.items():
-        assert metrics[mlflow_key(name)] == pytest.approx(expected), name
+        assert metrics[name.replace("@", "_at_")] == pytest.approx(expected), name
     # MLflow names allow no "@": recall@2 is recall_at_2, as MLflow's own metrics are named
     assert "recall_at_2/ci_low" in metrics and not any("@" in k for k in metrics)
     assert metrics["mrr/ci_low"] < metrics["mrr"] < metrics["mrr/ci_high"]
@@ -126,13 +121,21 @@ def test_a_server_that_is_down_fails_in_bounded_time_without_the_password(tracke
 
 
 def test_mlflows_http_bounds_apply_only_where_the_environment_sets_none(monkeypatch):
+    """While log_to_mlflow talks to MLflow, its HTTP timeout is ragmeter's bound (20 s) where
+    the environment sets none; the user's own retries stay; afterwards all is as it was."""
     monkeypatch.delenv("MLFLOW_HTTP_REQUEST_TIMEOUT", raising=False)
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "9")
-    with bounded_requests():
-        assert (
-            os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == HTTP_BOUNDS["MLFLOW_HTTP_REQUEST_TIMEOUT"]
-        )
-        assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "9"  # the user's own
+    seen: list[tuple[str | None, str | None]] = []
+
+    def client(**arguments: object) -> None:
+        names = ("MLFLOW_HTTP_REQUEST_TIMEOUT", "MLFLOW_HTTP_REQUEST_MAX_RETRIES")
+        seen.append(tuple(os.environ.get(name) for name in names))  # type: ignore[arg-type]
+        raise ValueError("stopped at the client")
+
+    monkeypatch.setattr(mlflow, "MlflowClient", client)
+    with pytest.raises(TrackingError, match="stopped at the client"):
+        log_to_mlflow(small_run(), tracking_uri="sqlite:///unused.db")
+    assert seen == [("20", "9")]  # the bound; the user's own
     assert "MLFLOW_HTTP_REQUEST_TIMEOUT" not in os.environ  # put back as it was
     assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "9"
 

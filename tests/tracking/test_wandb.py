@@ -4,11 +4,11 @@ wrote: the run log's summary, config, tags and artifacts, the table and the repo
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 
 from ragmeter.tracking import TrackingError, log_to_wandb
-from ragmeter.tracking._wandb import run_settings  # private: the W&B settings
 from tests._integrations import require
 from tests.tracking.conftest import closed_port, private_trackers
 from tests.tracking.runs import EXPECTED, MRR, RECORDS, small_run
@@ -108,9 +108,22 @@ def test_a_run_you_have_open_stays_yours(trackers, tmp_path):
 
 
 def test_the_settings_bound_the_waits_unless_the_environment_or_you_say_otherwise(trackers):
-    settings = run_settings(wandb)
+    def run_settings(overrides: dict[str, object] | None = None) -> Any:
+        """The settings log_to_wandb starts its run with (wandb.init stopped there)."""
+        given: list[object] = []
+
+        def init(**arguments: object) -> None:
+            given.append(arguments["settings"])
+            raise RuntimeError("stopped at init")
+
+        trackers.setattr(wandb, "init", init)
+        with pytest.raises(TrackingError, match="stopped at init"):
+            log_to_wandb(small_run(), mode="offline", settings=overrides)
+        return given[0]
+
+    settings = run_settings()
     assert (settings.init_timeout, settings.finish_timeout) == (60.0, 120.0)
     assert settings.finish_timeout_raises and settings.x_disable_meta
     trackers.setenv("WANDB_INIT_TIMEOUT", "5")  # left unset, for W&B to read at init
-    assert "init_timeout" not in run_settings(wandb).model_fields_set
-    assert run_settings(wandb, {"x_disable_meta": False}).x_disable_meta is False
+    assert "init_timeout" not in run_settings().model_fields_set
+    assert run_settings({"x_disable_meta": False}).x_disable_meta is False

@@ -8,7 +8,8 @@ from ragmeter.cli import _mine  # noqa: F401
 from ragmeter.cli import _import  # noqa: F401
 from ragmeter.cli import _monitor  # noqa: F401
 from ragmeter.cli._app import app, main
+from ragmeter.cli._exit import ExitCode
 
 # isort: on
 
-__all__ = ["app", "main"]
+__all__ = ["ExitCode", "app", "main"]

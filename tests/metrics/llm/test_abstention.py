@@ -2,13 +2,14 @@
 abstain" is decided (metadata, the reference's statements, the contexts' relevance), the
 refusal phrases used for likelihood judges, call counts, and failures (never NaN)."""
 
+import ast
+
 import pytest
 
 from ragmeter import Status, evaluate
 from ragmeter.judge import BinaryVerdict, JudgeError
 from ragmeter.metrics import AbstentionOutcome, Details, get_metric
 from ragmeter.metrics.llm import Abstention
-from ragmeter.steps._judgments import refusal_phrase  # private: the refusal phrases
 from ragmeter.testing import ScriptedJudge
 
 PYTHON = "When was Python released?"
@@ -245,6 +246,26 @@ def test_a_likelihood_judge_decides_by_refusal_phrases_without_a_call():
     assert _finding(result, 0).decided_by == "phrases"
     assert _finding(result, 0).reason == "refusal phrase '没有找到'"
     assert _finding(result, 1).reason == "no refusal phrase"
+
+
+def refusal_phrase(text: str) -> str | None:
+    """The refusal phrase a likelihood judge's abstention finds in ``text``, read from the
+    finding's reason (``None``: no refusal phrase), decided without a judge call."""
+    made = ScriptedJudge(answer, likelihood_probability=lambda task, language, gain: 0.5)
+    made.supports_batched_verdicts = False
+    sample = _sample(1, REFUND, [], None, text, metadata={"answerable": False})
+    result = evaluate([sample], ["abstention"], judge=made)
+    assert made.calls == []
+    if not text:  # nothing to read a refusal in: not scored, not taken for one
+        score = result.samples[0].scores["abstention"]
+        assert (score.status, score.reason) == (Status.NOT_APPLICABLE, "empty response")
+        return None
+    finding = _finding(result)
+    assert finding is not None and finding.decided_by == "phrases"
+    if finding.reason == "no refusal phrase":
+        return None
+    assert finding.reason.startswith("refusal phrase ")
+    return ast.literal_eval(finding.reason.removeprefix("refusal phrase "))
 
 
 @pytest.mark.parametrize(
