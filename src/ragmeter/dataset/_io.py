@@ -20,12 +20,12 @@ import json
 import math
 import os
 import re
-import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter._services import check_regular_file
 from ragmeter.dataset._conversation import message_key
 from ragmeter.dataset._dataset import JSON_CELL_FIELDS, Dataset
 from ragmeter.dataset._decode import (
@@ -649,29 +649,12 @@ def _reason(error: BaseException) -> str:
 def _check_is_file(path: Path) -> None:
     """A clear error for a path that is no regular file, before opening it (a FIFO would
     block)."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no such dataset file: {str(path)!r}") from None
-    except OSError as error:
-        raise ValueError(f"cannot read dataset file {str(path)!r}: {_reason(error)}") from None
-    if stat.S_ISREG(mode):
-        return
-    if stat.S_ISDIR(mode):
-        what = "a directory"
-        fix = "give the path of the .jsonl, .json, .csv or .parquet file in it"
-    else:
-        what = (
-            "a named pipe (FIFO)"
-            if stat.S_ISFIFO(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket"
-            if stat.S_ISSOCK(mode)
-            else "not a regular file"
-        )
-        fix = "save the data to a .jsonl, .json, .csv or .parquet file and give its path"
-    raise ValueError(f"{str(path)!r} is {what}, not a dataset file. Fix: {fix}")
+    check_regular_file(
+        path,
+        what="dataset file",
+        fix="save the data to a .jsonl, .json, .csv or .parquet file and give its path",
+        directory_fix="give the path of the .jsonl, .json, .csv or .parquet file in it",
+    )
 
 
 def _load_file(

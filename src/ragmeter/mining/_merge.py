@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ragmeter._services import replaced_atomically
 from ragmeter.dataset import Dataset, Sample, load_dataset, save_dataset
 from ragmeter.mining._mine import SOURCE
 
@@ -192,9 +192,5 @@ def _append_jsonl(path: Path, samples: list[Sample]) -> None:
 
 def _replace(dataset: Dataset, path: Path) -> None:
     """Write next to ``path``, then rename over it: a failed write leaves the old file."""
-    partial = path.with_name(f".{path.name}.partial{path.suffix}")
-    try:
+    with replaced_atomically(path) as partial:
         save_dataset(dataset, partial)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)

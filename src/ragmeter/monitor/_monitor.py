@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter._services import replaced_atomically
 from ragmeter.dataset import Dataset, Problem
 from ragmeter.metrics import Direction, Metric, Status, resolve_metrics
 from ragmeter.monitor._alerts import append_log, post_webhook
@@ -272,12 +273,8 @@ class Monitor:
     def _save_state(self) -> None:
         """Replace the state file atomically: a kill leaves the old one or the new one."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        temporary = self.state_file.with_suffix(".tmp")
-        with temporary.open("w", encoding="utf-8") as handle:
-            json.dump(self.state, handle, ensure_ascii=False)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.state_file)
+        with replaced_atomically(self.state_file) as temporary:
+            temporary.write_text(json.dumps(self.state, ensure_ascii=False), encoding="utf-8")
 
     @property
     def windows(self) -> list[Window]:
