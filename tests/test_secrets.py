@@ -17,7 +17,7 @@ from ragmeter.testing import FakeOpenAIServer
 runner = CliRunner()
 
 #: Every credential the run is given; none may be written anywhere or printed.
-SECRETS = ("s3cretpw", "s3cretkey", "s3cretdb", "s3cretq", "sk-s3cretenv")
+SECRETS = ("s3cretpw", "s3cretkey", "s3cretdb", "s3cretq", "sk-s3cretenv", "s3cretfrag")
 ROW = {
     "id": "q1",
     "user_input": "What is the capital of France?",
@@ -46,7 +46,10 @@ def closed_port() -> int:
 
 def judge_url(server: FakeOpenAIServer) -> str:
     host = server.base_url.split("://", 1)[1]
-    return f"http://judgeuser:s3cretpw@{host}?api-key=s3cretkey&api-version=2024-06-01"
+    return (
+        f"http://judgeuser:s3cretpw@{host}?api-key=s3cretkey&api-version=2024-06-01"
+        "#sk-s3cretfrag"  # a key in the fragment, with no parameter name to be known by
+    )
 
 
 def assert_no_secret_in(text: str, where: str) -> None:
@@ -105,7 +108,7 @@ def test_no_file_of_a_run_and_nothing_printed_holds_a_credential(data, tmp_path,
     assert {"results.jsonl", "summary.json", "run.db", "report.html", "runs.db"} <= names
     summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     judge = summary["config"]["judges"]["faithfulness"]
-    assert judge["base_url"].endswith("/v1?api-key=***&api-version=2024-06-01")
+    assert judge["base_url"].endswith("/v1?api-key=***&api-version=2024-06-01#***")
     assert judge["base_url"].startswith("http://127.0.0.1:")  # the user info is gone
     assert summary["config"]["invocation"]["judge"]["base_url_redacted"] is True
     assert "api-version=2024-06-01" in (tmp_path / "report.html").read_text(encoding="utf-8")

@@ -226,10 +226,16 @@ REDACTED = [
         "https://h/v1?api%2Dkey=k&X-Amz-Signature=s",
         "https://h/v1?api%2Dkey=***&X-Amz-Signature=***",
     ),
+    # the fragment is never sent: all of it goes, whatever a key in it looks like
     (
         "https://h/v1?token=t#access_token=a&state=1",
-        "https://h/v1?token=***#access_token=***&state=1",
+        "https://h/v1?token=***#***",
     ),
+    ("https://h/v1#sk-s3cretfrag", "https://h/v1#***"),
+    ("https://h/v1?api-version=1#key:s3cret", "https://h/v1?api-version=1#***"),
+    ("https://h/v1#x=1&sk-s3cret", "https://h/v1#***"),
+    ("https://h/v1#a?key=s3cret", "https://h/v1#***"),
+    ("https://h/v1#", "https://h/v1#"),
     # nothing to hide: the URL as it was
     ("http://[::1]:8000/v1", "http://[::1]:8000/v1"),
     ("https://h/v1?email=a@b&&x=", "https://h/v1?email=a@b&&x="),
@@ -249,6 +255,13 @@ def test_credentials_are_redacted_from_messages_wherever_they_appear() -> None:
     assert "s3cret" not in cleaned
     assert cleaned == "GET http://h/v1/chat?key=*** failed; the server said ***"
     assert redact_secrets("see https://u:pw@h/x?token=tok") == "see https://h/x?token=***"
+
+
+@pytest.mark.parametrize("fragment", ["sk-s3cretfrag", "key=sk-s3cretfrag", "x=1&sk-s3cretfrag"])
+def test_a_key_in_a_url_fragment_is_redacted_from_messages(fragment: str) -> None:
+    url = f"https://h/v1?api-version=1#{fragment}"
+    cleaned = redact_secrets(f"{url} refused the key sk-s3cretfrag", url)
+    assert cleaned == "https://h/v1?api-version=1#*** refused the key ***"
 
 
 def test_a_query_in_the_base_url_goes_with_every_request_after_the_path() -> None:

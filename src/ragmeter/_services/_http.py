@@ -65,15 +65,17 @@ def check_base_url(url: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without credentials: the ``user:password@`` part is dropped and the value of
-    every secret-looking query or fragment parameter (``key``, ``api-key``, ``token``,
-    ``password``, ``sig``, ``X-Amz-Signature``...) becomes ``***``; the rest is kept as
-    written (``?api-version=...`` included), so a URL without credentials comes back as is.
+    """``url`` without credentials: the ``user:password@`` part is dropped, the value of
+    every secret-looking query parameter (``key``, ``api-key``, ``token``, ``password``,
+    ``sig``, ``X-Amz-Signature``...) becomes ``***`` and so does the whole fragment (it is
+    never sent to a server, and a key put there has no parameter name to be known by:
+    ``#sk-...``, ``#key:...``); the rest is kept as written (``?api-version=...``
+    included), so a URL without credentials comes back as is.
 
     >>> redact_url("postgresql+psycopg://u:p@h:5432/db?sslmode=require&password=x")
     'postgresql+psycopg://h:5432/db?sslmode=require&password=***'
-    >>> redact_url("https://gw.example/v1?api-key=abc&api-version=2024-06-01#token=t")
-    'https://gw.example/v1?api-key=***&api-version=2024-06-01#token=***'
+    >>> redact_url("https://gw.example/v1?api-key=abc&api-version=2024-06-01#sk-abc")
+    'https://gw.example/v1?api-key=***&api-version=2024-06-01#***'
     """
     scheme, has_scheme, rest = url.partition("://")
     if not has_scheme or not _SCHEME.fullmatch(scheme):
@@ -85,7 +87,7 @@ def redact_url(url: str) -> str:
     if question_mark:
         cleaned += "?" + _redact_params(query)
     if hash_mark:
-        cleaned += "#" + _redact_params(fragment)
+        cleaned += "#***" if fragment else "#"
     return cleaned
 
 
@@ -102,10 +104,14 @@ def url_secrets(url: str) -> list[str]:
         userinfo = rest[: end - 1]
         found += [userinfo, userinfo.partition(":")[2]]
         rest = rest[end:]
-    for part in re.split(r"[?#&]", rest)[1:]:
+    rest, _, fragment = rest.partition("#")
+    for part in re.split(r"[?&]", rest)[1:]:
         name, eq, value = part.partition("=")
         if eq and _is_secret_param(name):
             found.append(value)
+    if fragment:  # redact_url hides all of it: the fragment, its values and bare items
+        items = [item.partition("=") for item in fragment.split("&")]
+        found += [fragment, *(value if eq else name for name, eq, value in items)]
     decoded = [unquote_plus(secret) for secret in found]
     unique = dict.fromkeys(s for s in [*found, *decoded] if len(s) >= 4)
     return sorted(unique, key=len, reverse=True)  # longest first: no partial replacement
