@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -170,3 +173,27 @@ def test_generate_options_become_generate_testset_arguments(tmp_path, docs, serv
     graph = KnowledgeGraph({}, settings=LinkSettings(max_similar=2)).save(tmp_path / "g.json")
     linked = arguments("--graph", str(graph), "--similarity", "0.5")
     assert linked["link"] == LinkSettings(0.5, max_similar=2)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("where", ["document", "chunks", "graph"])
+def test_a_named_pipe_given_to_generate_is_a_one_line_usage_error(tmp_path, docs, where):
+    """A pipe as a document in the folder, as the chunk file or as the graph: exit 2 naming
+    it, at once (run in a child process with a time bound: a pipe opened would block)."""
+    pipe = tmp_path / {"document": "docs/pipe.md", "chunks": "c.jsonl", "graph": "g.json"}[where]
+    os.mkfifo(pipe)
+    given = {
+        "document": [str(docs)],
+        "chunks": [str(pipe), "--chunks"],
+        "graph": [str(docs), "--graph", str(pipe)],
+    }[where]
+    out = str(tmp_path / "t.jsonl")
+    judge = ["--judge-model", "m", "--judge-base-url", "http://127.0.0.1:9/v1", "--no-cache"]
+    command = [sys.executable, "-m", "ragmeter", "generate", *given, "-o", out, *judge]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"generate with a named pipe as the {where} did not end within 60 s")
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert pipe.name in said and "named pipe" in said and "Traceback" not in said

@@ -1,6 +1,7 @@
 """Loading documents: every format, folders with a skip list, stable ids, the user's chunks."""
 
 import logging
+import os
 
 import pytest
 
@@ -55,6 +56,22 @@ def test_html_title_falls_back_to_the_first_h1(tmp_path):
     assert doc.title == "First one"
 
 
+def pdf_bytes(objects: list[bytes]) -> bytes:
+    """A PDF of these numbered objects (1 is the catalog), with its cross-reference table."""
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
 def test_pdf(tmp_path):
     pypdf = pytest.importorskip("pypdf")
     # A one-page PDF with a text layer, written by hand: pypdf writes pages but not text.
@@ -67,18 +84,7 @@ def test_pdf(tmp_path):
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    (tmp_path / "guide.pdf").write_bytes(bytes(out))
+    (tmp_path / "guide.pdf").write_bytes(pdf_bytes(objects))
     blank = pypdf.PdfWriter()
     blank.add_blank_page(width=100, height=100)
     with open(tmp_path / "scan.pdf", "wb") as handle:
@@ -200,3 +206,135 @@ def test_documents_from_chunks_reports_every_problem_by_row():
     problems = [(p.row, p.field) for p in caught.value.problems]
     assert problems == [(3, "id"), (4, "id"), (5, "text"), (6, None)]
     assert "row 3, id 'c1', field 'id': duplicate id 'c1', first used in row 1" in str(caught.value)
+
+
+# ---- hostile files: special files, damaged archives, absurd nesting --------------------------
+
+
+def bounded_load(path, timeout=60):
+    """``load_documents(path)`` in a child process with a time and a memory bound, so that a
+    pipe that blocks or a device that never ends fails the test instead of hanging it:
+    ("ok", ids) or (the exception's class name, its message)."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "from ragmeter.testset import load_documents\n"
+        "try:\n"
+        "    got = ('ok', [d.id for d in load_documents(sys.argv[1])])\n"
+        "except Exception as error:\n"
+        "    got = (type(error).__name__, str(error))\n"
+        "print(json.dumps(got))\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"loading {path} did not end within {timeout} s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return tuple(json.loads(done.stdout))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("given", ["folder", "file"])
+@pytest.mark.parametrize("special", ["fifo", "dev-zero-link", "dev-null-link"])
+def test_a_special_file_is_refused_by_name_before_it_is_opened(tmp_path, given, special):
+    folder = tmp_path / "docs"
+    write(folder / "good.md", "# Good\n\nReadable.")
+    name = "pipe.md" if special == "fifo" else "zero.txt"
+    path = folder / name
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero" if special == "dev-zero-link" else os.devnull)
+    kind, said = bounded_load(folder if given == "folder" else path)
+    assert kind == "DocumentLoadError", said
+    assert name in said and ("named pipe" in said or "device" in said), said
+    assert "Fix:" in said and "\n" not in said
+
+
+def docx_bytes(tmp_path):
+    docx = pytest.importorskip("docx")
+    document = docx.Document()
+    document.add_heading("Returns", level=1)
+    document.add_paragraph("Refunds take seven days. " * 200)
+    document.save(tmp_path / "source.docx")
+    return (tmp_path / "source.docx").read_bytes()
+
+
+def rezipped(original: bytes, part: str, change) -> bytes:
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(original)) as source:
+        contents = {name: source.read(name) for name in source.namelist()}
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for name, data in contents.items():
+            target.writestr(name, change(data) if name == part else data)
+    return out.getvalue()
+
+
+def damaged_docx(tmp_path):
+    """(name, bytes) of .docx files damaged every way a copy or a tool can damage one."""
+    import random
+
+    original = docx_bytes(tmp_path)
+    cases = [(f"cut-at-{cut}", original[:cut]) for cut in range(0, len(original), 997)]
+    body = b"<w:body>"
+    cases += [
+        ("xml-cut", rezipped(original, "word/document.xml", lambda x: x[: len(x) // 2])),
+        ("xml-garbage", rezipped(original, "word/document.xml", lambda x: b"\x00\xff<<")),
+        (
+            "xml-nested",
+            rezipped(
+                original,
+                "word/document.xml",
+                lambda x: x[: x.index(body)] + body + b"<w:tbl>" * 100_000,
+            ),
+        ),
+        ("styles-cut", rezipped(original, "word/styles.xml", lambda x: x[: len(x) // 2])),
+        ("types-cut", rezipped(original, "[Content_Types].xml", lambda x: x[:40])),
+    ]
+    chance = random.Random(37)
+    for number in range(30):  # bytes overwritten inside the compressed parts
+        at = chance.randrange(len(original) - 40)
+        cases.append((f"overwritten-{number}", original[:at] + b"\x55" * 30 + original[at + 30 :]))
+    return cases
+
+
+def test_a_damaged_docx_is_a_document_load_error_naming_it(tmp_path):
+    wrong = {}
+    for name, data in damaged_docx(tmp_path):
+        path = tmp_path / f"{name}.docx"
+        path.write_bytes(data)
+        try:
+            load_documents(path)
+        except DocumentLoadError as error:
+            if path.name not in str(error) or "\n" in str(error):
+                wrong[name] = str(error)
+        except Exception as error:  # noqa: BLE001 -- any other exception is the failure shown
+            wrong[name] = repr(error)[:200]
+    assert not wrong, wrong
+
+
+def test_a_pdf_nested_too_deeply_is_a_document_load_error_naming_it(tmp_path):
+    pytest.importorskip("pypdf")
+    nested = b"[" * 100_000 + b"]" * 100_000
+    stream = b"BT /F1 12 Tf 72 720 Td (Hi) Tj ET " + nested + b" Tj"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    path = tmp_path / "nested.pdf"
+    path.write_bytes(pdf_bytes(objects))
+    with pytest.raises(DocumentLoadError, match=r"nested\.pdf: could not read the PDF: .*nested"):
+        load_documents(path)

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter._services import check_regular_file
 from ragmeter.cli._app import _fail, app, console, errors
 from ragmeter.cli._backend import BackendGroup, BackendOptions
 from ragmeter.cli._exit import (
@@ -40,6 +41,12 @@ def read_chunk_file(path: Path) -> list[dict[str, object]]:
     """Chunk records (``id``, ``text``, optional ``document_id``, ``title``) from JSONL,
     JSON (a list) or CSV."""
     suffix = path.suffix.lower()
+    check_regular_file(
+        path,
+        what="chunk file",
+        fix="give a .jsonl, .json or .csv file of chunks",
+        directory_fix="give the chunk file, or the folder without --chunks to read documents",
+    )
     text = path.read_text(encoding="utf-8-sig")
     if suffix == ".csv":
         return list(csv.DictReader(text.splitlines()))

@@ -13,12 +13,14 @@ import os
 import re
 import unicodedata
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from ragmeter._services import check_regular_file
 from ragmeter.dataset import DatasetError, Problem
 
 logger = logging.getLogger(__name__)
@@ -92,7 +94,9 @@ def load_documents(
     A folder is read in sorted path order, into subfolders when ``recursive``. Hidden files and
     folders (``.git``), Office lock files (``~$x.docx``), unknown extensions and files with no
     text (a scanned PDF) are skipped and listed in ``skipped``. A file named directly must be of
-    a supported type.
+    a supported type. A file that cannot be read (a broken PDF or .docx, a named pipe, a
+    link to a device) is a :class:`DocumentLoadError` naming it, raised before it is opened
+    when it is no regular file (a pipe would block, ``/dev/zero`` would never end).
 
     A document's id is its path relative to the folder given (``guides/returns.md``), or its
     file name for a file given directly; two arguments that yield the same id are an error.
@@ -111,7 +115,7 @@ def load_documents(
             files, root_skipped = _walk(root, recursive=recursive)
             skipped += root_skipped
             named = [(path, _relative_id(path, root)) for path in files]
-        elif root.is_file():
+        elif root.exists():  # a file, or a special one _load_file refuses by name
             if root.suffix.lower() not in FORMATS:
                 raise DocumentLoadError(
                     f"{root}: unsupported file type {root.suffix or '(none)'!r}; "
@@ -256,6 +260,14 @@ def _normalise_text(text: str) -> str:
 
 def _load_file(path: Path, doc_id: str, encoding: str) -> Document:
     fmt = FORMATS[path.suffix.lower()]
+    try:
+        check_regular_file(
+            path,
+            what="document",
+            fix=f"give the folder or files of the documents only; move {path.name} out of it",
+        )
+    except ValueError as error:
+        raise DocumentLoadError(str(error)) from None
     title: str | None
     metadata: dict[str, Any] = {"format": fmt}
     if fmt in ("txt", "md", "html"):
@@ -419,8 +431,9 @@ def _read_pdf(path: Path) -> tuple[str, str | None, int]:
         reader = PdfReader(path)
         pages = [_normalise_text(page.extract_text() or "").strip() for page in reader.pages]
         info_title = reader.metadata.title if reader.metadata else None
-    except (PyPdfError, ValueError, OSError) as exc:
-        raise DocumentLoadError(f"{path}: could not read the PDF: {exc}") from exc
+    # pypdf meets a malformed object with whatever its parsing code raises there
+    except (PyPdfError, TypeError, AttributeError, AssertionError, *_ARCHIVE_ERRORS) as exc:
+        raise DocumentLoadError(f"{path}: could not read the PDF: {_said(exc)}") from None
     text = "\n\n".join(page for page in pages if page)
     return text, (info_title or "").strip() or None, len(pages)
 
@@ -429,15 +442,43 @@ def _read_docx(path: Path) -> tuple[str, str | None]:
     try:
         import docx
         from docx.opc.exceptions import OpcError
-        from docx.table import Table
+        from lxml.etree import LxmlError
     except ImportError as exc:
         raise ImportError(
             f"reading {path.name} needs python-docx: pip install 'ragmeter[docx]'"
         ) from exc
-    try:
-        document = docx.Document(str(path))
-    except (OpcError, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise DocumentLoadError(f"{path}: could not read the .docx file: {exc}") from exc
+    try:  # parts are parsed as they are first read: the whole reading is guarded
+        return _docx_text(docx.Document(str(path)))
+    except (OpcError, LxmlError, *_ARCHIVE_ERRORS) as exc:
+        raise DocumentLoadError(f"{path}: could not read the .docx file: {_said(exc)}") from None
+
+
+#: What a damaged archive or file raises while it is read: a cut or corrupted zip member
+#: (``zlib.error``, ``EOFError``), a nesting too deep for the parser (``RecursionError``),
+#: a missing or malformed part (``KeyError``, ``ValueError``...).
+_ARCHIVE_ERRORS: tuple[type[BaseException], ...] = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    RecursionError,
+    KeyError,
+    IndexError,
+    ValueError,
+    OSError,
+)
+
+
+def _said(error: BaseException) -> str:
+    """One line about ``error``, also for those whose message is empty or huge."""
+    if isinstance(error, RecursionError):
+        return "its objects are nested too deeply to read"
+    text = " ".join(str(error).split())
+    return (text[:200] + "...") if len(text) > 200 else (text or type(error).__name__)
+
+
+def _docx_text(document: Any) -> tuple[str, str | None]:
+    from docx.table import Table
+
     blocks: list[str] = []
     first: str | None = None
     for item in document.iter_inner_content():

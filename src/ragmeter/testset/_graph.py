@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from rapidfuzz import fuzz
 
+from ragmeter._services import check_regular_file
 from ragmeter.embed import Embeddings, decode_vector, encode_vector
 from ragmeter.judge import Judge, JudgeConfigError, JudgeError, Usage
 from ragmeter.prompts import Language, detect_language
@@ -167,6 +168,11 @@ class KnowledgeGraph:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> KnowledgeGraph:
         path = Path(path)
+        check_regular_file(
+            path,
+            what="knowledge graph file",
+            fix="give the graph.json that ragmeter generate saved in its work folder",
+        )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as error:
