@@ -11,7 +11,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter._services import check_regular_file
 from ragmeter.cli._app import _fail, app, console, errors
 from ragmeter.cli._backend import BackendGroup, BackendOptions
 from ragmeter.cli._exit import (
@@ -40,6 +39,8 @@ if TYPE_CHECKING:
 def read_chunk_file(path: Path) -> list[dict[str, object]]:
     """Chunk records (``id``, ``text``, optional ``document_id``, ``title``) from JSONL,
     JSON (a list) or CSV."""
+    from ragmeter._services import check_regular_file
+
     suffix = path.suffix.lower()
     check_regular_file(
         path,
