@@ -56,8 +56,16 @@ def test_html_title_falls_back_to_the_first_h1(tmp_path):
     assert doc.title == "First one"
 
 
-def pdf_bytes(objects: list[bytes]) -> bytes:
-    """A PDF of these numbered objects (1 is the catalog), with its cross-reference table."""
+def pdf_bytes(stream: bytes) -> bytes:
+    """A one-page PDF whose page draws ``stream`` (Helvetica as F1), written by hand."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(out))
@@ -76,15 +84,7 @@ def test_pdf(tmp_path):
     pypdf = pytest.importorskip("pypdf")
     # A one-page PDF with a text layer, written by hand: pypdf writes pages but not text.
     stream = b"BT /F1 12 Tf 72 720 Td (Refunds take seven days.) Tj ET"
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    (tmp_path / "guide.pdf").write_bytes(pdf_bytes(objects))
+    (tmp_path / "guide.pdf").write_bytes(pdf_bytes(stream))
     blank = pypdf.PdfWriter()
     blank.add_blank_page(width=100, height=100)
     with open(tmp_path / "scan.pdf", "wb") as handle:
@@ -326,15 +326,7 @@ def test_a_pdf_nested_too_deeply_is_a_document_load_error_naming_it(tmp_path):
     pytest.importorskip("pypdf")
     nested = b"[" * 100_000 + b"]" * 100_000
     stream = b"BT /F1 12 Tf 72 720 Td (Hi) Tj ET " + nested + b" Tj"
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
     path = tmp_path / "nested.pdf"
-    path.write_bytes(pdf_bytes(objects))
+    path.write_bytes(pdf_bytes(stream))
     with pytest.raises(DocumentLoadError, match=r"nested\.pdf: could not read the PDF: .*nested"):
         load_documents(path)

@@ -427,12 +427,12 @@ def _read_pdf(path: Path) -> tuple[str, str | None, int]:
         from pypdf.errors import PyPdfError
     except ImportError as exc:
         raise ImportError(f"reading {path.name} needs pypdf: pip install 'ragmeter[pdf]'") from exc
+    errors: tuple[type[Exception], ...] = (PyPdfError, *_PARSER_ERRORS)
     try:
         reader = PdfReader(path)
         pages = [_normalise_text(page.extract_text() or "").strip() for page in reader.pages]
         info_title = reader.metadata.title if reader.metadata else None
-    # pypdf meets a malformed object with whatever its parsing code raises there
-    except (PyPdfError, TypeError, AttributeError, AssertionError, *_ARCHIVE_ERRORS) as exc:
+    except errors as exc:
         raise DocumentLoadError(f"{path}: could not read the PDF: {_said(exc)}") from None
     text = "\n\n".join(page for page in pages if page)
     return text, (info_title or "").strip() or None, len(pages)
@@ -442,21 +442,21 @@ def _read_docx(path: Path) -> tuple[str, str | None]:
     try:
         import docx
         from docx.opc.exceptions import OpcError
-        from lxml.etree import LxmlError
+        from lxml.etree import LxmlError  # type: ignore[import-untyped]
     except ImportError as exc:
         raise ImportError(
             f"reading {path.name} needs python-docx: pip install 'ragmeter[docx]'"
         ) from exc
     try:  # parts are parsed as they are first read: the whole reading is guarded
         return _docx_text(docx.Document(str(path)))
-    except (OpcError, LxmlError, *_ARCHIVE_ERRORS) as exc:
+    except (OpcError, LxmlError, *_PARSER_ERRORS) as exc:
         raise DocumentLoadError(f"{path}: could not read the .docx file: {_said(exc)}") from None
 
 
-#: What a damaged archive or file raises while it is read: a cut or corrupted zip member
-#: (``zlib.error``, ``EOFError``), a nesting too deep for the parser (``RecursionError``),
-#: a missing or malformed part (``KeyError``, ``ValueError``...).
-_ARCHIVE_ERRORS: tuple[type[BaseException], ...] = (
+#: What a damaged file makes a parser raise, besides its own errors: a cut or corrupted zip
+#: member (``zlib.error``, ``EOFError``), a nesting too deep (``RecursionError``), a missing
+#: or malformed part or object (pypdf meets one with whatever its code raises there).
+_PARSER_ERRORS: tuple[type[Exception], ...] = (
     zipfile.BadZipFile,
     zlib.error,
     EOFError,
@@ -464,6 +464,9 @@ _ARCHIVE_ERRORS: tuple[type[BaseException], ...] = (
     KeyError,
     IndexError,
     ValueError,
+    TypeError,
+    AttributeError,
+    AssertionError,
     OSError,
 )
 
