@@ -40,6 +40,32 @@ class Interval:
         return asdict(self)
 
 
+def mean_with_ci(
+    scores: Sequence[float | None],
+    *,
+    level: float = 0.95,
+    method: str = "bca",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> tuple[int, float | None, Interval | None]:
+    """Over the scores that are numbers (``None``: not scored): how many there are, their
+    mean (None when none) and its :func:`bootstrap_ci` (None under 2). What
+    :func:`ragmeter.stats.estimate_means` gives per metric, and what the run store keeps
+    with a run so that its trends need not read its samples.
+
+    >>> n, mean, ci = mean_with_ci([0.5, None, 1.0], n_resamples=2000)
+    >>> n, mean, ci.method
+    (2, 0.75, 'bca')
+    """
+    ok = np.array([s for s in scores if s is not None], dtype=float)
+    ci = (
+        bootstrap_ci(ok, level=level, method=method, n_resamples=n_resamples, seed=seed)
+        if len(ok) >= 2
+        else None
+    )
+    return len(ok), (float(ok.mean()) if len(ok) else None), ci
+
+
 def check_method(method: str) -> str:
     key = method.lower() if isinstance(method, str) else method
     if key not in METHODS:

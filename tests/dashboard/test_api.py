@@ -212,3 +212,40 @@ def test_the_api_needs_the_token_like_the_pages(several):
         allowed = client.get(path, headers={"Authorization": "Bearer s3cret"})
         assert allowed.status_code == 200, path
     assert client.get("/api/runs", headers={"host": "attacker.example"}).status_code == 421
+
+
+def test_trends_read_no_sample_and_show_the_figures_the_samples_give(
+    several, tmp_path, monkeypatch
+):
+    """The means and intervals a run keeps in the store are those computed from its samples
+    (a run recorded without them, as before the store kept them): the trends are the same,
+    and the first request reads one row per run, no sample (O(runs), not O(samples))."""
+    import sqlalchemy as sa
+
+    from ragmeter.store import Store
+
+    store, _ = several
+    (tmp_path / "gate.toml").write_text(GATE, encoding="utf-8")
+    rules = load_rules(tmp_path / "gate.toml")
+
+    def trends() -> dict:
+        app = create_app(store, port=8321, gate=rules, gate_source="gate.toml")
+        return TestClient(app, base_url=LOCAL).get("/api/trends").json()
+
+    with store.engine.begin() as connection:
+        kept = connection.execute(sa.text("SELECT id, estimates FROM runs")).all()
+        assert kept and all(estimates is not None for _, estimates in kept)
+        connection.execute(sa.text("UPDATE runs SET estimates = NULL"))
+    from_samples = trends()
+    with store.engine.begin() as connection:
+        for run_id, estimates in kept:
+            connection.execute(
+                sa.text("UPDATE runs SET estimates = :e WHERE id = :id"),
+                {"e": estimates, "id": run_id},
+            )
+    loaded: list[str] = []
+    real_load = Store.load
+    monkeypatch.setattr(Store, "load", lambda self, ref: loaded.append(ref) or real_load(self, ref))
+    assert trends() == from_samples
+    assert loaded == []
+    assert sum(len(m["points"]) for m in from_samples["metrics"]) == 36  # 4 runs x 9 metrics

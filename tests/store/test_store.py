@@ -274,3 +274,40 @@ def test_a_current_store_opens_without_alembic(tmp_path) -> None:
                            text=True, check=True)  # fmt: skip
     assert first.stdout.strip() == "True"  # a new store is migrated by Alembic
     assert again.stdout.strip() == "False"  # a current one is not
+
+
+def test_a_run_keeps_the_means_and_intervals_its_samples_give(store_url: str):
+    from ragmeter.stats import estimate_means
+    from ragmeter.store import ESTIMATE_RESAMPLES
+
+    store = Store(store_url)
+    scores: dict[str, float | None] = {f"q{i}": (i * 7 % 10) / 10 for i in range(9)}
+    scores["q4"] = None  # a failed result: not in the mean
+    result = run(scores)
+    info = store.record(result, name="kept")
+    expected = estimate_means(result, n_resamples=ESTIMATE_RESAMPLES)["faithfulness"]
+    kept = store.get(info.id).estimates
+    assert kept == info.estimates
+    assert kept is not None and kept["faithfulness"] == {
+        "n": expected.n,
+        "n_total": expected.n_total,
+        "mean": expected.mean,
+        "ci": expected.ci.to_dict() if expected.ci else None,
+        "n_resamples": ESTIMATE_RESAMPLES,
+        "seed": 0,
+    }
+    assert kept["faithfulness"]["n"] == 8
+
+
+def test_a_store_from_before_kept_estimates_is_upgraded_and_its_runs_have_none(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    store = Store(url)
+    old = store.record(run({"q0": 0.5, "q1": 1.0}), name="old")
+    with store.engine.begin() as connection:  # the store as migration 0001 left it
+        connection.execute(sa.text("ALTER TABLE runs DROP COLUMN estimates"))
+        connection.execute(sa.text("UPDATE alembic_version SET version_num = '0001'"))
+    store.engine.dispose()
+    upgraded = Store(url)
+    assert upgraded.get(old.id).estimates is None
+    new = upgraded.record(run({"q0": 0.5, "q1": 1.0}), name="new")
+    assert upgraded.get(new.id).estimates is not None

@@ -25,10 +25,11 @@ from ragmeter.results import (
     worst_conversations,
 )
 from ragmeter.stats import Interval, MeanEstimate, compare, estimate_means
-from ragmeter.store import RunInfo
+from ragmeter.store import ESTIMATE_RESAMPLES, RunInfo
 
-#: Bootstrap resamples for the dashboard's intervals (fewer than a report's: pages stay fast).
-RESAMPLES = 2000
+#: Bootstrap resamples for the dashboard's intervals (fewer than a report's: pages stay fast);
+#: those a run keeps in the store, which are then read instead of its samples.
+RESAMPLES = ESTIMATE_RESAMPLES
 #: Status filter values (``n/a`` is the short name of ``not_applicable``).
 STATUSES = {
     "ok": Status.OK,
@@ -116,8 +117,10 @@ def metric_names(infos: Sequence[RunInfo]) -> list[str]:
 
 
 class Estimates:
-    """Each run's means with bootstrap intervals (:func:`ragmeter.stats.estimate_means`),
-    computed once per run: stored runs never change."""
+    """Each run's means with bootstrap intervals (:func:`ragmeter.stats.estimate_means`):
+    those the store keeps with the run (one row, no sample read: a trend over runs of 50k
+    samples answers at once), else computed from its samples, once per run: stored runs
+    never change."""
 
     def __init__(self, load: Loader, limit: int = 1024) -> None:
         self.load = load
@@ -127,11 +130,33 @@ class Estimates:
     def __call__(self, info: RunInfo) -> dict[str, MeanEstimate]:
         found = self._done.get(info.id)
         if found is None:
+            found = kept_estimates(info)
+        if found is None:
             found = estimate_means(self.load(info), n_resamples=RESAMPLES)
             if len(self._done) >= self.limit:
                 self._done.pop(next(iter(self._done)))
             self._done[info.id] = found
         return found
+
+
+def kept_estimates(info: RunInfo) -> dict[str, MeanEstimate] | None:
+    """The estimates the store keeps with ``info``, when made as the dashboard makes them
+    (every metric, :data:`RESAMPLES` resamples, seed 0); None for a run without them."""
+    kept = info.estimates or {}
+    names = [m["name"] for m in info.metrics]
+    if any(
+        kept.get(name, {}).get("n_resamples") != RESAMPLES or kept[name].get("seed") != 0
+        for name in names
+    ):
+        return None
+    found = {}
+    for name in names:
+        item, ci = kept[name], kept[name]["ci"]
+        interval = (
+            None if ci is None else Interval(ci["low"], ci["high"], ci["level"], ci["method"])
+        )
+        found[name] = MeanEstimate(name, item["n"], item["n_total"], item["mean"], interval)
+    return found
 
 
 def _mean_json(mean: float | None, ci: Interval | None) -> dict[str, Any]:

@@ -6,9 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from ragmeter._bootstrap import Interval, bootstrap_ci, check_method
+from ragmeter._bootstrap import Interval, check_method, mean_with_ci
 from ragmeter._validate import check_level, check_resamples
 from ragmeter.results import EvaluationResult
 from ragmeter.stats._runs import metric_names, read_scores, tag_values
@@ -46,14 +44,10 @@ def _estimate(
     n_resamples: int,
     seed: int,
 ) -> MeanEstimate:
-    ok = np.array([s for s in scores if s is not None], dtype=float)
-    ci = (
-        bootstrap_ci(ok, level=level, method=method, n_resamples=n_resamples, seed=seed)
-        if len(ok) >= 2
-        else None
+    n, mean, ci = mean_with_ci(
+        scores, level=level, method=method, n_resamples=n_resamples, seed=seed
     )
-    mean = float(ok.mean()) if len(ok) else None
-    return MeanEstimate(metric, len(ok), len(scores), mean, ci)
+    return MeanEstimate(metric, n, len(scores), mean, ci)
 
 
 def _check(level: float, method: str, n_resamples: int) -> tuple[float, str]:

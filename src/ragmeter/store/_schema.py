@@ -37,6 +37,9 @@ runs = Table(
     Column("n_samples", Integer, nullable=False),
     Column("metrics", JSON, nullable=False),  # [{name, direction, params, kind}]
     Column("aggregates", JSON, nullable=False),  # {metric: Aggregate.to_dict()}
+    # {metric: {n, n_total, mean, ci, n_resamples, seed}}: means with bootstrap intervals, so
+    # trends read no samples (NULL in runs recorded before migration 0002)
+    Column("estimates", JSON),
     Column("config", JSON, nullable=False),  # judge, embeddings, prompt versions, usage...
     Column("params", JSON, nullable=False),  # the experiment's parameters
     Column("tags", JSON, nullable=False),  # free-form labels

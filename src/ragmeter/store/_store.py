@@ -35,9 +35,12 @@ DEFAULT_URL = "sqlite:///.ragmeter/runs.db"
 _MIGRATIONS = threading.Lock()
 #: The newest migration's revision (a test ties it to ``migrations/versions``): a store stamped
 #: with it is opened without loading Alembic.
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 #: Samples written per INSERT statement.
 PAGE = 500
+#: Bootstrap resamples of the intervals a run keeps with it (:func:`run_estimates`): the
+#: dashboard's, which shows them without reading the run's samples.
+ESTIMATE_RESAMPLES = 2000
 
 
 class RunNotFoundError(LookupError):
@@ -101,10 +104,36 @@ class RunInfo:
     git_commit: str | None = None
     git_dirty: bool | None = None
     run_dir: str | None = None
+    #: Per metric, the mean of its scores with a 95% BCa interval (:func:`run_estimates`);
+    #: None for a run recorded before the store kept them.
+    estimates: dict[str, dict[str, Any]] | None = None
 
     def mean(self, metric: str) -> float | None:
         aggregate = self.aggregates.get(metric) or {}
         return aggregate.get("mean")
+
+
+def run_estimates(scores: Mapping[str, Sequence[float | None]]) -> dict[str, dict[str, Any]]:
+    """Per metric, from its per-sample scores (``None``: not scored): the scores counted
+    (``n`` of ``n_total``), their mean and its 95% BCa bootstrap interval (``ci``, None under
+    2 scores) over :data:`ESTIMATE_RESAMPLES` resamples with seed 0, as
+    :func:`ragmeter.stats.estimate_means` computes them. Kept with a run when it is recorded.
+    """
+    from ragmeter._bootstrap import mean_with_ci  # numpy: only when a run is recorded
+
+    found = {}
+    for metric, values in scores.items():
+        n, mean, ci = mean_with_ci(values, n_resamples=ESTIMATE_RESAMPLES, seed=0)
+        found[metric] = {
+            "n": n,
+            "n_total": len(values),
+            "mean": mean,
+            "ci": None if ci is None else ci.to_dict(),
+            "n_resamples": ESTIMATE_RESAMPLES,
+            "seed": 0,
+        }
+    safe: dict[str, dict[str, Any]] = _json_safe(found)
+    return safe
 
 
 def git_state(directory: str | os.PathLike[str] | None = None) -> tuple[str | None, bool | None]:
@@ -311,6 +340,7 @@ class Store:
             git_commit=commit,
             git_dirty=dirty,
             run_dir=_run_dir(result),
+            estimates=run_estimates({m.name: result.scores(m.name) for m in result.metrics}),
         )
         with self.engine.begin() as connection:
             connection.execute(runs.insert().values(**_row(info)))
@@ -568,6 +598,7 @@ def _row(info: RunInfo) -> dict[str, Any]:
         "git_commit": info.git_commit,
         "git_dirty": info.git_dirty,
         "run_dir": info.run_dir,
+        "estimates": info.estimates,
     }
 
 
@@ -593,6 +624,7 @@ def _info(row: sa.RowMapping) -> RunInfo:
         git_commit=row["git_commit"],
         git_dirty=row["git_dirty"],
         run_dir=row["run_dir"],
+        estimates=row["estimates"],
     )
 
 
