@@ -197,3 +197,74 @@ def test_a_named_pipe_given_to_generate_is_a_one_line_usage_error(tmp_path, docs
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
     assert pipe.name in said and "named pipe" in said and "Traceback" not in said
+
+
+def test_calls_a_kill_interrupts_are_counted_after_resume_and_none_is_paid_twice(tmp_path):
+    """kill -9 while the judge answers nothing more: the resumed generation keeps every
+    question, asks again only what was never answered (the rest comes from the cache), keeps
+    its identity, and counts every request the endpoint received: those of the work the kill
+    stopped are written as they go (in_flight_usage.json), as ``ragmeter eval`` does."""
+    import signal
+    import threading
+    import time
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"d{i}.md").write_text(
+            f"# Orion {i}\n\nOrion X{i} was released by Vega Labs in March 202{i}.\n\n"
+            f"## Price\n\nOrion X{i} costs {399 + i} dollars at launch.\n",
+            encoding="utf-8",
+        )
+    release, lock, answered = threading.Event(), threading.Lock(), [0]
+
+    def answers_11_then_hangs(body: dict[str, Any]) -> str:
+        with lock:
+            answered[0] += 1
+            hang = answered[0] > 11
+        if hang:
+            release.wait(timeout=60)
+        return server_responder(body)
+
+    work = tmp_path / "t.work"
+
+    def in_flight_calls() -> int:
+        try:
+            flying = json.loads((work / "in_flight_usage.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return 0
+        return sum(used.get("calls", 0) for used in flying.values())
+
+    with FakeOpenAIServer(responder=answers_11_then_hangs, api_key=KEY) as fake:
+        env = {**os.environ, "RAGMETER_JUDGE_API_KEY": KEY, "COLUMNS": "200",
+               "RAGMETER_EMBEDDINGS_MODEL": "fake-embed", "RAGMETER_EMBEDDINGS_API_KEY": KEY,
+               "RAGMETER_EMBEDDINGS_BASE_URL": fake.base_url}  # fmt: skip
+        command = [sys.executable, "-m", "ragmeter", "generate", str(folder), "-n", "6",
+                   "-o", str(tmp_path / "t.jsonl"), "--judge-model", "m", "--judge-base-url",
+                   fake.base_url, "--cache", str(tmp_path / "cache.db"), "-q"]  # fmt: skip
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE)  # fmt: skip
+        # Wait until requests hang and the usage written as it grows counts them.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            if fake.in_flight and in_flight_calls() >= fake.in_flight:
+                break
+            time.sleep(0.05)
+        hung = fake.in_flight
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+        assert hung > 0, process.stderr.read().decode() if process.stderr else ""
+        identity = (work / "identity.json").read_text(encoding="utf-8")
+        release.set()
+        resumed = subprocess.run([*command, "--resume"], env=env, capture_output=True,
+                                 text=True, timeout=120)  # fmt: skip
+        chats = [r for r in fake.requests if r.path.endswith("/chat/completions")]
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "kept all 6 questions" in resumed.stdout + resumed.stderr
+    assert (work / "identity.json").read_text(encoding="utf-8") == identity
+    asked = [json.dumps(r.body, sort_keys=True) for r in chats]
+    assert len(asked) - len(set(asked)) == hung  # only what was never answered is asked again
+    report = json.loads((work / "report.json").read_text(encoding="utf-8"))
+    counted = sum(phase["calls"] for phase in report["usage"].values())
+    assert counted == len(chats)  # every request the endpoint received
+    assert report["usage"]["interrupted"]["calls"] == hung

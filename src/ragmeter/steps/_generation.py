@@ -99,8 +99,8 @@ class Answerability:
 class GenerationSteps(StepRunner):
     """Judge calls for test-set generation, in one language (the documents')."""
 
-    def __init__(self, judge: Judge, *, language: Language) -> None:
-        super().__init__(judge, language=language)
+    def __init__(self, judge: Judge, *, language: Language, sample_id: str | None = None) -> None:
+        super().__init__(judge, language=language, sample_id=sample_id)
         self._language: Language = language  # never None here, unlike StepRunner.language
 
     def _facts(self) -> Facts:

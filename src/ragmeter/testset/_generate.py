@@ -14,6 +14,7 @@ recorded.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -186,6 +187,8 @@ async def agenerate_testset(
 
     # A Ray cluster's workers read the chunks and write and check the questions.
     workers = cluster.start(judge) if cluster is not None else None
+    work.in_flight.ledger = judge.ledger
+    flusher = asyncio.create_task(work.in_flight.write_as_it_grows())
     try:
         # 1. the graph
         graph = await _the_graph(
@@ -242,6 +245,8 @@ async def agenerate_testset(
             progress.stop()
         usage["questions"] = writer.usage_writing
         usage["answerability"] = writer.usage_checking
+        if work.interrupted.calls or work.interrupted.cached_calls:
+            usage["interrupted"] = work.interrupted  # sent for work a kill stopped
         versions |= writer.prompt_versions
         result = GeneratedTestset(
             samples=samples,
@@ -272,6 +277,9 @@ async def agenerate_testset(
             )
         return result
     finally:
+        flusher.cancel()
+        await asyncio.gather(flusher, return_exceptions=True)
+        work.in_flight.write()  # what an error or an interruption left in flight
         if workers is not None:
             await workers.close()
 
@@ -335,6 +343,7 @@ async def _the_graph(
                 language=language,
                 settings=link,
                 checkpoint=work.file("nodes.jsonl"),
+                in_flight=work.in_flight,
                 on_progress=lambda done, used: progress.advance(done, usage=used),
                 stats=stats,
                 workers=workers,
@@ -444,26 +453,26 @@ async def _personas(
     step = max(1, len(nodes) // PERSONA_SUMMARIES)
     summaries = [node.summary for node in nodes[::step]][:PERSONA_SUMMARIES]
     note = ""
-    try:
-        written, facts = await GenerationSteps(judge, language=language).personas(
-            summaries, personas
-        )
-        spent.usage, spent.prompt_versions = facts.usage, facts.prompt_versions
-    except JudgeConfigError:
-        raise
-    except JudgeError as error:
-        written = []
-        note = f"personas could not be written ({error}); a neutral reader asks every question"
-    if written and len(written) < personas:
-        note = f"the judge wrote {len(written)} of {personas} personas"
-    chosen = written or [NEUTRAL_PERSONA[language]]
-    if saved is not None:
-        record = {
-            "asked": personas,
-            "personas": [asdict(p) for p in chosen],
-            "usage": spent.usage.to_dict(),
-        }
-        saved.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    with work.in_flight.item("personas") as sample_id:
+        try:
+            steps = GenerationSteps(judge, language=language, sample_id=sample_id)
+            written, facts = await steps.personas(summaries, personas)
+            spent.usage, spent.prompt_versions = facts.usage, facts.prompt_versions
+        except JudgeConfigError:
+            raise
+        except JudgeError as error:
+            written = []
+            note = f"personas could not be written ({error}); a neutral reader asks every question"
+        if written and len(written) < personas:
+            note = f"the judge wrote {len(written)} of {personas} personas"
+        chosen = written or [NEUTRAL_PERSONA[language]]
+        if saved is not None:
+            record = {
+                "asked": personas,
+                "personas": [asdict(p) for p in chosen],
+                "usage": spent.usage.to_dict(),
+            }
+            saved.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
     return chosen, spent, note
 
 

@@ -33,6 +33,7 @@ from ragmeter.prompts import Language, detect_language
 from ragmeter.steps import Facts, GenerationSteps
 from ragmeter.testset._chunking import Chunk
 from ragmeter.testset._neighbours import nearest_pairs
+from ragmeter.testset._workdir import InFlight
 
 if TYPE_CHECKING:
     from ragmeter.runner import WorkerPool
@@ -223,6 +224,7 @@ async def abuild_graph(
     on_progress: Callable[[int, Usage], None] | None = None,  # (chunks done, their usage)
     stats: BuildStats | None = None,
     workers: WorkerPool | None = None,
+    in_flight: InFlight | None = None,
 ) -> KnowledgeGraph:
     """Analyse every chunk (one judge call each), embed it, and link the graph.
 
@@ -234,7 +236,9 @@ async def abuild_graph(
 
     ``workers`` (:meth:`ragmeter.runner.RayBackend.start` with ``judge``) analyses the chunks
     on a Ray cluster's workers; the analyses come back here and are checkpointed as above.
+    ``in_flight`` counts each analysis's calls until its checkpoint is written.
     """
+    in_flight = in_flight if in_flight is not None else InFlight(None)
     stats = stats if stats is not None else BuildStats()
     done = _read_checkpoint(checkpoint) if checkpoint is not None else {}
     seen: set[str] = set()
@@ -256,18 +260,19 @@ async def abuild_graph(
         on_progress(stats.reused, Usage())
 
     async def analyse(chunk: Chunk) -> Node:
-        if workers is None:
-            node, facts = await _analyse(chunk, judge, language)
-        else:
-            node, facts = await workers.call(
-                _analyse_on_worker, chunk, language, what=f"chunk {chunk.id!r}"
-            )
-        if facts is not None:
-            stats.usage = stats.usage + facts.usage
-            stats.prompt_versions |= facts.prompt_versions
-        if checkpoint is not None:
-            spent = facts.usage.to_dict() if facts is not None else {}
-            _append_checkpoint(checkpoint, {**node.to_dict(), "usage": spent})
+        with in_flight.item(f"chunk:{chunk.id}") as sample_id:
+            if workers is None:
+                node, facts = await _analyse(chunk, judge, language, sample_id)
+            else:
+                node, facts = await workers.call(
+                    _analyse_on_worker, chunk, language, what=f"chunk {chunk.id!r}"
+                )
+            if facts is not None:
+                stats.usage = stats.usage + facts.usage
+                stats.prompt_versions |= facts.prompt_versions
+            if checkpoint is not None:
+                spent = facts.usage.to_dict() if facts is not None else {}
+                _append_checkpoint(checkpoint, {**node.to_dict(), "usage": spent})
         if on_progress is not None:
             on_progress(1, facts.usage if facts is not None else Usage())
         return node
@@ -315,7 +320,7 @@ async def _analyse_on_worker(
 
 
 async def _analyse(
-    chunk: Chunk, judge: Judge, language: Language | None
+    chunk: Chunk, judge: Judge, language: Language | None, sample_id: str | None = None
 ) -> tuple[Node, Facts | None]:
     node_language = language or detect_language(chunk.text)
     node = Node(
@@ -326,7 +331,7 @@ async def _analyse(
         index=chunk.index,
         heading_path=chunk.heading_path,
     )
-    steps = GenerationSteps(judge, language=node_language)
+    steps = GenerationSteps(judge, language=node_language, sample_id=sample_id)
     try:
         analysis, facts = await steps.analyse_chunk(chunk.text)
     except JudgeConfigError:

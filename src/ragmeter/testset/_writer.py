@@ -274,10 +274,11 @@ class Writer:
                 written = WrittenQuestion.from_record(recorded["written"])
                 written_usage = _recorded_usage(recorded, "writing")[0]
             async with self.semaphore:
-                outcome = await self._write_and_check(
-                    candidate, key, persona, style, length, written, written_usage
-                )
-            self.work.append_attempt(outcome.record())
+                with self.work.in_flight.item(f"attempt:{key}"):
+                    outcome = await self._write_and_check(
+                        candidate, key, persona, style, length, written, written_usage
+                    )
+                    self.work.append_attempt(outcome.record())
         self.usage_writing = self.usage_writing + outcome.usage_writing
         self.usage_checking = self.usage_checking + outcome.usage_checking
         return outcome
@@ -295,7 +296,7 @@ class Writer:
         nodes = [self.graph.nodes[i] for i in candidate.chunk_ids]
         contexts = [node.text for node in nodes]
         steps: GenerationSteps | _StepsOnWorkers = (
-            GenerationSteps(self.judge, language=candidate.language)
+            GenerationSteps(self.judge, language=candidate.language, sample_id=f"attempt:{key}")
             if self.workers is None
             else _StepsOnWorkers(self.workers, candidate.language)
         )
@@ -318,6 +319,7 @@ class Writer:
             self.work.append_attempt(
                 {"key": key, "written": asdict(written), "usage": {"writing": writing.to_dict()}}
             )
+            self.work.in_flight.kept(f"attempt:{key}")  # the writing call is recorded
         problem = _not_a_question(written.question, style, contexts) or _copied_example(
             written, candidate.language
         )
