@@ -235,6 +235,13 @@ def test_calls_a_kill_interrupts_are_counted_after_resume_and_none_is_paid_twice
             return 0
         return sum(used.get("calls", 0) for used in flying.values())
 
+    def written_at() -> tuple[int, int] | None:
+        try:
+            stat = (work / "in_flight_usage.json").stat()
+        except OSError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns
+
     with FakeOpenAIServer(responder=answers_11_then_hangs, api_key=KEY) as fake:
         env = {**os.environ, "RAGMETER_JUDGE_API_KEY": KEY, "COLUMNS": "200",
                "RAGMETER_EMBEDDINGS_MODEL": "fake-embed", "RAGMETER_EMBEDDINGS_API_KEY": KEY,
@@ -244,12 +251,16 @@ def test_calls_a_kill_interrupts_are_counted_after_resume_and_none_is_paid_twice
                    fake.base_url, "--cache", str(tmp_path / "cache.db"), "-q"]  # fmt: skip
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE)  # fmt: skip
-        # Wait until requests hang and the usage written as it grows counts them.
+        # Wait until requests hang and a write of the usage as it grows, made after the last
+        # request arrived, counts them.
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
-            if fake.in_flight and in_flight_calls() >= fake.in_flight:
+            arrived, written = len(fake.requests), written_at()
+            while time.monotonic() < deadline and written_at() == written:
+                time.sleep(0.05)
+            settled = fake.in_flight and len(fake.requests) == arrived
+            if settled and in_flight_calls() >= fake.in_flight:
                 break
-            time.sleep(0.05)
         hung = fake.in_flight
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
