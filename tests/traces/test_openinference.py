@@ -233,7 +233,7 @@ def test_a_file_of_another_format_says_which_format_reads_it() -> None:
 def test_bad_json_line_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "spans.jsonl"
     path.write_text('{"context.span_id": "s", "context.trace_id": "t"}\n{oops\n', "utf-8")
-    with pytest.raises(TraceFileError, match=r"spans.jsonl, line 2: not valid JSON"):
+    with pytest.raises(TraceFileError, match=r"spans.jsonl, line 2: invalid JSON"):
         import_traces("phoenix", path)
 
 

@@ -37,5 +37,6 @@ if TYPE_CHECKING:
     from ragmeter.dataset._types import RecordModel as RecordModel
     from ragmeter.dataset._types import SampleSetLike as SampleSetLike
     from ragmeter.dataset._values import lone_surrogate as lone_surrogate
+    from ragmeter.dataset._values import utf8_text as utf8_text
 
 _lazy.attach(__name__, __file__)

@@ -37,7 +37,7 @@ from ragmeter.dataset._decode import (
 )
 from ragmeter.dataset._problems import DatasetError, Problem
 from ragmeter.dataset._sample import LIST_FIELDS, SAMPLE_FIELDS, Sample, field_name
-from ragmeter.dataset._values import source_name
+from ragmeter.dataset._values import utf8_text
 
 if TYPE_CHECKING:
     from _csv import Reader as _CsvReader
@@ -669,7 +669,7 @@ def _check_is_file(path: Path) -> None:
 def _load_file(
     path: Path, kind: str, column_map: Mapping[str, str] | None, skip_invalid: bool
 ) -> Dataset:
-    name = source_name(path)
+    name = utf8_text(path)
     if kind in ("jsonl", "csv"):
         records, rows, problems = _read_jsonl(path) if kind == "jsonl" else _read_csv(path)
         return Dataset.from_records(

@@ -24,7 +24,7 @@ from ragmeter.dataset._dataset import Dataset
 from ragmeter.dataset._io import _check_is_file, _reason, read_jsonl_chunks
 from ragmeter.dataset._problems import Problem
 from ragmeter.dataset._sample import Sample
-from ragmeter.dataset._values import source_name
+from ragmeter.dataset._values import utf8_text
 
 #: The text a sample's record is hashed as (one encoder, not one per call).
 _canonical_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
@@ -70,7 +70,7 @@ def stream_jsonl(
 
 
 def _stream(path: Path, column_map: Mapping[str, str] | None, size: int) -> Iterator[Dataset]:
-    source = source_name(path)
+    source = utf8_text(path)
     unknown: dict[str, str] = {}
     empty = True
     with _SeenIds() as seen:

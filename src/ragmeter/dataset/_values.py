@@ -178,8 +178,9 @@ def lone_surrogate(value: Any) -> str | None:
     return None
 
 
-def source_name(path: str | os.PathLike[str]) -> str:
-    """A file's name as a dataset's ``source``: a byte of a non-UTF-8 file name (a lone
-    surrogate in Python's ``str``) shown as ``\\udcff``, so every message and file that names
-    the source can be written."""
-    return os.fspath(path).encode("utf-8", "backslashreplace").decode("utf-8")
+def utf8_text(text: str | os.PathLike[str]) -> str:
+    """``text`` (a message, a path: a dataset's ``source``) as UTF-8 can hold it: a lone
+    surrogate, which is what a byte of a non-UTF-8 file name becomes in Python's ``str``, is
+    shown as its escape (``\\udcff``), so every message and file that names it can be
+    written."""
+    return os.fspath(text).encode("utf-8", "backslashreplace").decode("utf-8")
