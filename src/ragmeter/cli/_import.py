@@ -68,15 +68,17 @@ def import_command(
         raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
     try:
         result = import_traces(format, files, since=since, until=until)
+        summary, imported = result.summary(), len(result.samples)
         dataset = result.to_dataset()
+        result.samples.clear()  # they are the dataset's samples now: not held twice
         if sample is not None and len(dataset):
             dataset = draw(dataset, sample, seed=seed or 0, stratify=stratify)
     except OSError as error:
         fail_io(_printable(error))
     except (ValueError, ImportError) as error:  # a DatasetError is a ValueError
         _fail(utf8_text(str(error) + _other_format(format, files, guess_format(files))))
-    console.print(escape(result.summary()), highlight=False, soft_wrap=True)
-    if not result.samples:
+    console.print(escape(summary), highlight=False, soft_wrap=True)
+    if not imported:
         why = "every trace read is listed above as not mapped, with the reason"
         _fail(
             utf8_text(
@@ -86,7 +88,7 @@ def import_command(
             )
         )
     if sample is not None:
-        console.print(f"--sample {sample}: {len(dataset)} of {len(result.samples)} samples kept")
+        console.print(f"--sample {sample}: {len(dataset)} of {imported} samples kept")
     try:
         with replaced_atomically(output) as partial:
             save_dataset(dataset, partial, format="jsonl")

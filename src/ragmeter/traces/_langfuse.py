@@ -116,9 +116,9 @@ def read_langfuse(paths: Sequence[str | Path]) -> TraceImport:
             with reading(source):
                 reader.add(record, source)
     spans = reader.spans()
-    return build_samples(
-        spans, format="langfuse", n_records=reader.n_records, unmapped=reader.unmapped
-    )
+    n_records, unmapped = reader.n_records, reader.unmapped
+    del reader  # the records, read into spans: not held while the samples are built
+    return build_samples(spans, format="langfuse", n_records=n_records, unmapped=unmapped)
 
 
 def _normal(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -112,6 +112,7 @@ def read_langsmith(paths: Sequence[str | Path]) -> TraceImport:
             span = _span(run_id, trace_id, run, source, unmapped)
         if span is not None:
             spans.append(span)
+    del runs  # the records, read into spans: not held while the samples are built
     return build_samples(spans, format="langsmith", n_records=n_records, unmapped=unmapped)
 
 

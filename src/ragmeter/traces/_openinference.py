@@ -28,13 +28,11 @@ from typing import Any
 
 from ragmeter.traces._build import build_samples
 from ragmeter.traces._shapes import (
-    NOT_ONE_DOCUMENT,
+    DOCUMENT,
     as_int,
     decode_cell,
-    json_lines,
-    load_whole,
     parquet_rows,
-    read_text,
+    read_json,
     reading,
     time_field,
 )
@@ -319,12 +317,11 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
         for index, row in enumerate(parquet_rows(path, fix), start=1):
             yield f"{path}, row {index}", row
         return
-    text = read_text(path)
-    data = load_whole(path, text)
-    if data is NOT_ONE_DOCUMENT:  # JSON lines
-        yield from json_lines(
-            path, text, "give a JSON list of spans or one span object per line (JSON lines)"
-        )
+    values = read_json(path, "give a JSON list of spans or one span object per line (JSON lines)")
+    where, data = next(values)
+    if where is not DOCUMENT:  # JSON lines
+        yield where, data
+        yield from ((str(at), value) for at, value in values)
         return
     if isinstance(data, Mapping) and isinstance(data.get("data"), list):
         data = data["data"]  # Phoenix REST API: {"data": [...], "next_cursor": ...}

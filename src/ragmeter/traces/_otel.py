@@ -32,11 +32,9 @@ from ragmeter.traces._openinference import (
     span_from_attributes,
 )
 from ragmeter.traces._shapes import (
-    NOT_ONE_DOCUMENT,
+    DOCUMENT,
     as_int,
-    json_lines,
-    load_whole,
-    read_text,
+    read_json,
     reading,
     time_field,
 )
@@ -250,15 +248,12 @@ def _span(raw: Mapping[str, Any]) -> Span | None:
 
 def _objects(path: Path) -> Iterator[tuple[str, Any]]:
     """``(where, object)`` for each ``{"resourceSpans": ...}`` object of a file."""
-    text = read_text(path)
-    whole = load_whole(path, text)
-    if whole is not NOT_ONE_DOCUMENT:
-        if whole != []:  # an empty file holds no spans
-            yield str(path), whole
-        return
-    yield from json_lines(
-        path, text, 'an OTLP/JSON file holds one {"resourceSpans": [...]} object per line'
-    )
+    expected = 'an OTLP/JSON file holds one {"resourceSpans": [...]} object per line'
+    for where, value in read_json(path, expected):
+        if where is not DOCUMENT:
+            yield where, value
+        elif value != []:  # an empty file holds no spans
+            yield str(path), value
 
 
 def _items(container: Mapping[str, Any], key: str, where: str) -> list[Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import itertools
 import json
 import math
 import os
@@ -100,40 +101,67 @@ def check_export(path: Path) -> None:
         raise TraceFileError(str(error)) from None
 
 
-def read_text(path: Path) -> str:
-    """The text of an export file (a regular file: see :func:`check_export`); a binary file
-    is an error that says what is expected."""
+#: What :func:`read_json` gives as ``where`` for a file that is one JSON document.
+DOCUMENT = None
+FLATTEN_FIX = "export the traces again: no tracing tool nests a record that deep"
+NOT_UTF8_FIX = "give JSON or JSON lines as exported (a Parquet file's name must end in .parquet)"
+
+
+def read_json(path: Path, expected: str) -> Iterator[tuple[str | None, Any]]:
+    """A JSON export: ``(DOCUMENT, value)`` once for a file that is one JSON document (``[]``
+    for an empty one), else ``(where, value)`` for each line of a JSON lines file, read a line
+    at a time (the file's text is never held whole). A line that is not JSON, nesting too
+    deep, a number too long or bytes that are not UTF-8 are an error naming the file and the
+    line, then saying what is ``expected``."""
     check_export(path)
+    number = 0
     try:
-        return path.read_text(encoding="utf-8-sig")
+        with path.open(encoding="utf-8-sig") as handle:
+            lines = enumerate(handle, start=1)
+            first = next(((n, line) for n, line in lines if line.strip()), None)
+            if first is None:
+                yield DOCUMENT, []
+                return
+            number = first[0]
+            value, message, _ = parse_json_line(first[1])
+            second = None if message else next(((n, x) for n, x in lines if x.strip()), None)
+            if second is None:  # one document, over one line or many
+                yield DOCUMENT, _whole_document(path, first[1] + handle.read(), expected)
+                return
+            yield f"{path}, line {number}", value
+            for number, line in itertools.chain([second], lines):
+                if line.strip():
+                    yield _json_line(path, number, line, expected)
     except UnicodeDecodeError as error:
         raise TraceFileError(
-            f"{path}: not UTF-8 text ({error.reason} at byte {error.start}); give JSON or JSON "
-            "lines as exported (a Parquet file's name must end in .parquet)"
+            f"{path}{f', after line {number}' if number else ''}: not UTF-8 text "
+            f"({error.reason}); {NOT_UTF8_FIX}"
         ) from None
 
 
-def load_whole(path: Path, text: str) -> Any:
-    """``text`` (of ``path``) as one JSON document; ``NOT_ONE_DOCUMENT`` when it is not one
-    (then it may be JSON lines); nesting too deep or a number too long is an error naming the
-    file."""
-    if not text.strip():
-        return []
+def _json_line(path: Path, number: int, line: str, expected: str) -> tuple[str, Any]:
+    value, message, _ = parse_json_line(line)
+    if message is not None:
+        raise TraceFileError(f"{path}, line {number}: {message}; {expected}")
+    return f"{path}, line {number}", value
+
+
+def _whole_document(path: Path, text: str, expected: str) -> Any:
+    """``text``, the whole of ``path``, as one JSON document; when it is none, the error
+    names its first line that is not JSON (nesting too deep or a number too long: the file)."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
-        return NOT_ONE_DOCUMENT
+        pass
     except RecursionError:
-        if len(text.splitlines()) > 1:
-            return NOT_ONE_DOCUMENT  # a JSON lines file with one deep line: json_lines names it
-        raise TraceFileError(f"{path}: JSON nested too deeply to read; {FLATTEN_FIX}") from None
+        if len(text.strip().splitlines()) < 2:
+            raise TraceFileError(f"{path}: JSON nested too deeply to read; {FLATTEN_FIX}") from None
     except ValueError as error:  # an integer of more than 4300 digits
         raise TraceFileError(f"{path}: {error}; write very long numbers as strings") from None
-
-
-#: What :func:`load_whole` gives for a text that is not one JSON document.
-NOT_ONE_DOCUMENT = object()
-FLATTEN_FIX = "export the traces again: no tracing tool nests a record that deep"
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            _json_line(path, number, line, expected)  # raises for the first that is not JSON
+    raise TraceFileError(f"{path}: not one JSON document; {expected}")  # a value split over lines
 
 
 def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterator[tuple[str, Any]]:
@@ -153,20 +181,12 @@ def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterato
     if path.suffix.lower() == ".csv":
         yield from csv_records(path)
         return
-    text = read_text(path)
-    data = load_whole(path, text)
-    if data is NOT_ONE_DOCUMENT:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if len(lines) < 2:
-            number = next(n for n, line in enumerate(text.splitlines(), 1) if line.strip())
-            _, message, _ = parse_json_line(text.strip())
-            raise TraceFileError(
-                f"{path}, line {number}: {message}; give the export as it was downloaded (a "
-                "JSON list or object, or one JSON object a line)"
-            )
-        yield from json_lines(
-            path, text, "give one JSON object a line (JSON lines), or one JSON list or object"
-        )
+    expected = "give one JSON object a line (JSON lines), or one JSON list or object"
+    values = read_json(path, expected)
+    where, data = next(values)
+    if where is not DOCUMENT:
+        yield where, data
+        yield from ((str(at), value) for at, value in values)
         return
     if isinstance(data, Mapping):
         for key in list_keys:
@@ -210,19 +230,6 @@ def parquet_rows(path: Path, fix: str = "give the file as it was exported") -> l
     except (OSError, ValueError) as error:
         raise TraceFileError(f"{path}: not a readable Parquet file ({error}); {fix}") from None
     return rows
-
-
-def json_lines(path: Path, text: str, expected: str) -> Iterator[tuple[str, Any]]:
-    """``(where, value)`` for each non-blank line of ``text`` (JSON lines read from ``path``);
-    a line that is not JSON (or nests too deeply, or holds a number too long) is an error
-    naming it, then saying what is ``expected``."""
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        value, message, _ = parse_json_line(line)
-        if message is not None:
-            raise TraceFileError(f"{path}, line {n}: {message}; {expected}")
-        yield f"{path}, line {n}", value
 
 
 def decode_cell(value: Any) -> Any:
