@@ -402,3 +402,20 @@ def test_a_kill_while_the_samples_are_written_leaves_the_earlier_file_whole(
         lines = text.splitlines()
         assert len(lines) == n and all(json.loads(line)["id"] for line in lines)
     assert not partial.exists() or process.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("format", ["langfuse", "langsmith", "phoenix", "otel"])
+def test_json_lines_are_read_a_line_at_a_time_and_a_bad_line_is_named(
+    tmp_path: Path, format: str
+) -> None:
+    """A line that is not JSON, or not UTF-8, far into a JSON lines file: the error names
+    that line (the file is read a line at a time, not held whole)."""
+    content = records(format)
+    lines = [json.dumps(record) for record in (content if isinstance(content, list) else [content])]
+    path = tmp_path / "export.jsonl"
+    good = "\n".join(lines * 3) + "\n"
+    path.write_bytes(good.encode() + b'{"id": "caf\xe9"}\n')
+    error = refused(tmp_path, format, path, "not UTF-8")
+    assert f"line {len(lines) * 3 + 1}: not UTF-8" in error
+    path.write_text(good + '{"id": \n', "utf-8")
+    refused(tmp_path, format, path, f"line {len(lines) * 3 + 1}: invalid JSON")

@@ -252,7 +252,7 @@ def test_a_bad_time_names_the_record(tmp_path: Path) -> None:
 def test_a_binary_file_is_named(tmp_path: Path) -> None:
     path = tmp_path / "spans.json"
     path.write_bytes((FIXTURES / "phoenix_spans.parquet").read_bytes())
-    with pytest.raises(TraceFileError, match=r"spans.json: not UTF-8 text.*\.parquet"):
+    with pytest.raises(TraceFileError, match=r"spans.json, line 1: not UTF-8 text.*\.parquet"):
         import_traces("phoenix", path)
-    with pytest.raises(TraceFileError, match=r"spans.json: not UTF-8 text"):
+    with pytest.raises(TraceFileError, match=r"spans.json, line 1: not UTF-8 text"):
         import_traces("otel", path)

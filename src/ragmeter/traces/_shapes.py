@@ -114,28 +114,32 @@ def read_json(path: Path, expected: str) -> Iterator[tuple[str | None, Any]]:
     deep, a number too long or bytes that are not UTF-8 are an error naming the file and the
     line, then saying what is ``expected``."""
     check_export(path)
-    number = 0
+    with path.open("rb") as handle:
+        lines = ((n, _utf8(path, n, raw)) for n, raw in enumerate(handle, start=1))
+        first = next(((n, line) for n, line in lines if line.strip()), None)
+        if first is None:
+            yield DOCUMENT, []
+            return
+        value, message, _ = parse_json_line(first[1])
+        second = None if message else next(((n, x) for n, x in lines if x.strip()), None)
+        if second is None:  # one document, over one line or many
+            rest = "".join(line for _, line in lines)
+            yield DOCUMENT, _whole_document(path, first[1] + rest, expected)
+            return
+        yield f"{path}, line {first[0]}", value
+        for number, line in itertools.chain([second], lines):
+            if line.strip():
+                yield _json_line(path, number, line, expected)
+
+
+def _utf8(path: Path, number: int, raw: bytes) -> str:
+    """Line ``number`` of ``path`` as text (a UTF-8 byte-order mark left out)."""
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            lines = enumerate(handle, start=1)
-            first = next(((n, line) for n, line in lines if line.strip()), None)
-            if first is None:
-                yield DOCUMENT, []
-                return
-            number = first[0]
-            value, message, _ = parse_json_line(first[1])
-            second = None if message else next(((n, x) for n, x in lines if x.strip()), None)
-            if second is None:  # one document, over one line or many
-                yield DOCUMENT, _whole_document(path, first[1] + handle.read(), expected)
-                return
-            yield f"{path}, line {number}", value
-            for number, line in itertools.chain([second], lines):
-                if line.strip():
-                    yield _json_line(path, number, line, expected)
+        return raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as error:
         raise TraceFileError(
-            f"{path}{f', after line {number}' if number else ''}: not UTF-8 text "
-            f"({error.reason}); {NOT_UTF8_FIX}"
+            f"{path}, line {number}: not UTF-8 text ({error.reason} at byte {error.start} of "
+            f"the line); {NOT_UTF8_FIX}"
         ) from None
 
 
