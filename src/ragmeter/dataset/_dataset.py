@@ -125,10 +125,12 @@ def _validation_problems(
 def check_sample(sample: Sample) -> list[tuple[str, str, str]]:
     """Consistency checks a field type cannot express: (field, message, fix) triples."""
     found: list[tuple[str, str, str]] = []
-    for name in SAMPLE_FIELDS:  # a lone surrogate would fail every write of the sample later
-        message = lone_surrogate(getattr(sample, name))
-        if message is not None:
-            found.append((name, message, LONE_SURROGATE_FIX))
+    values = {name: getattr(sample, name) for name in SAMPLE_FIELDS}
+    if lone_surrogate(list(values.values())) is not None:  # it would fail every write later
+        for name, value in values.items():
+            message = lone_surrogate(value)
+            if message is not None:
+                found.append((name, message, LONE_SURROGATE_FIX))
     if sample.relevance is None and (
         sample.retrieved_contexts is None and sample.reference_contexts is None
     ):

@@ -152,11 +152,35 @@ LONE_SURROGATE_FIX = (
 )
 
 
+def _holds_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif item is None or isinstance(item, int | float):
+            continue
+        elif isinstance(item, list | tuple):
+            stack += item
+        elif isinstance(item, Mapping):
+            stack += item.keys()
+            stack += item.values()
+        elif hasattr(item, "model_dump"):
+            stack.append(item.model_dump())
+    return False
+
+
 def lone_surrogate(value: Any) -> str | None:
     """What is wrong when ``value`` holds a lone surrogate (``"\\ud800"`` from a JSON
     escape, a byte of a non-UTF-8 file name), which no UTF-8 file can hold: the problem, with
     where it is inside ``value`` (``at metadata.tags[2]``; a key holding one counts too);
     ``None`` when there is none. Walked without recursion, so any nesting is safe."""
+    if not _holds_surrogate(value):  # the usual case, without building the places
+        return None
     stack: list[tuple[str, Any]] = [("", value)]
     while stack:
         where, item = stack.pop()
