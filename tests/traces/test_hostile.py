@@ -419,3 +419,19 @@ def test_json_lines_are_read_a_line_at_a_time_and_a_bad_line_is_named(
     assert f"line {len(lines) * 3 + 1}: not UTF-8" in error
     path.write_text(good + '{"id": \n', "utf-8")
     refused(tmp_path, format, path, f"line {len(lines) * 3 + 1}: invalid JSON")
+
+
+@pytest.mark.parametrize("stamp", ["garbage", 1e300, math.nan])
+def test_since_with_a_metadata_timestamp_that_is_no_time_names_the_trace(
+    tmp_path: Path, stamp: Any
+) -> None:
+    """A trace without a start time whose own metadata gives a ``timestamp``: --since reads
+    it, and one that is no time is named, not a bare "Invalid isoformat string"."""
+    trace = {"id": "t1", "name": "chat", "input": "q", "output": "a"}
+    path = write(tmp_path, "langfuse", [{**trace, "metadata": {"timestamp": stamp}}])
+    out = tmp_path / "out.jsonl"
+    out.write_text(OLD_OUTPUT, "utf-8")
+    code, output = run("langfuse", str(path), "-o", str(out), "--since", "2026-01-01")
+    assert code == 2, output
+    assert "trace 't1', metadata: field 'timestamp'" in output, output
+    assert out.read_text("utf-8") == OLD_OUTPUT

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import cast
 
 from ragmeter.traces._build import as_utc
+from ragmeter.traces._shapes import reading, time_field
 from ragmeter.traces._span import TraceImport, Unmapped
 
 #: format -> (module, reader function)
@@ -85,8 +86,12 @@ def keep_between(
         if stamp is None:
             reason = NO_TIME
         else:
-            moment = as_utc(dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")))
-            if since is not None and moment < since:
+            # the trace's start, or (a trace without one) a timestamp its own metadata gives
+            with reading(f"trace {sample.get('id')!r}, metadata"):
+                moment = time_field(sample["metadata"], "timestamp")
+            if moment is None:
+                reason = NO_TIME
+            elif since is not None and moment < since:
                 reason = BEFORE_SINCE
             elif until is not None and moment >= until:
                 reason = AFTER_UNTIL
