@@ -316,9 +316,14 @@ def test_a_lone_surrogate_leaves_its_trace_out_and_says_so(tmp_path: Path, forma
     assert "lone surrogate" in output and "Traceback" not in output, output
     assert out.read_text("utf-8") == OLD_OUTPUT
     good = tmp_path / "good.json"
-    good.write_text(json.dumps(records(format)), "utf-8")
+    other = json.dumps(records(format))  # another trace: other ids
+    for old, new in (("t1", "t9"), ("o1", "o9"), ("1" * 32, "9" * 32), (ROOT[:8], "99999999")):
+        other = other.replace(old, new)
+    good.write_text(other.replace(CHILD[:8], "88888888"), "utf-8")
     code, output = run(format, str(path), str(good), "-o", str(out))
+    assert code == 0, output
     assert "1 x trace whose text holds a lone surrogate" in output, output
+    assert len(out.read_text("utf-8").splitlines()) == 1
 
 
 def test_a_non_utf8_file_name_imports(tmp_path: Path) -> None:
@@ -435,3 +440,23 @@ def test_since_with_a_metadata_timestamp_that_is_no_time_names_the_trace(
     assert code == 2, output
     assert "trace 't1', metadata: field 'timestamp'" in output, output
     assert out.read_text("utf-8") == OLD_OUTPUT
+
+
+def test_a_trace_whose_sample_is_not_valid_is_left_out_and_the_others_imported(
+    tmp_path: Path,
+) -> None:
+    """Metadata nested past what a dataset row holds (but not past what can be read): that
+    trace is listed as not mapped with the problem, not the end of the import ("row 1" of
+    "langfuse traces", with a --skip-invalid that import does not have)."""
+    deep: Any = {"x": 1}
+    for _ in range(300):
+        deep = {"a": deep}
+    traces = [
+        {"id": "t1", "timestamp": TIME, "input": "q1", "output": "a", "metadata": {"d": deep}},
+        {"id": "t2", "timestamp": TIME, "input": "q2", "output": "a"},
+    ]
+    out = tmp_path / "out.jsonl"
+    code, output = run("langfuse", str(write(tmp_path, "langfuse", traces)), "-o", str(out))
+    assert code == 0, output
+    assert "1 x trace whose sample is not valid: metadata: nested more than 100 levels" in output
+    assert [json.loads(line)["id"] for line in out.read_text("utf-8").splitlines()] == ["t2"]

@@ -68,8 +68,8 @@ def import_command(
         raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
     try:
         result = import_traces(format, files, since=since, until=until)
-        summary, imported = result.summary(), len(result.samples)
         dataset = result.to_dataset()
+        summary, imported = result.summary(), len(result.samples)
         result.samples.clear()  # they are the dataset's samples now: not held twice
         if sample is not None and len(dataset):
             dataset = draw(dataset, sample, seed=seed or 0, stratify=stratify)

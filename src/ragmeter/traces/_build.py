@@ -27,7 +27,10 @@ The rules (docs/production.md, "Import traces", says the same to users):
   is a question: ``response`` is left out (metrics that need it say so) and
   ``metadata["error"]`` holds the error. A trace with no question gives no sample.
 * A trace whose sample would hold a lone surrogate (``"\\ud800"``: no UTF-8 file can hold
-  it) gives no sample: it is an :class:`Unmapped` entry, the other traces are imported.
+  it) gives no sample: it is an :class:`Unmapped` entry, the other traces are imported (and
+  the later turns of its session do not carry it in their history).
+  ``TraceImport.to_dataset`` moves any other sample that is not valid as a dataset row
+  (metadata nested too deeply...) to ``unmapped`` the same way, with the problem.
 * Nothing is dropped silently: each span with no use (a tool call, an embedding, a chain step
   below the root, an orphan of unknown kind...) and each trace without a question is an
   :class:`Unmapped` entry with its reason.
