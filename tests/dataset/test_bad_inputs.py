@@ -83,6 +83,12 @@ def bad_field(**fields: object) -> Callable[[Path], Path]:
     return jsonl({**good("bad"), **fields})
 
 
+def surrogate(fields: str) -> Callable[[Path], Path]:
+    """A JSONL file whose second row is good but for ``fields`` (JSON text, so that its escapes
+    stay as written; a field given again overrides the good one)."""
+    return jsonl(line(good("bad"))[:-1] + ", " + fields + "}")
+
+
 def directory(folder: Path) -> Path:
     path = folder / "data.jsonl"
     path.mkdir()
@@ -241,6 +247,20 @@ CASES: list[Case] = [
     Case("contexts-ids-mismatch", bad_field(retrieved_contexts=["only one"]), "skip"),
     Case("conflicting-columns", bad_field(question="q", user_input="other"), "skip"),
     Case("parquet-dates-bytes", parquet_with_dates, "ok", 2),
+    # -- lone surrogates: a JSON escape of half a UTF-16 pair, which no UTF-8 file can hold --
+    Case("surrogate-id", surrogate('"id": "bad\\ud800"'), "skip"),
+    Case("surrogate-user-input", surrogate('"user_input": "q\\udfff"'), "skip"),
+    Case("surrogate-metadata-key", surrogate('"metadata": {"t\\udcff": 1}'), "skip"),
+    Case(
+        "surrogate-history",
+        surrogate('"history": [{"role": "user", "content": "x\\ud83d"}], "user_input": "q"'),
+        "skip",
+    ),
+    Case(
+        "surrogate-csv-cell",
+        text_file("csv", f'{CSV_HEADER}\n{CSV_GOOD}\nbad,"[""d\\ud800""]","[""d1""]"\n'),
+        "skip",
+    ),
     Case(
         "grade-too-large-ndcg-exp",
         jsonl({"id": "huge", "retrieved_context_ids": ["d1"], "relevance": {"d1": 1100}}),
@@ -331,10 +351,10 @@ def _check(case: Case, folder: Path) -> list[str]:
 
 @pytest.mark.slow
 def test_every_bad_input_gets_a_clear_answer(tmp_path, monkeypatch):
-    """67 bad inputs (encodings, shapes, special files, wrong types of every field, extreme
+    """72 bad inputs (encodings, shapes, special files, wrong types of every field, extreme
     grades): no traceback, a row / line / file named, --skip-invalid skips just the bad rows."""
     monkeypatch.chdir(tmp_path)
-    assert len(CASES) == 67
+    assert len(CASES) == 72
     assert len({case.name for case in CASES}) == len(CASES)
     problems = {}
     for case in CASES:

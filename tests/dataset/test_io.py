@@ -118,3 +118,27 @@ def test_invalid_json_file_names_the_line(tmp_path):
 def test_samples_with_no_field_survive_a_csv_round_trip(tmp_path):
     data = [Sample(), Sample()]
     assert load_dataset(save_dataset(Dataset(data), tmp_path / "empty.csv")).samples == data
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "json"])
+def test_a_non_utf8_file_name_is_a_source_every_message_can_write(tmp_path, suffix):
+    """A file name with a byte that is not UTF-8 (``\\xff``: a lone surrogate in Python's
+    ``str``) is the dataset's source as text that UTF-8 can hold, so the run that names it,
+    and each problem that does, can be written."""
+    import os
+
+    folder = os.fsencode(tmp_path)
+    name = folder + b"/data\xff." + suffix.encode()
+    rows = {
+        "jsonl": b'{"id": "a", "user_input": "q"}\n{"id": "b", "user_input": 3}\n',
+        "csv": b"id,user_input,metadata\na,q,\nb,q,[1]\n",
+        "json": b'[{"id": "a", "user_input": "q"}, {"id": "b", "user_input": 3}]',
+    }[suffix]
+    with open(name, "wb") as handle:
+        handle.write(rows)
+    dataset = load_dataset(os.fsdecode(name), skip_invalid=True)
+    assert dataset.source is not None and dataset.source.endswith(f"data\\udcff.{suffix}")
+    dataset.source.encode("utf-8")  # no lone surrogate left
+    problems = [str(p) for row in dataset.invalid for p in row.problems]
+    assert problems and all("data\\udcff" in text for text in problems)
+    "\n".join(problems).encode("utf-8")

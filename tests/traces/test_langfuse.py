@@ -425,9 +425,10 @@ def test_a_retriever_whose_output_is_not_documents_is_unmapped_not_an_empty_retr
 def test_a_broken_file_is_an_error_naming_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "obs.jsonl"
     path.write_text('{"id": "t", "input": "q"}\n{"id": "u", "input": \n')
-    with pytest.raises(TraceFileError, match=r"obs\.jsonl, line 2: not valid JSON"):
+    with pytest.raises(TraceFileError, match=r"obs\.jsonl, line 2: invalid JSON"):
         import_traces("langfuse", [path])
-    with pytest.raises(TraceFileError, match="no such file"):
+    # a file that cannot be opened is an OSError (exit 4), as in every format
+    with pytest.raises(FileNotFoundError, match="No such file"):
         import_traces("langfuse", [tmp_path / "missing.json"])
 
 

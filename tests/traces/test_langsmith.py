@@ -300,7 +300,7 @@ def test_a_retriever_whose_outputs_are_not_documents_is_unmapped(tmp_path: Path)
 def test_a_broken_export_is_an_error_naming_the_file(tmp_path: Path) -> None:
     path = tmp_path / "runs.json"
     path.write_text('[{"id": "r", "run_type": "chain"},')
-    with pytest.raises(TraceFileError, match=r"runs\.json, line 1: not valid JSON"):
+    with pytest.raises(TraceFileError, match=r"runs\.json, line 1: invalid JSON"):
         import_traces("langsmith", [path])
 
 

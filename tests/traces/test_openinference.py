@@ -233,7 +233,7 @@ def test_a_file_of_another_format_says_which_format_reads_it() -> None:
 def test_bad_json_line_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "spans.jsonl"
     path.write_text('{"context.span_id": "s", "context.trace_id": "t"}\n{oops\n', "utf-8")
-    with pytest.raises(TraceFileError, match=r"spans.jsonl, line 2: not valid JSON"):
+    with pytest.raises(TraceFileError, match=r"spans.jsonl, line 2: invalid JSON"):
         import_traces("phoenix", path)
 
 
@@ -252,7 +252,7 @@ def test_a_bad_time_names_the_record(tmp_path: Path) -> None:
 def test_a_binary_file_is_named(tmp_path: Path) -> None:
     path = tmp_path / "spans.json"
     path.write_bytes((FIXTURES / "phoenix_spans.parquet").read_bytes())
-    with pytest.raises(TraceFileError, match=r"spans.json: not UTF-8 text.*\.parquet"):
+    with pytest.raises(TraceFileError, match=r"spans.json, line 1: not UTF-8 text.*\.parquet"):
         import_traces("phoenix", path)
-    with pytest.raises(TraceFileError, match=r"spans.json: not UTF-8 text"):
+    with pytest.raises(TraceFileError, match=r"spans.json, line 1: not UTF-8 text"):
         import_traces("otel", path)

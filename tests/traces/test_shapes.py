@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ragmeter.traces import Document, import_traces
+from ragmeter.traces import Document, TraceFileError, import_traces
 
 NOT_DOCUMENTS = "retriever or reranker observation whose output is not a list of documents"
 
@@ -179,4 +179,7 @@ def test_parse_time(parse_time) -> None:
     )
     # 1_795_000_000 s = 20775 days (2026-11-18) + 40000 s (11:06:40); given in milliseconds
     assert parse_time(1_795_000_000_000) == dt.datetime(2026, 11, 18, 11, 6, 40, tzinfo=utc)
-    assert parse_time("yesterday") is None and parse_time(None) is None
+    assert parse_time(None) is None
+    # a time that does not read is an error naming the record and the field (it was dropped)
+    with pytest.raises(TraceFileError, match=r"trace\.json: field 'timestamp': not a time: 'yes"):
+        parse_time("yesterday")

@@ -53,30 +53,72 @@ def import_command(
     is one), LLM spans the model, tokens and latency, session/user/tags the metadata.
 
     Prints what was read and everything not mapped, with the reason and how many; writes the
-    samples (JSONL) for `ragmeter eval`. Exit 0 when written, 2 for a file or option that
-    cannot be read as asked (the message names the file, the record and the fix), 4 when a
-    file cannot be opened or written.
+    samples (JSONL) for `ragmeter eval`, whole or not at all: an earlier file of that name
+    stays as it was until the new one is complete. Exit 0 when written; 2 for a file or option
+    that cannot be read as asked (the message names the file, the record and the fix), and
+    when no sample came out (why, and the format the files look like when it is another);
+    4 when a file cannot be opened or written.
     """
+    from ragmeter._services import replaced_atomically
     from ragmeter.dataset import sample as draw
-    from ragmeter.dataset import save_dataset
-    from ragmeter.traces import import_traces
+    from ragmeter.dataset import save_dataset, utf8_text
+    from ragmeter.traces import canonical_format, guess_format, import_traces
 
     if stratify is not None and sample is None:
         raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
     try:
         result = import_traces(format, files, since=since, until=until)
         dataset = result.to_dataset()
+        summary, imported = result.summary(), len(result.samples)
+        result.samples.clear()  # they are the dataset's samples now: not held twice
         if sample is not None and len(dataset):
             dataset = draw(dataset, sample, seed=seed or 0, stratify=stratify)
     except OSError as error:
-        fail_io(error)
+        fail_io(_printable(error))
     except (ValueError, ImportError) as error:  # a DatasetError is a ValueError
-        _fail(str(error))
-    console.print(escape(result.summary()), highlight=False, soft_wrap=True)
+        _fail(utf8_text(str(error) + _other_format(format, files, guess_format(files))))
+    console.print(escape(summary), highlight=False, soft_wrap=True)
+    if not imported:
+        why = "every trace read is listed above as not mapped, with the reason"
+        _fail(
+            utf8_text(
+                f"no sample from {', '.join(map(str, files))} as {canonical_format(format)} traces"
+                f"{_other_format(format, files, guess_format(files)) or '; ' + why}; "
+                f"{output} left as it was"
+            )
+        )
     if sample is not None:
-        console.print(f"--sample {sample}: {len(dataset)} of {len(result.samples)} samples kept")
+        console.print(f"--sample {sample}: {len(dataset)} of {imported} samples kept")
     try:
-        save_dataset(dataset, output, format="jsonl")
+        with replaced_atomically(output) as partial:
+            save_dataset(dataset, partial, format="jsonl")
     except OSError as error:
-        fail_io(error)
-    console.print(f"wrote {len(dataset)} samples to {escape(str(output))}", highlight=False)
+        fail_io(_printable(error), kept=utf8_text(f"{output} was left as it was"))
+    console.print(f"wrote {len(dataset)} samples to {escape(utf8_text(output))}", highlight=False)
+
+
+def _other_format(format: str, files: list[Path], guessed: str | None) -> str:
+    """``; the files look like a X export...`` when they look like another format than
+    ``format`` (an unknown format says nothing here: its error names the formats)."""
+    from ragmeter.traces import canonical_format
+
+    try:
+        asked = canonical_format(format)
+    except ValueError:
+        return ""
+    if guessed is None or guessed == asked:
+        return ""
+    names = " ".join(str(f) for f in files)
+    return (
+        f"; the files look like a {guessed} export, not {asked}: read them with "
+        f"ragmeter import {guessed} {names}"
+    )
+
+
+def _printable(error: OSError) -> OSError:
+    """``error`` with a file name that can be printed (a non-UTF-8 byte as ``\\udcff``)."""
+    from ragmeter.dataset import utf8_text
+
+    if isinstance(error.filename, str) and error.errno is not None:
+        return type(error)(error.errno, error.strerror, utf8_text(error.filename))
+    return error

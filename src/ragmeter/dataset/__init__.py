@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ragmeter.dataset._io import from_pandas as from_pandas
     from ragmeter.dataset._io import load_dataset as load_dataset
     from ragmeter.dataset._io import parse_json_line as parse_json_line
+    from ragmeter.dataset._io import read_csv_rows as read_csv_rows
     from ragmeter.dataset._io import save_dataset as save_dataset
     from ragmeter.dataset._io import to_hf as to_hf
     from ragmeter.dataset._io import to_pandas as to_pandas
@@ -35,5 +36,7 @@ if TYPE_CHECKING:
     from ragmeter.dataset._types import RecordLike as RecordLike
     from ragmeter.dataset._types import RecordModel as RecordModel
     from ragmeter.dataset._types import SampleSetLike as SampleSetLike
+    from ragmeter.dataset._values import lone_surrogate as lone_surrogate
+    from ragmeter.dataset._values import utf8_text as utf8_text
 
 _lazy.attach(__name__, __file__)

@@ -25,6 +25,7 @@ from ragmeter.dataset._sample import (
     Sample,
     canonical_record,
 )
+from ragmeter.dataset._values import LONE_SURROGATE_FIX, lone_surrogate
 
 FIX_HINTS: dict[str, str] = {
     "id": "give each sample a unique string id",
@@ -124,6 +125,12 @@ def _validation_problems(
 def check_sample(sample: Sample) -> list[tuple[str, str, str]]:
     """Consistency checks a field type cannot express: (field, message, fix) triples."""
     found: list[tuple[str, str, str]] = []
+    values = {name: getattr(sample, name) for name in SAMPLE_FIELDS}
+    if lone_surrogate(list(values.values())) is not None:  # it would fail every write later
+        for name, value in values.items():
+            message = lone_surrogate(value)
+            if message is not None:
+                found.append((name, message, LONE_SURROGATE_FIX))
     if sample.relevance is None and (
         sample.retrieved_contexts is None and sample.reference_contexts is None
     ):

@@ -37,6 +37,7 @@ from ragmeter.dataset._decode import (
 )
 from ragmeter.dataset._problems import DatasetError, Problem
 from ragmeter.dataset._sample import LIST_FIELDS, SAMPLE_FIELDS, Sample, field_name
+from ragmeter.dataset._values import utf8_text
 
 if TYPE_CHECKING:
     from _csv import Reader as _CsvReader
@@ -370,6 +371,14 @@ def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem
     return records, rows, problems
 
 
+def read_csv_rows(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem]]:
+    """The rows of a CSV file as ``load_dataset`` reads them (cells of any size, UTF-8/16/32,
+    a quote never closed or a row with more cells than the header a :class:`Problem`, empty
+    cells left out): ``(records, their row numbers, problems)``. For other readers of CSV
+    exports (``ragmeter import``); the path is expected to be a regular file already."""
+    return _read_csv(path)
+
+
 def _plain(value: Any) -> Any:
     """numpy / pandas / arrow cell values to plain Python, missing values to None."""
     if value is None:
@@ -660,7 +669,7 @@ def _check_is_file(path: Path) -> None:
 def _load_file(
     path: Path, kind: str, column_map: Mapping[str, str] | None, skip_invalid: bool
 ) -> Dataset:
-    name = str(path)
+    name = utf8_text(path)
     if kind in ("jsonl", "csv"):
         records, rows, problems = _read_jsonl(path) if kind == "jsonl" else _read_csv(path)
         return Dataset.from_records(

@@ -24,6 +24,7 @@ from ragmeter.dataset._dataset import Dataset
 from ragmeter.dataset._io import _check_is_file, _reason, read_jsonl_chunks
 from ragmeter.dataset._problems import Problem
 from ragmeter.dataset._sample import Sample
+from ragmeter.dataset._values import utf8_text
 
 #: The text a sample's record is hashed as (one encoder, not one per call).
 _canonical_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
@@ -69,7 +70,7 @@ def stream_jsonl(
 
 
 def _stream(path: Path, column_map: Mapping[str, str] | None, size: int) -> Iterator[Dataset]:
-    source = str(path)
+    source = utf8_text(path)
     unknown: dict[str, str] = {}
     empty = True
     with _SeenIds() as seen:
@@ -117,6 +118,16 @@ def _chunks(path: Path, size: int) -> Iterator[tuple[list[Any], list[int], list[
         ) from None
 
 
+def _blob(key: str) -> bytes:
+    """An id as SQLite stores it: its UTF-8 bytes, a lone surrogate (an id refused later, but
+    looked up first) kept as it is, so any text is a key."""
+    return key.encode("utf-8", "surrogatepass")
+
+
+def _text(stored: bytes) -> str:
+    return stored.decode("utf-8", "surrogatepass")
+
+
 class _SeenIds(MutableMapping[str, int]):
     """Sample id -> the row it was first seen in, for the whole file: kept in a private
     temporary SQLite file (SQLite deletes it on close), as a million ids held in a set
@@ -127,7 +138,7 @@ class _SeenIds(MutableMapping[str, int]):
         self._db = sqlite3.connect("")  # "": a private temporary file, not ":memory:"
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
-        self._db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, row INTEGER) WITHOUT ROWID")
+        self._db.execute("CREATE TABLE seen (id BLOB PRIMARY KEY, row INTEGER) WITHOUT ROWID")
         self._new: dict[str, int] = {}
         #: Rows of ids looked up at once by :meth:`prefetch` (None: not in the file).
         self._looked_up: dict[str, int | None] = {}
@@ -144,7 +155,7 @@ class _SeenIds(MutableMapping[str, int]):
         if key in self._looked_up:
             row = self._looked_up[key]
         else:
-            found = self._db.execute("SELECT row FROM seen WHERE id = ?", (key,)).fetchone()
+            found = self._db.execute("SELECT row FROM seen WHERE id = ?", (_blob(key),)).fetchone()
             row = None if found is None else int(found[0])
         if row is None:
             raise KeyError(key)
@@ -156,7 +167,7 @@ class _SeenIds(MutableMapping[str, int]):
         if key in self._looked_up:
             return self._looked_up[key] is not None
         ask = "SELECT 1 FROM seen WHERE id = ?"
-        return self._db.execute(ask, (key,)).fetchone() is not None
+        return isinstance(key, str) and self._db.execute(ask, (_blob(key),)).fetchone() is not None
 
     def prefetch(self, keys: Iterable[str]) -> None:
         """Look ``keys`` up in the file at once (a chunk's ids, before they are checked one
@@ -166,9 +177,10 @@ class _SeenIds(MutableMapping[str, int]):
             part = wanted[start : start + 500]
             self._looked_up.update(dict.fromkeys(part))
             rows = self._db.execute(
-                f"SELECT id, row FROM seen WHERE id IN ({','.join('?' * len(part))})", part
+                f"SELECT id, row FROM seen WHERE id IN ({','.join('?' * len(part))})",
+                [_blob(key) for key in part],
             ).fetchall()
-            self._looked_up.update((key, int(row)) for key, row in rows)
+            self._looked_up.update((_text(key), int(row)) for key, row in rows)
 
     def __setitem__(self, key: str, row: int) -> None:
         self._new[key] = row
@@ -178,23 +190,28 @@ class _SeenIds(MutableMapping[str, int]):
             raise KeyError(key)
         self._new.pop(key, None)
         self._looked_up.pop(key, None)
-        self._db.execute("DELETE FROM seen WHERE id = ?", (key,))
+        self._db.execute("DELETE FROM seen WHERE id = ?", (_blob(key),))
 
     def __iter__(self) -> Iterator[str]:
-        for (key,) in self._db.execute("SELECT id FROM seen"):
-            if key not in self._new:
+        for (stored,) in self._db.execute("SELECT id FROM seen"):
+            if (key := _text(stored)) not in self._new:
                 yield key
         yield from list(self._new)
 
     def __len__(self) -> int:
         stored = int(self._db.execute("SELECT COUNT(*) FROM seen").fetchone()[0])
         ask = "SELECT 1 FROM seen WHERE id = ?"
-        return stored + sum(self._db.execute(ask, (key,)).fetchone() is None for key in self._new)
+        return stored + sum(
+            self._db.execute(ask, (_blob(key),)).fetchone() is None for key in self._new
+        )
 
     def flush(self) -> None:
         """Move the ids waiting in memory to the file."""
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO seen VALUES (?, ?)", self._new.items())
+            self._db.executemany(
+                "INSERT OR REPLACE INTO seen VALUES (?, ?)",
+                ((_blob(key), row) for key, row in self._new.items()),
+            )
         self._new.clear()
         self._looked_up.clear()
 

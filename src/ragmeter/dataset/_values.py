@@ -26,6 +26,8 @@ import base64
 import datetime as dt
 import decimal
 import math
+import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -141,3 +143,68 @@ def json_safe_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         return metadata
     safe: dict[str, Any] = json_safe(metadata)
     return safe
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE_FIX = (
+    "write the character whole (both halves of a pair, e.g. \\ud83d\\ude00) or remove the "
+    "lone half; re-export the data if a tool wrote it"
+)
+
+
+def _holds_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif item is None or isinstance(item, int | float):
+            continue
+        elif isinstance(item, list | tuple):
+            stack += item
+        elif isinstance(item, Mapping):
+            stack += item.keys()
+            stack += item.values()
+        elif hasattr(item, "model_dump"):
+            stack.append(item.model_dump())
+    return False
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """What is wrong when ``value`` holds a lone surrogate (``"\\ud800"`` from a JSON
+    escape, a byte of a non-UTF-8 file name), which no UTF-8 file can hold: the problem, with
+    where it is inside ``value`` (``at metadata.tags[2]``; a key holding one counts too);
+    ``None`` when there is none. Walked without recursion, so any nesting is safe."""
+    if not _holds_surrogate(value):  # the usual case, without building the places
+        return None
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        texts: list[Any] = [item]
+        if isinstance(item, Mapping):
+            texts = list(item)
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in item.items())
+        elif hasattr(item, "model_dump"):  # a chat message of a history
+            stack.append((where, item.model_dump()))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{where}[{n}]", inner) for n, inner in enumerate(item))
+        for text in texts:
+            if isinstance(text, str) and not text.isascii() and (found := _SURROGATE.search(text)):
+                at = f" at {ascii(where)[1:-1]}" if where else ""
+                return (
+                    f"text holds a lone surrogate \\u{ord(found.group()):04x}{at}: half of a "
+                    "UTF-16 pair, not a character, so it cannot be written as UTF-8"
+                )
+    return None
+
+
+def utf8_text(text: str | os.PathLike[str]) -> str:
+    """``text`` (a message, a path: a dataset's ``source``) as UTF-8 can hold it: a lone
+    surrogate, which is what a byte of a non-UTF-8 file name becomes in Python's ``str``, is
+    shown as its escape (``\\udcff``), so every message and file that names it can be
+    written."""
+    return os.fspath(text).encode("utf-8", "backslashreplace").decode("utf-8")

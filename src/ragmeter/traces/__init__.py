@@ -5,6 +5,8 @@ from typing import TYPE_CHECKING
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
+    from ragmeter.traces._formats import canonical_format as canonical_format
+    from ragmeter.traces._formats import guess_format as guess_format
     from ragmeter.traces._import import FORMATS as FORMATS
     from ragmeter.traces._import import import_traces as import_traces
     from ragmeter.traces._span import Document as Document

@@ -26,6 +26,11 @@ The rules (docs/production.md, "Import traces", says the same to users):
 * **A failed root** (error status) or a root without output still gives a sample when there
   is a question: ``response`` is left out (metrics that need it say so) and
   ``metadata["error"]`` holds the error. A trace with no question gives no sample.
+* A trace whose sample would hold a lone surrogate (``"\\ud800"``: no UTF-8 file can hold
+  it) gives no sample: it is an :class:`Unmapped` entry, the other traces are imported (and
+  the later turns of its session do not carry it in their history).
+  ``TraceImport.to_dataset`` moves any other sample that is not valid as a dataset row
+  (metadata nested too deeply...) to ``unmapped`` the same way, with the problem.
 * Nothing is dropped silently: each span with no use (a tool call, an embedding, a chain step
   below the root, an orphan of unknown kind...) and each trace without a question is an
   :class:`Unmapped` entry with its reason.
@@ -37,6 +42,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ragmeter.dataset import lone_surrogate
 from ragmeter.traces._span import Document, Span, TraceImport, Unmapped
 
 #: Why a span of each kind that gave the sample nothing is left out.
@@ -55,6 +61,10 @@ NO_QUESTION = "trace without a question: no text input on its root or any chain/
 EARLIER_RERANKER = "reranker span superseded by a later reranker in the same trace"
 DUPLICATE_SPAN = "span id seen twice in the trace (the first record is used)"
 ORPHAN = "orphan span of no use: its parent is not in the file"
+LONE_SURROGATE = (
+    "trace whose text holds a lone surrogate (half of a UTF-16 pair, such as a \\ud800 escape), "
+    "which no UTF-8 file can hold: export it again, or fix the escape"
+)
 
 
 def as_utc(moment: dt.datetime) -> dt.datetime:
@@ -88,7 +98,9 @@ def build_samples(
     built: list[tuple[tuple[int, dt.datetime], dict[str, Any], str | None]] = []
     for trace_id, members in traces.items():
         sample, start, session = _build_trace(trace_id, members, result.unmapped)
-        if sample is not None:
+        if sample is not None and lone_surrogate(sample) is not None:
+            result.unmapped.append(Unmapped(LONE_SURROGATE, trace_id=trace_id))
+        elif sample is not None:
             built.append((start, sample, session))
     built.sort(key=lambda item: (item[0], item[1]["id"]))
     histories: dict[str, list[dict[str, str]]] = {}

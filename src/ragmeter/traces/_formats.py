@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
 from ragmeter.traces._build import as_utc
+from ragmeter.traces._shapes import reading, time_field
 from ragmeter.traces._span import TraceImport, Unmapped
 
 #: format -> (module, reader function)
@@ -30,11 +31,18 @@ AFTER_UNTIL = "trace started at or after --until"
 NO_TIME = "trace without a start time, so outside any --since/--until"
 
 
-def reader(format: str) -> Callable[[Sequence[str | Path]], TraceImport]:
-    """The reader of ``format`` (or an alias); ``ValueError`` naming the formats known."""
+def canonical_format(format: str) -> str:
+    """The format ``format`` names (``phoenix`` is ``openinference``); ``ValueError`` naming
+    the formats known."""
     name = ALIASES.get(format.lower(), format.lower())
     if name not in READERS:
         raise ValueError(f"unknown trace format {format!r}: give one of {', '.join(FORMATS)}")
+    return name
+
+
+def reader(format: str) -> Callable[[Sequence[str | Path]], TraceImport]:
+    """The reader of ``format`` (or an alias); ``ValueError`` naming the formats known."""
+    name = canonical_format(format)
     module, function = READERS[name]
     try:
         found = getattr(importlib.import_module(module), function)
@@ -78,8 +86,12 @@ def keep_between(
         if stamp is None:
             reason = NO_TIME
         else:
-            moment = as_utc(dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")))
-            if since is not None and moment < since:
+            # the trace's start, or (a trace without one) a timestamp its own metadata gives
+            with reading(f"trace {sample.get('id')!r}, metadata"):
+                moment = time_field(sample["metadata"], "timestamp")
+            if moment is None:
+                reason = NO_TIME
+            elif since is not None and moment < since:
                 reason = BEFORE_SINCE
             elif until is not None and moment >= until:
                 reason = AFTER_UNTIL
@@ -89,3 +101,50 @@ def keep_between(
             result.unmapped.append(Unmapped(reason, trace_id=str(sample.get("id"))))
     result.samples = kept
     return result
+
+
+#: Fields only one tool's records carry, the format each says; the first found decides.
+_MARKS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("otel", frozenset({"resourceSpans", "scopeSpans"})),
+    ("langsmith", frozenset({"run_type", "dotted_order", "child_runs", "parent_run_id"})),
+    ("openinference", frozenset({"context.span_id", "context.trace_id", "span_kind"})),
+    (
+        "langfuse",
+        frozenset(
+            {"traceId", "observations", "parentObservationId", "parent_observation_id"}
+            | {"startTime", "sessionId", "expectedOutput"}
+        ),
+    ),
+)
+
+
+def guess_format(paths: Sequence[str | Path], records: int = 20) -> str | None:
+    """The trace format the first ``records`` records of ``paths`` look like (OTLP's
+    ``resourceSpans``, LangSmith's ``run_type``, Phoenix's ``context.span_id``, Langfuse's
+    ``traceId``...), or None: to name the right format when the one asked for read nothing.
+    A file that cannot be read says nothing."""
+    from ragmeter.traces._shapes import read_records
+
+    for path in paths:
+        try:
+            for n, (_, record) in enumerate(read_records(Path(path), list_keys=("data", "runs"))):
+                found = _format_of(record)
+                if found is not None or n + 1 >= records:
+                    if found is not None:
+                        return found
+                    break
+        except (OSError, ValueError, ImportError):
+            continue
+    return None
+
+
+def _format_of(record: object) -> str | None:
+    if not isinstance(record, Mapping):
+        return None
+    keys = set(record)
+    context = record.get("context")
+    if isinstance(context, Mapping) and "span_id" in context:
+        keys.add("context.span_id")
+    if isinstance(record.get("trace"), Mapping) or isinstance(record.get("traces"), list):
+        keys.add("observations")  # a Langfuse trace or session download
+    return next((name for name, marks in _MARKS if keys & marks), None)

@@ -41,9 +41,10 @@ from ragmeter.traces._shapes import (
     decode_cell,
     documents,
     is_document_list,
-    parse_time,
     question_text,
     read_records,
+    reading,
+    time_field,
 )
 from ragmeter.traces._span import Document, Span, SpanKind, TraceImport, Unmapped
 
@@ -112,11 +113,12 @@ def read_langfuse(paths: Sequence[str | Path]) -> TraceImport:
             reader.n_records += 1
             if is_csv and isinstance(record, Mapping):  # cells holding JSON are decoded
                 record = {k: decode_cell(v) for k, v in record.items()}
-            reader.add(record, source)
+            with reading(source):
+                reader.add(record, source)
     spans = reader.spans()
-    return build_samples(
-        spans, format="langfuse", n_records=reader.n_records, unmapped=reader.unmapped
-    )
+    n_records, unmapped = reader.n_records, reader.unmapped
+    del reader  # the records, read into spans: not held while the samples are built
+    return build_samples(spans, format="langfuse", n_records=n_records, unmapped=unmapped)
 
 
 def _normal(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -226,11 +228,14 @@ class _Reader:
     def spans(self) -> list[Span]:
         by_trace: dict[str, list[Span]] = {}
         for obs_id, (data, source) in self.observations.items():
-            span = self._observation_span(obs_id, data, source)
+            with reading(source):
+                span = self._observation_span(obs_id, data, source)
             if span is not None:
                 by_trace.setdefault(span.trace_id, []).append(span)
-        for trace_id, (data, _) in self.traces.items():
-            by_trace.setdefault(trace_id, []).insert(0, self._trace_span(trace_id, data, by_trace))
+        for trace_id, (data, source) in self.traces.items():
+            with reading(source):
+                trace = self._trace_span(trace_id, data, by_trace)
+            by_trace.setdefault(trace_id, []).insert(0, trace)
         spans = [span for members in by_trace.values() for span in members]
         for trace_id, ids in self.listed.items():
             for obs_id in dict.fromkeys(ids):
@@ -242,9 +247,17 @@ class _Reader:
     def _trace_span(
         self, trace_id: str, data: dict[str, Any], by_trace: Mapping[str, list[Span]]
     ) -> Span:
-        start = parse_time(data.get("timestamp"))
+        start = time_field(data, "timestamp")
         latency = as_float(data.get("latency"))
-        end = start + dt.timedelta(seconds=latency) if start and latency is not None else None
+        end = None
+        if start is not None and latency is not None:
+            try:
+                end = start + dt.timedelta(seconds=latency)
+            except OverflowError:
+                raise ValueError(
+                    f"field 'latency': {latency} s after {start.isoformat()} is past year 9999; "
+                    "give the latency in seconds"
+                ) from None
         metadata: dict[str, Any] = {}
         raw = data.get("metadata")
         if isinstance(raw, Mapping):
@@ -327,8 +340,8 @@ class _Reader:
             parent_id=as_str(data.get("parentObservationId")),
             name=name,
             kind=kind,
-            start=parse_time(data.get("startTime")),
-            end=parse_time(data.get("endTime")),
+            start=time_field(data, "startTime"),
+            end=time_field(data, "endTime"),
             input=question_text(raw_input),
             output=None if kind in ("retriever", "reranker") else answer_text(raw_output),
             documents=docs,
@@ -393,7 +406,7 @@ def _usage(data: Mapping[str, Any]) -> tuple[int | None, int | None]:
 
 def _first_int(fields: Mapping[str, Any], keys: Sequence[str]) -> int | None:
     for key in keys:
-        value = as_int(fields.get(key))
+        value = as_int(fields.get(key), key)
         if value is not None:
             return value
     return None

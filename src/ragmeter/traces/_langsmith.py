@@ -39,9 +39,10 @@ from ragmeter.traces._shapes import (
     decode_cell,
     documents,
     is_document_list,
-    parse_time,
     question_text,
     read_records,
+    reading,
+    time_field,
 )
 from ragmeter.traces._span import Document, Span, SpanKind, TraceImport, Unmapped
 
@@ -89,7 +90,9 @@ def read_langsmith(paths: Sequence[str | Path]) -> TraceImport:
         for source, record in read_records(Path(path), list_keys=("runs", "data")):
             if tabular and isinstance(record, Mapping):
                 record = _decode_columns(record)
-            for run, where in _flatten(record, source, None):
+            with reading(source):
+                flat = _flatten(record, source, None)
+            for run, where in flat:
                 n_records += 1
                 if not isinstance(run, Mapping):
                     unmapped.append(Unmapped(NOT_AN_OBJECT, source=where))
@@ -105,9 +108,11 @@ def read_langsmith(paths: Sequence[str | Path]) -> TraceImport:
         if trace_id is None:
             unmapped.append(Unmapped(NO_TRACE, span_id=run_id, source=source))
             continue
-        span = _span(run_id, trace_id, run, source, unmapped)
+        with reading(source):
+            span = _span(run_id, trace_id, run, source, unmapped)
         if span is not None:
             spans.append(span)
+    del runs  # the records, read into spans: not held while the samples are built
     return build_samples(spans, format="langsmith", n_records=n_records, unmapped=unmapped)
 
 
@@ -211,8 +216,8 @@ def _span(
         parent_id=parent,
         name=name,
         kind=kind,
-        start=parse_time(run.get("start_time")),
-        end=parse_time(run.get("end_time")),
+        start=time_field(run, "start_time"),
+        end=time_field(run, "end_time"),
         input=question_text(inputs),
         output=None if kind in ("retriever", "reranker") else answer_text(outputs),
         documents=docs,
@@ -266,7 +271,8 @@ def _model(extra: Mapping[str, Any], meta: Mapping[str, Any], outputs: Any) -> s
 def _tokens(run: Mapping[str, Any], outputs: Any) -> tuple[int | None, int | None]:
     """The run's ``prompt_tokens`` / ``completion_tokens`` (LangSmith computes them), else
     the LLM output's ``token_usage``, else the message's ``usage_metadata``."""
-    prompt, completion = as_int(run.get("prompt_tokens")), as_int(run.get("completion_tokens"))
+    prompt = as_int(run.get("prompt_tokens"), "prompt_tokens")
+    completion = as_int(run.get("completion_tokens"), "completion_tokens")
     if prompt is not None or completion is not None:
         return prompt, completion
     if not isinstance(outputs, Mapping):
@@ -274,11 +280,17 @@ def _tokens(run: Mapping[str, Any], outputs: Any) -> tuple[int | None, int | Non
     llm_output = outputs.get("llm_output")
     usage = llm_output.get("token_usage") if isinstance(llm_output, Mapping) else None
     if isinstance(usage, Mapping):
-        return as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens"))
+        return (
+            as_int(usage.get("prompt_tokens"), "token_usage.prompt_tokens"),
+            as_int(usage.get("completion_tokens"), "token_usage.completion_tokens"),
+        )
     for holder in (outputs, _first_generation_message(outputs)):
         usage = holder.get("usage_metadata") if isinstance(holder, Mapping) else None
         if isinstance(usage, Mapping):
-            return as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens"))
+            return (
+                as_int(usage.get("input_tokens"), "usage_metadata.input_tokens"),
+                as_int(usage.get("output_tokens"), "usage_metadata.output_tokens"),
+            )
     return None, None
 
 

@@ -26,8 +26,16 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragmeter.traces._build import as_utc, build_samples
-from ragmeter.traces._shapes import json_lines, parquet_rows
+from ragmeter.traces._build import build_samples
+from ragmeter.traces._shapes import (
+    DOCUMENT,
+    as_int,
+    decode_cell,
+    parquet_rows,
+    read_json,
+    reading,
+    time_field,
+)
 from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport, Unmapped
 
 KINDS: dict[str, SpanKind] = {
@@ -108,17 +116,13 @@ def _number(value: Any) -> float | None:
         return None
 
 
-def _count(value: Any) -> int | None:
-    number = _number(value)
-    return None if number is None else int(number)
+def _count(value: Any, name: str) -> int | None:
+    return None if _missing(value) else as_int(value, name)
 
 
 def _json(value: Any) -> Any:
     if isinstance(value, str) and value.strip()[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
+        return decode_cell(value)
     return value
 
 
@@ -258,8 +262,10 @@ def span_from_attributes(
         ),
         input_documents=documents(attrs, "reranker.input_documents"),
         model=None if _missing(model) else str(model),
-        prompt_tokens=_count(attrs.get("llm.token_count.prompt")),
-        completion_tokens=_count(attrs.get("llm.token_count.completion")),
+        prompt_tokens=_count(attrs.get("llm.token_count.prompt"), "llm.token_count.prompt"),
+        completion_tokens=_count(
+            attrs.get("llm.token_count.completion"), "llm.token_count.completion"
+        ),
         session_id=_text(attrs.get("session.id")),
         user_id=_text(attrs.get("user.id")),
         tags=_tags(attrs.get("tag.tags")),
@@ -270,32 +276,6 @@ def span_from_attributes(
 
 
 # -- Phoenix records ----------------------------------------------------------------------------
-def parse_time(value: Any) -> dt.datetime | None:
-    """A time as Phoenix writes it: ISO 8601 text, a datetime, or epoch milliseconds
-    (``df.to_json``'s default); seconds, micro- and nanoseconds are told apart by size."""
-    if _missing(value) or value == "":
-        return None
-    if isinstance(value, dt.datetime):
-        moment = value
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = float(value)
-        for scale in (1e9, 1e6, 1e3):
-            if abs(seconds) > scale * 1e8:  # later than 1973 in that unit
-                seconds /= scale
-                break
-        try:
-            moment = dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc)
-        except (OverflowError, OSError):
-            raise ValueError(f"not a time: {value!r} is out of range") from None
-    elif isinstance(value, str):
-        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    elif hasattr(value, "to_pydatetime"):
-        moment = value.to_pydatetime()
-    else:
-        raise ValueError(f"not a time: {value!r}")
-    return as_utc(moment)
-
-
 def _phoenix_span(record: Mapping[str, Any]) -> Span | None:
     found = record.get("context")
     context: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
@@ -323,8 +303,8 @@ def _phoenix_span(record: Mapping[str, Any]) -> Span | None:
         parent_id=None if _missing(parent) or parent == "" else str(parent),
         name=str(record.get("name") or ""),
         attrs=attrs,
-        start=parse_time(record.get("start_time")),
-        end=parse_time(record.get("end_time")),
+        start=time_field(record, "start_time"),  # ISO 8601 text, a datetime, epoch ms...
+        end=time_field(record, "end_time"),
         error=error,
         kind=None if _missing(record.get("span_kind")) else str(record.get("span_kind")),
     )
@@ -337,15 +317,11 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
         for index, row in enumerate(parquet_rows(path, fix), start=1):
             yield f"{path}, row {index}", row
         return
-    text = read_text(path)
-    try:
-        data = json.loads(text) if text.strip() else []
-    except json.JSONDecodeError:
-        data = None
-    if data is None:  # JSON lines
-        yield from json_lines(
-            path, text, "give a JSON list of spans or one span object per line (JSON lines)"
-        )
+    values = read_json(path, "give a JSON list of spans or one span object per line (JSON lines)")
+    where, data = next(values)
+    if where is not DOCUMENT:  # JSON lines
+        yield where, data
+        yield from ((str(at), value) for at, value in values)
         return
     if isinstance(data, Mapping) and isinstance(data.get("data"), list):
         data = data["data"]  # Phoenix REST API: {"data": [...], "next_cursor": ...}
@@ -360,17 +336,6 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
         )
     for index, record in enumerate(data, start=1):
         yield f"{path}, record {index}", record
-
-
-def read_text(path: Path) -> str:
-    """The text of an export file; a binary file is an error that says what is expected."""
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise TraceFileError(
-            f"{path}: not UTF-8 text; give JSON or JSON lines (a Parquet file's name must end "
-            "in .parquet)"
-        ) from None
 
 
 def _is_columns(data: Mapping[str, Any]) -> bool:
@@ -413,12 +378,8 @@ def _phoenix_spans(path: Path) -> Iterator[tuple[str, Span | None]]:
                 f"{where}: expected a span object, got {type(record).__name__}; is this "
                 "an OpenInference / Phoenix span export?"
             )
-        try:
+        with reading(where):
             span = _phoenix_span(record)
-        except ValueError as error:
-            raise TraceFileError(
-                f"{where}: {error}; give start_time/end_time as ISO 8601 text"
-            ) from None
         yield where, span
 
 

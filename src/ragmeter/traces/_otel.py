@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,15 @@ from ragmeter.traces._openinference import (
     collect_spans,
     flatten,
     last_user_message,
-    read_text,
     span_from_attributes,
 )
-from ragmeter.traces._shapes import json_lines
+from ragmeter.traces._shapes import (
+    DOCUMENT,
+    as_int,
+    read_json,
+    reading,
+    time_field,
+)
 from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport
 
 OPERATIONS: dict[str, SpanKind] = {
@@ -101,15 +105,11 @@ def hex_id(value: Any, size: int) -> str | None:
     return raw.hex() if len(raw) == size else None
 
 
-def _nanos(value: Any) -> dt.datetime | None:
-    if value in (None, "", "0", 0):
+def _nanos(raw: Mapping[str, Any], key: str) -> dt.datetime | None:
+    """``startTimeUnixNano`` / ``endTimeUnixNano``: nanoseconds since the epoch (0: unset)."""
+    if raw.get(key) in ("0", 0):
         return None
-    nanos = int(value)
-    try:
-        moment = dt.datetime.fromtimestamp(nanos // 1_000_000_000, tz=dt.timezone.utc)
-    except (OverflowError, OSError):
-        raise ValueError(f"time {value!r} is out of range") from None
-    return moment + dt.timedelta(microseconds=(nanos % 1_000_000_000) // 1000)
+    return time_field(raw, key, unit="ns")
 
 
 def _messages(value: Any) -> list[Any] | None:
@@ -211,8 +211,8 @@ def _genai_span(base: dict[str, Any], attrs: dict[str, Any], events: list[Any]) 
         output=answer,
         documents=_genai_documents(attrs.get("gen_ai.retrieval.documents")),
         model=None if model is None else str(model),
-        prompt_tokens=None if prompt_tokens is None else int(prompt_tokens),
-        completion_tokens=None if completion_tokens is None else int(completion_tokens),
+        prompt_tokens=as_int(prompt_tokens, "gen_ai.usage.input_tokens"),
+        completion_tokens=as_int(completion_tokens, "gen_ai.usage.output_tokens"),
         session_id=None if session is None else str(session),
         user_id=None if user is None else str(user),
         attributes=attrs,
@@ -235,8 +235,8 @@ def _span(raw: Mapping[str, Any]) -> Span | None:
         "span_id": span_id,
         "parent_id": hex_id(raw.get("parentSpanId"), 8),
         "name": str(raw.get("name") or ""),
-        "start": _nanos(raw.get("startTimeUnixNano")),
-        "end": _nanos(raw.get("endTimeUnixNano")),
+        "start": _nanos(raw, "startTimeUnixNano"),
+        "end": _nanos(raw, "endTimeUnixNano"),
         "error": error,
     }
     if "openinference.span.kind" in attrs:
@@ -248,18 +248,12 @@ def _span(raw: Mapping[str, Any]) -> Span | None:
 
 def _objects(path: Path) -> Iterator[tuple[str, Any]]:
     """``(where, object)`` for each ``{"resourceSpans": ...}`` object of a file."""
-    text = read_text(path)
-    try:
-        whole = json.loads(text) if text.strip() else None
-    except json.JSONDecodeError:
-        whole = None
-    else:
-        if whole is not None:
-            yield str(path), whole
-        return
-    yield from json_lines(
-        path, text, 'an OTLP/JSON file holds one {"resourceSpans": [...]} object per line'
-    )
+    expected = 'an OTLP/JSON file holds one {"resourceSpans": [...]} object per line'
+    for where, value in read_json(path, expected):
+        if where is not DOCUMENT:
+            yield where, value
+        elif value != []:  # an empty file holds no spans
+            yield str(path), value
 
 
 def _items(container: Mapping[str, Any], key: str, where: str) -> list[Any]:
@@ -300,12 +294,12 @@ def _file_spans(path: Path) -> Iterator[tuple[str, Span | None]]:
             )
         for where_span, raw in _raw_spans(data, where):
             try:
-                span = _span(raw) if isinstance(raw, Mapping) else None
-            except (ValueError, TypeError) as error:
+                with reading(where_span):
+                    span = _span(raw) if isinstance(raw, Mapping) else None
+            except TypeError as error:  # a typed field holding another type
                 raise TraceFileError(
-                    f"{where_span}: {error}; OTLP/JSON gives times as nanoseconds since "
-                    'the epoch in text ("startTimeUnixNano": "1700000000000000000") and '
-                    "each attribute value as one typed field (stringValue, intValue...)"
+                    f"{where_span}: {error}; OTLP/JSON gives each attribute value as one typed "
+                    "field (stringValue, intValue...)"
                 ) from None
             yield where_span, span
 

@@ -9,15 +9,21 @@ format module only says which value holds what.
 
 from __future__ import annotations
 
-import csv
+import contextlib
 import datetime as dt
+import errno
+import itertools
 import json
 import math
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmeter._services import check_regular_file
+from ragmeter.dataset import parse_json_line, read_csv_rows
+from ragmeter.traces._build import as_utc
 from ragmeter.traces._span import Document, TraceFileError
 
 #: Keys under which an input object holds the question, most specific first.
@@ -81,6 +87,87 @@ _ASSISTANT_ROLES = frozenset({"assistant", "ai", "model"})
 RETRIEVAL_NAME = re.compile(r"retriev|search|vector|similarity|knowledge|lookup", re.IGNORECASE)
 
 
+EXPORT_FIX = "give the export file itself (JSON, JSON lines, CSV or Parquet), as it was downloaded"
+
+
+def check_export(path: Path) -> None:
+    """Refuse a path that is not a regular file before opening it (a FIFO would block, a link
+    to ``/dev/zero`` read forever); a missing file is ``FileNotFoundError`` (exit 4)."""
+    try:
+        check_regular_file(path, what="trace export file", fix=EXPORT_FIX)
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path)) from None
+    except ValueError as error:
+        raise TraceFileError(str(error)) from None
+
+
+#: What :func:`read_json` gives as ``where`` for a file that is one JSON document.
+DOCUMENT = None
+FLATTEN_FIX = "export the traces again: no tracing tool nests a record that deep"
+NOT_UTF8_FIX = "give JSON or JSON lines as exported (a Parquet file's name must end in .parquet)"
+
+
+def read_json(path: Path, expected: str) -> Iterator[tuple[str | None, Any]]:
+    """A JSON export: ``(DOCUMENT, value)`` once for a file that is one JSON document (``[]``
+    for an empty one), else ``(where, value)`` for each line of a JSON lines file, read a line
+    at a time (the file's text is never held whole). A line that is not JSON, nesting too
+    deep, a number too long or bytes that are not UTF-8 are an error naming the file and the
+    line, then saying what is ``expected``."""
+    check_export(path)
+    with path.open("rb") as handle:
+        lines = ((n, _utf8(path, n, raw)) for n, raw in enumerate(handle, start=1))
+        first = next(((n, line) for n, line in lines if line.strip()), None)
+        if first is None:
+            yield DOCUMENT, []
+            return
+        value, message, _ = parse_json_line(first[1])
+        second = None if message else next(((n, x) for n, x in lines if x.strip()), None)
+        if second is None:  # one document, over one line or many
+            rest = "".join(line for _, line in lines)
+            yield DOCUMENT, _whole_document(path, first[1] + rest, expected)
+            return
+        yield f"{path}, line {first[0]}", value
+        for number, line in itertools.chain([second], lines):
+            if line.strip():
+                yield _json_line(path, number, line, expected)
+
+
+def _utf8(path: Path, number: int, raw: bytes) -> str:
+    """Line ``number`` of ``path`` as text (a UTF-8 byte-order mark left out)."""
+    try:
+        return raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as error:
+        raise TraceFileError(
+            f"{path}, line {number}: not UTF-8 text ({error.reason} at byte {error.start} of "
+            f"the line); {NOT_UTF8_FIX}"
+        ) from None
+
+
+def _json_line(path: Path, number: int, line: str, expected: str) -> tuple[str, Any]:
+    value, message, _ = parse_json_line(line)
+    if message is not None:
+        raise TraceFileError(f"{path}, line {number}: {message}; {expected}")
+    return f"{path}, line {number}", value
+
+
+def _whole_document(path: Path, text: str, expected: str) -> Any:
+    """``text``, the whole of ``path``, as one JSON document; when it is none, the error
+    names its first line that is not JSON (nesting too deep or a number too long: the file)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    except RecursionError:
+        if len(text.strip().splitlines()) < 2:
+            raise TraceFileError(f"{path}: JSON nested too deeply to read; {FLATTEN_FIX}") from None
+    except ValueError as error:  # an integer of more than 4300 digits
+        raise TraceFileError(f"{path}: {error}; write very long numbers as strings") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            _json_line(path, number, line, expected)  # raises for the first that is not JSON
+    raise TraceFileError(f"{path}: not one JSON document; {expected}")  # a value split over lines
+
+
 def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterator[tuple[str, Any]]:
     """Each record of an export file, with where it came from (``file, line N``, ``record N``
     or ``row N``).
@@ -90,43 +177,20 @@ def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterato
     holding the list under one of ``list_keys`` (an API page's ``{"data": [...], "meta":
     {...}}``), or one record; or JSON lines, one record a line.
     """
-    if not path.is_file():
-        raise TraceFileError(f"{path}: no such file; give the path of an export file")
+    check_export(path)
     if path.suffix.lower() == ".parquet":
         for n, row in enumerate(parquet_rows(path), start=1):
             yield f"{path}, row {n}", row
         return
-    try:
-        if path.suffix.lower() == ".csv":
-            with path.open(encoding="utf-8-sig", newline="") as handle:
-                rows = list(csv.DictReader(handle))
-            for n, row in enumerate(rows, start=1):
-                yield f"{path}, row {n}", dict(row)
-            return
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise TraceFileError(
-            f"{path}: not UTF-8 text ({error.reason}); give the export as it was downloaded "
-            "(JSON, JSON lines or CSV)"
-        ) from None
-    try:
-        data = json.loads(text) if text.strip() else []
-    except json.JSONDecodeError as error:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if len(lines) < 2:
-            raise TraceFileError(
-                f"{path}, line {error.lineno}: not valid JSON ({error.msg}); give the export "
-                "as it was downloaded (a JSON list or object, or one JSON object a line)"
-            ) from None
-        # every line is read before the first record is given
-        yield from list(
-            json_lines(
-                path,
-                text,
-                "give one JSON object a line (JSON lines), or one JSON list or object",
-                column=True,
-            )
-        )
+    if path.suffix.lower() == ".csv":
+        yield from csv_records(path)
+        return
+    expected = "give one JSON object a line (JSON lines), or one JSON list or object"
+    values = read_json(path, expected)
+    where, data = next(values)
+    if where is not DOCUMENT:
+        yield where, data
+        yield from ((str(at), value) for at, value in values)
         return
     if isinstance(data, Mapping):
         for key in list_keys:
@@ -140,9 +204,25 @@ def read_records(path: Path, *, list_keys: Sequence[str] = ("data",)) -> Iterato
         yield str(path), data
 
 
+def csv_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The rows of a CSV export, read as ``ragmeter eval`` reads CSV (cells of any size, any
+    UTF encoding); a row that does not read (a quote never closed, more cells than the
+    header, bytes that do not decode) is an error naming it, never swallowed."""
+    records, rows, problems = read_csv_rows(path)
+    if problems:
+        first = problems[0]
+        raise TraceFileError(
+            f"{path}, row {first.row}: {first.message}; fix: {first.fix}"
+            + (f" ({len(problems) - 1} more row(s) with problems)" if len(problems) > 1 else "")
+        )
+    for row, record in zip(rows, records, strict=True):
+        yield f"{path}, row {row}", record
+
+
 def parquet_rows(path: Path, fix: str = "give the file as it was exported") -> list[dict[str, Any]]:
     """The rows of a Parquet file (LangSmith's bulk export, a Phoenix span dataframe),
     pyarrow imported only here; an unreadable file says ``fix``."""
+    check_export(path)
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -156,24 +236,6 @@ def parquet_rows(path: Path, fix: str = "give the file as it was exported") -> l
     return rows
 
 
-def json_lines(
-    path: Path, text: str, expected: str, *, column: bool = False
-) -> Iterator[tuple[str, Any]]:
-    """``(where, value)`` for each non-blank line of ``text`` (JSON lines read from ``path``);
-    a line that is not JSON is an error naming it (and the ``column``, if asked), then saying
-    what is ``expected``."""
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield f"{path}, line {n}", json.loads(line)
-        except json.JSONDecodeError as error:
-            at = f", column {error.colno}" if column else ""
-            raise TraceFileError(
-                f"{path}, line {n}: not valid JSON ({error.msg}{at}); {expected}"
-            ) from None
-
-
 def decode_cell(value: Any) -> Any:
     """A CSV cell as the JSON value it holds (objects, lists, numbers), empty as None."""
     if not isinstance(value, str):
@@ -182,51 +244,114 @@ def decode_cell(value: Any) -> Any:
     if not text:
         return None
     if text[0] in "[{" or text in ("null", "true", "false"):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            return value
+        decoded, message, _ = parse_json_line(text)
+        return value if message is not None else decoded
     return value
 
 
 # -- scalars -----------------------------------------------------------------------------------
 
 
-def parse_time(value: Any) -> dt.datetime | None:
-    """An ISO 8601 time (``Z`` or an offset; naive times are UTC), epoch seconds or
-    milliseconds (the JS SDKs'), or a datetime."""
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+#: Epoch units by their size in a second; a number is read in the first unit in which it is
+#: after 1973 (1e8 s), so seconds, milliseconds, micro- and nanoseconds are told apart.
+_UNITS = {"ns": 10**9, "us": 10**6, "ms": 10**3, "s": 1}
+TIME_FIX = (
+    "give an ISO 8601 time (2026-01-31T14:00:00Z, or with an offset: it is converted to UTC) "
+    "or a number since the epoch (seconds, milliseconds, micro- or nanoseconds)"
+)
+
+
+def parse_time(value: Any, *, unit: str | None = None) -> dt.datetime | None:
+    """A time in UTC: ISO 8601 text (``Z`` or an offset, converted; naive times are UTC), a
+    datetime (a Parquet or pandas timestamp), or a number since the epoch (text of digits
+    too), in ``unit`` (``"s"``, ``"ms"``, ``"us"``, ``"ns"``) or, without one, the unit its
+    size says. ``None`` and ``""`` are no time; anything else that is not a time (text that
+    does not read, NaN, infinity, a year out of 1..9999) is a ``ValueError`` saying why."""
     if value is None or value == "":
         return None
-    if isinstance(value, dt.datetime):  # a Parquet timestamp column
-        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        seconds = value / 1000 if value > 1e11 else value
-        return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc)
+    if isinstance(value, dt.datetime):
+        return as_utc(value)
+    if hasattr(value, "to_pydatetime"):  # a pandas Timestamp that is not a datetime
+        return as_utc(value.to_pydatetime())
     if isinstance(value, str):
-        text = value.strip().replace(" ", "T", 1) if "T" not in value else value.strip()
+        text = value.strip()
+        if text.lstrip("-").isdigit():
+            return _epoch(int(text), value, unit)
+        text = text.replace(" ", "T", 1) if "T" not in text else text
         if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
         try:
-            parsed = dt.datetime.fromisoformat(text)
+            return as_utc(dt.datetime.fromisoformat(text))
         except ValueError:
-            return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
-    return None
+            raise ValueError(f"not a time: {_shown(value)}") from None
+        except OverflowError:  # an offset that takes it past year 1 or 9999
+            raise ValueError(f"time {_shown(value)} is out of range in UTC") from None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise ValueError(f"not a time: {value!r}")
+        return _epoch(value, value, unit)
+    raise ValueError(f"not a time: {type(value).__name__} {_shown(value)}")
 
 
-def as_int(value: Any) -> int | None:
-    """A token count: an int, or a float or text holding a whole number."""
-    if isinstance(value, bool) or value is None:
+def _epoch(number: float, given: Any, unit: str | None) -> dt.datetime:
+    if unit is None:
+        unit = next((u for u, size in _UNITS.items() if abs(number) > size * 1e8), "s")
+    size = _UNITS[unit]
+    try:
+        if isinstance(number, int):  # exact: nanoseconds keep their microseconds
+            return _EPOCH + dt.timedelta(microseconds=number * 10**6 // size)
+        return _EPOCH + dt.timedelta(seconds=number / size)
+    except OverflowError:
+        raise ValueError(
+            f"time {_shown(given)} ({unit} since the epoch) is out of range (years 1 to 9999)"
+        ) from None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@contextlib.contextmanager
+def reading(where: str) -> Iterator[None]:
+    """What goes wrong reading one record (a value that is not what its field should be,
+    nesting too deep to follow) as one :class:`TraceFileError` naming ``where``."""
+    try:
+        yield
+    except TraceFileError:
+        raise
+    except RecursionError:
+        raise TraceFileError(f"{where}: nested too deeply to read; {FLATTEN_FIX}") from None
+    except (ValueError, OverflowError) as error:
+        raise TraceFileError(f"{where}: {error}") from None
+
+
+def time_field(
+    record: Mapping[str, Any], key: str, *, unit: str | None = None
+) -> dt.datetime | None:
+    """``record[key]`` read with :func:`parse_time`; a value that is not a time is a
+    ``ValueError`` naming the field and the fix."""
+    try:
+        return parse_time(record.get(key), unit=unit)
+    except ValueError as error:
+        raise ValueError(f"field {key!r}: {error}; {TIME_FIX}") from None
+
+
+def as_int(value: Any, name: str = "") -> int | None:
+    """A token count: an int, or a float or text holding a whole number; ``None`` for none.
+    Anything else (a fraction, a negative count, NaN, infinity, text that is no number) is a
+    ``ValueError`` saying why."""
+    if value is None or value == "":
         return None
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and value >= 0:
         return int(value)
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
-    return None
+    field = f"field {name!r}: " if name else ""
+    raise ValueError(f"{field}not a token count: {_shown(value)}; give a whole number of tokens")
 
 
 def as_float(value: Any) -> float | None:

@@ -90,10 +90,28 @@ class TraceImport:
     n_traces: int = 0
 
     def to_dataset(self) -> Dataset:
-        """The samples as a :class:`~ragmeter.dataset.Dataset` (ids are the trace ids)."""
+        """The samples as a :class:`~ragmeter.dataset.Dataset` (ids are the trace ids). A
+        sample that is not valid (metadata nested too deeply, say) leaves ``samples`` for
+        ``unmapped``, with the problem as its reason: one trace does not stop the others."""
         from ragmeter.dataset import Dataset
 
-        return Dataset.from_records(self.samples, source=f"{self.format} traces")
+        dataset = Dataset.from_records(
+            self.samples, source=f"{self.format} traces", skip_invalid=True
+        )
+        if dataset.invalid:
+            invalid = {row.row - 1 for row in dataset.invalid}
+            for row in dataset.invalid:
+                trace_id = str(self.samples[row.row - 1].get("id"))
+                self.unmapped += [
+                    Unmapped(
+                        f"trace whose sample is not valid: {p.field or 'the sample'}: "
+                        f"{p.message} (fix: {p.fix})",
+                        trace_id=trace_id,
+                    )
+                    for p in row.problems
+                ]
+            self.samples = [s for n, s in enumerate(self.samples) if n not in invalid]
+        return dataset
 
     def unmapped_counts(self) -> dict[str, int]:
         """How many records were left out for each reason, the most common first."""
