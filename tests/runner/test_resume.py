@@ -410,3 +410,28 @@ def test_a_second_interrupt_stops_at_once_and_the_calls_it_cut_are_counted(tmp_p
     result = EvaluationResult.load(tmp_path / "run")
     assert all(a.n_ok == 6 for a in result.aggregates.values())
     assert result.usage["calls"] == sent
+
+
+def test_a_kill_in_the_runs_first_second_counts_the_calls_it_cut(tmp_path):
+    """Issue 37: the usage of the calls in flight reaches run.db within a fraction of a
+    second of their being sent, not a second after the judging started (before, a kill in
+    the first second left them uncounted: 36 counted, 48 sent)."""
+    release = threading.Event()
+
+    def hang(body):
+        release.wait(timeout=60)
+        return server_responder(body)
+
+    with FakeOpenAIServer(responder=hang) as server:
+        process = _interrupted_run(tmp_path, server, 6)
+        counted = _poll(lambda: _in_flight_calls(tmp_path / "run") == len(server.requests), 0.3)
+        sent_before_kill = len(server.requests)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+        assert counted, (_in_flight_calls(tmp_path / "run"), sent_before_kill)
+        release.set()
+        _resume(tmp_path)
+        sent = len(server.requests)
+    result = EvaluationResult.load(tmp_path / "run")
+    assert all(a.n_ok == 6 for a in result.aggregates.values())
+    assert result.usage["calls"] == sent

@@ -551,10 +551,9 @@ class _StoredSamples:
 PLAIN_PHASE = "retrieval & text metrics"
 #: Samples whose missing results are looked up at a time (bounds the runner's memory).
 TODO_CHUNK = 1024
-#: Seconds between writes of the in-flight samples' usage to the run's file.
-USAGE_WRITE_INTERVAL_S = 1.0
-#: Seconds after the judged metrics start before the first write of the in-flight usage.
-FIRST_USAGE_WRITE_S = 0.05
+#: Seconds between looks at the in-flight samples' usage: written to the run's file when
+#: it changed, so a kill loses at most this long's count of requests sent.
+USAGE_WRITE_INTERVAL_S = 0.05
 
 
 def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
@@ -720,12 +719,12 @@ class _Session:
             await release(services)
 
     async def _write_usage_as_it_grows(self, services: JudgedSetup) -> None:
-        """Every second, the usage of the samples in flight goes to the run's file: a kill
-        loses at most the last second's count, never a long sample's calls. The first
-        write comes as soon as a call is under way, not a second after the start."""
+        """The usage of the samples in flight goes to the run's file as it changes (looked
+        at every :data:`USAGE_WRITE_INTERVAL_S`): a kill, even in the run's first second,
+        loses at most the last 50 ms' count, never a long sample's calls."""
         written: dict[int, dict[str, Any]] = {}
         while True:
-            await asyncio.sleep(USAGE_WRITE_INTERVAL_S if written else FIRST_USAGE_WRITE_S)
+            await asyncio.sleep(USAGE_WRITE_INTERVAL_S)
             if self._flying:
                 flying = self._in_flight_usage(services)
                 if flying != written:
