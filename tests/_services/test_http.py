@@ -227,6 +227,32 @@ def test_calls_that_keep_failing_stop_the_endpoint(
         assert len(server.requests) == sent
 
 
+def test_the_calls_in_flight_are_cut_when_the_breaker_opens() -> None:
+    # Three calls hang (their timeout is 20 s); the fourth is told to wait an hour: the
+    # three are not waited for.
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(*[Fault.timeout(delay_s=30) for _ in range(3)])
+        server.inject(Fault.rate_limit(retry_after_header="3600"))
+        judge = judge_for(server, timeout_s=20.0, structured_output="json_object")
+
+        async def four() -> list[object]:
+            try:
+                asked = [
+                    judge.generate(QUESTION, Claims, prompt_version=f"t@{i}") for i in range(4)
+                ]
+                return await asyncio.gather(*asked, return_exceptions=True)
+            finally:
+                await judge.aclose()
+
+        started = time.monotonic()
+        failures = asyncio.run(four())
+        assert time.monotonic() - started < 3.0
+        said = sorted(str(f).split(":")[0] for f in failures)
+        assert said == ["HTTP 429 from http", "cut in flight", "cut in flight", "cut in flight"]
+        assert all(isinstance(f, JudgeTransientError) for f in failures)
+        assert len(server.requests) == 4
+
+
 def test_one_failure_among_successes_never_opens_the_breaker() -> None:
     # Hostile but healthy: every other call fails (500, a dropped connection, a timeout),
     # each retried once with success: 12 calls, 12 answers, the breaker never opens.

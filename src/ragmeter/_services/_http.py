@@ -793,8 +793,19 @@ async def with_retries(
         if breaker is not None:
             breaker.check()
         started = time.monotonic()
+        watched = breaker.watch() if breaker is not None else None
         try:
-            answer = await attempt()
+            try:
+                answer = await attempt()
+            finally:
+                if breaker is not None:
+                    breaker.unwatch(watched)
+        except asyncio.CancelledError:
+            if watched is None or not watched.cut or _still_cancelled():
+                raise  # not (only) the breaker's cut: a real cancellation
+            raise JudgeTransientError(
+                f"cut in flight: {breaker.reason if breaker else 'the endpoint cannot answer'}"
+            ) from None
         except JudgeTransientError as error:
             asked = error.retry_after
             if breaker is not None:
@@ -816,6 +827,15 @@ async def with_retries(
             if breaker is not None:
                 breaker.succeeded()
             return answer
+
+
+def _still_cancelled() -> bool:
+    """After a cancellation of the current task was caught: whether another one is pending
+    (3.11+ counts them; 3.10 does not, and takes a caught one as handled)."""
+    task = asyncio.current_task()
+    if task is None or sys.version_info < (3, 11):
+        return False
+    return bool(task.uncancel())
 
 
 def _duration(seconds: float) -> str:

@@ -106,6 +106,17 @@ class LimitSettings:
     breaker_silence_s: float = DEFAULT_BREAKER_SILENCE_S
 
 
+class WatchedCall:
+    """A call in flight that an opening :class:`Breaker` cuts (``cut``: it did)."""
+
+    __slots__ = ("cut", "loop", "task")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[object]) -> None:
+        self.loop = loop
+        self.task = task
+        self.cut = False
+
+
 class Breaker:
     """Whether an endpoint can answer at all: the one circuit breaker of an endpoint, held
     by its :class:`Limiter` (so every judge and embeddings client of the endpoint, and the
@@ -131,6 +142,7 @@ class Breaker:
         self._until = 0.0
         self._streak = 0
         self._since: float | None = None
+        self._watched: set[WatchedCall] = set()
 
     @property
     def reason(self) -> str | None:
@@ -155,11 +167,42 @@ class Breaker:
 
     def trip(self, reason: str, for_s: float) -> None:
         """Open the breaker for ``for_s`` seconds (``inf``: until :meth:`reset`); the first
-        reason stays."""
+        reason stays. The calls in flight that :meth:`watch` them are cut: an endpoint that
+        cannot answer is not waited for until each one's timeout."""
         with self._lock:
             if self._reason is None:
                 self._reason = reason
             self._until = max(self._until, time.monotonic() + for_s)
+            watched = list(self._watched)
+        for call in watched:
+            if not call.loop.is_closed():
+                call.loop.call_soon_threadsafe(self._cut, call)
+
+    def watch(self) -> WatchedCall | None:
+        """Register the call the current task is about to await: :meth:`trip` cancels it
+        (:meth:`unwatch` it as soon as it returns, before any other ``await``)."""
+        task = asyncio.current_task()
+        if task is None:
+            return None
+        call = WatchedCall(asyncio.get_running_loop(), task)
+        with self._lock:
+            self._watched.add(call)
+        return call
+
+    def unwatch(self, call: WatchedCall | None) -> None:
+        if call is not None:
+            with self._lock:
+                self._watched.discard(call)
+
+    def _cut(self, call: WatchedCall) -> None:
+        """In the call's own loop: cancel it if it is still awaited (then it is suspended
+        in the watched call: nothing runs between its end and :meth:`unwatch`)."""
+        with self._lock:
+            if call not in self._watched:
+                return
+            self._watched.discard(call)
+        call.cut = True
+        call.task.cancel()
 
     def succeeded(self) -> None:
         """An answer came back: the failures so far were a blip."""

@@ -554,6 +554,8 @@ TODO_CHUNK = 1024
 #: Seconds between looks at the in-flight samples' usage: written to the run's file when
 #: it changed, so a kill loses at most this long's count of requests sent.
 USAGE_WRITE_INTERVAL_S = 0.05
+#: Seconds between asking a Ray cluster whether an endpoint's breaker opened.
+RAY_BREAKER_CHECK_S = 0.25
 
 
 def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
@@ -666,6 +668,7 @@ class _Session:
         self.interrupted: str | None = None
         self.interrupt_wait_s = DEFAULT_INTERRUPT_WAIT_S
         self._stop_by: float | None = None
+        self._breakers_asked = 0.0
         self._woken: asyncio.Future[None] | None = None
         #: The in-flight usage when the run stopped waiting: calls cancelled then are gone
         #: from the judges' ledgers, yet were sent (and billed).
@@ -778,10 +781,18 @@ class _Session:
             return True
         return self.endpoint_down is not None
 
-    async def _check_breakers(self) -> bool:
-        """Whether an endpoint's breaker is open (the first reason is kept)."""
+    async def _check_breakers(self, *, now: bool = False) -> bool:
+        """Whether an endpoint's breaker is open (the first reason is kept). On Ray the
+        cluster's breakers are asked at most every :data:`RAY_BREAKER_CHECK_S` (``now``:
+        at once), not once per sample."""
         if self.endpoint_down is None:
-            reasons = await self.pool.open_breakers() if self.pool else open_breakers()
+            if self.pool is None:
+                reasons = open_breakers()
+            elif now or time.monotonic() >= self._breakers_asked + RAY_BREAKER_CHECK_S:
+                self._breakers_asked = time.monotonic()
+                reasons = await self.pool.open_breakers()
+            else:
+                reasons = []
             self.endpoint_down = reasons[0] if reasons else None
         return self.endpoint_down is not None
 
@@ -821,7 +832,7 @@ class _Session:
             # The samples in flight settle (an interrupt waits for them a bounded time).
             while pending and not self.configuration_error and not self._waited_enough():
                 pending = await self._collect(pending, services)
-            await self._check_breakers()  # it may have opened on the last samples
+            await self._check_breakers(now=True)  # it may have opened on the last samples
         finally:
             if pending:
                 self._at_stop = self._in_flight_usage(services)
