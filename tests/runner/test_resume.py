@@ -424,7 +424,7 @@ def test_a_kill_in_the_runs_first_second_counts_the_calls_it_cut(tmp_path):
 
     with FakeOpenAIServer(responder=hang) as server:
         process = _interrupted_run(tmp_path, server, 6)
-        counted = _poll(lambda: _in_flight_calls(tmp_path / "run") == len(server.requests), 0.3)
+        counted = _poll(lambda: _in_flight_calls(tmp_path / "run") == len(server.requests), 0.5)
         sent_before_kill = len(server.requests)
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
