@@ -16,14 +16,19 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from ragmeter._services import (  # private: the HTTP layer's own helpers
+    Breaker,
+    EndpointUnavailableError,
     redact_secrets,
     redact_url,
     retry_after_seconds,
     send_once,
     status_error,
+    wait_asked,
+    with_retries,
 )
 from ragmeter.embed import EmbeddingsConfig, OpenAIEmbeddings
 from ragmeter.judge import (
+    EndpointClient,
     JudgeConfig,
     JudgeConfigError,
     JudgeTransientError,
@@ -64,6 +69,20 @@ async def ask(judge: OpenAIJudge) -> Judgment[Claims]:
         await judge.aclose()
 
 
+async def embed_once(embeddings: OpenAIEmbeddings) -> object:
+    try:
+        return await embeddings.embed(["a text"], kind="passage")
+    finally:
+        await embeddings.aclose()
+
+
+async def post_once(client: EndpointClient) -> None:
+    try:
+        await client.post("chat/completions", {"model": "m"}, Usage())
+    finally:
+        await client.aclose()
+
+
 def chat_formats(server: FakeOpenAIServer) -> list[str]:
     return [
         r.body["response_format"]["type"]
@@ -98,31 +117,198 @@ def test_embeddings_requests_have_the_same_deadline() -> None:
         config = EmbeddingsConfig(
             model="embedder", base_url=server.base_url, timeout_s=0.5, max_retries=0
         )
-        embeddings = OpenAIEmbeddings(config)
-
-        async def embed() -> object:
-            try:
-                return await embeddings.embed(["a text"], kind="passage")
-            finally:
-                await embeddings.aclose()
-
         started = time.monotonic()
         with pytest.raises(JudgeTransientError, match="no complete answer"):
-            asyncio.run(embed())
+            asyncio.run(embed_once(OpenAIEmbeddings(config)))
         assert time.monotonic() - started < 2.0
 
 
-# -- Retry-After is obeyed up to a cap ---------------------------------------------------------
-@pytest.mark.parametrize("header", ["1e9", "inf", "86400"])
-def test_a_huge_or_unbounded_retry_after_waits_only_the_cap(header: str) -> None:
+# -- Retry-After is obeyed up to a cap; past it, the endpoint's breaker opens ----------------
+@pytest.mark.parametrize("header", ["1e9", "inf", "86400", "3600"])
+def test_a_retry_after_past_the_cap_fails_at_once_and_stops_the_endpoint(header: str) -> None:
     with FakeOpenAIServer(responder=responder) as server:
         server.inject(Fault.rate_limit(retry_after_header=header))
         judge = judge_for(server, max_retry_wait_s=0.2, structured_output="json_object")
         started = time.monotonic()
-        judgment = asyncio.run(ask(judge))
-        assert time.monotonic() - started < 3.0  # backoff is at most 0.5 s, the cap 0.2 s
-        assert judgment.usage.retries == 1
-        assert judgment.output.claims == ["the sky is blue"]
+        with pytest.raises(JudgeTransientError, match="not retried: asks to wait") as failed:
+            asyncio.run(ask(judge))
+        assert time.monotonic() - started < 1.0  # not the cap, not the wait: at once
+        asked = "an unbounded time" if header == "inf" else f"{float(header):.0f} s"
+        assert f"asks to wait {asked}" in str(failed.value)
+        # The endpoint asked to wait: nothing more is sent to it (every client of it).
+        with pytest.raises(EndpointUnavailableError, match=f"rate limited: .* wait {asked}"):
+            asyncio.run(ask(judge_for(server, structured_output="json_object")))
+        assert len(server.requests) == 1
+
+
+def test_a_wait_past_the_cap_without_a_breaker_waits_the_cap_and_says_so_in_words(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[int] = []
+
+    async def attempt() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise JudgeTransientError("HTTP 429", retry_after=math.inf)
+        return "answer"
+
+    started = time.monotonic()
+    answer = asyncio.run(
+        with_retries(attempt, Usage(), max_retries=2, max_retry_wait_s=0.2, where="gw")
+    )
+    assert answer == "answer" and time.monotonic() - started < 1.5
+    said = [r.getMessage() for r in caplog.records if "asked to wait" in r.getMessage()]
+    assert said == [
+        "gw asked to wait an unbounded time before retrying; waiting 0 s (max_retry_wait_s)"
+    ]
+
+
+def test_a_429_without_retry_after_asks_to_wait_until_its_limit_resets() -> None:
+    def asked(**headers: str) -> float | None:
+        return wait_asked(httpx.Headers(headers))
+
+    reset = {"x-ratelimit-reset-requests": "6m0s", "x-ratelimit-reset-tokens": "1.5s"}
+    assert asked(**reset) == 360.0
+    assert asked(**reset, **{"x-ratelimit-remaining-tokens": "0"}) == 1.5
+    assert asked(**reset, **{"retry-after": "2"}) == 2.0
+    assert asked(**{"x-ratelimit-reset-tokens": "20ms"}) == pytest.approx(0.02)
+    assert asked(**{"x-ratelimit-reset-tokens": "1h2m3s"}) == 3723.0
+    assert asked(**{"x-ratelimit-reset-requests": "12"}) == 12.0
+    for garbage in ("soon", "6x", "nan", "m", ""):
+        assert asked(**{"x-ratelimit-reset-requests": garbage}) is None
+    assert asked() is None
+
+
+def test_a_429_whose_limit_resets_in_an_hour_stops_the_endpoint() -> None:
+    seen: list[httpx.URL] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url)
+        headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1h0m0s"}
+        return httpx.Response(429, headers=headers, json={"error": {"message": "quota"}})
+
+    config = JudgeConfig(model="m", base_url="http://quota.example/v1", max_retries=5)
+    client = endpoint_client(config, transport=httpx.MockTransport(handler))
+    with pytest.raises(JudgeTransientError, match="asks to wait 3600 s"):
+        asyncio.run(post_once(client))
+    assert len(seen) == 1
+
+
+# -- a streak of calls without an answer opens the breaker; a blip does not -------------------
+FAULTS = {
+    "server_error": lambda: Fault.server_error(),
+    "connection_drop": lambda: Fault.connection_drop(),
+    "timeout": lambda: Fault.timeout(delay_s=2.0),
+}
+
+
+@pytest.mark.parametrize(
+    ("fault", "settings", "said", "sent"),
+    [
+        # breaker_failures in a row (not 11 attempts: the breaker stopped the retries)
+        *(
+            (fault, {"breaker_failures": 3}, r"no answer from .* across 3 calls", 3)
+            for fault in FAULTS
+        ),
+        # or at least two across breaker_silence_s, before the count
+        ("timeout", {"breaker_silence_s": 0.5}, r"for \d+ s across 2 calls", 2),
+    ],
+)
+def test_calls_that_keep_failing_stop_the_endpoint(
+    fault: str, settings: dict[str, float], said: str, sent: int
+) -> None:
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(*[FAULTS[fault]() for _ in range(20)])
+        judge = judge_for(
+            server, timeout_s=0.4, max_retries=10, structured_output="json_object", **settings
+        )
+        with pytest.raises(EndpointUnavailableError, match=said):
+            asyncio.run(ask(judge))
+        assert len(server.requests) == sent
+
+
+def test_the_calls_in_flight_are_cut_when_the_breaker_opens() -> None:
+    # Three calls hang (their timeout is 20 s); the fourth is told to wait an hour: the
+    # three are not waited for.
+    with FakeOpenAIServer(responder=responder) as server:
+        server.inject(*[Fault.timeout(delay_s=30) for _ in range(3)])
+        server.inject(Fault.rate_limit(retry_after_header="3600"))
+        judge = judge_for(server, timeout_s=20.0, structured_output="json_object")
+
+        async def four() -> list[object]:
+            try:
+                asked = [
+                    judge.generate(QUESTION, Claims, prompt_version=f"t@{i}") for i in range(4)
+                ]
+                return await asyncio.gather(*asked, return_exceptions=True)
+            finally:
+                await judge.aclose()
+
+        started = time.monotonic()
+        failures = asyncio.run(four())
+        assert time.monotonic() - started < 3.0
+        said = sorted(str(f).split(":")[0] for f in failures)
+        assert said == ["HTTP 429 from http", "cut in flight", "cut in flight", "cut in flight"]
+        assert all(isinstance(f, JudgeTransientError) for f in failures)
+        assert len(server.requests) == 4
+
+
+def test_one_failure_among_successes_never_opens_the_breaker() -> None:
+    # Hostile but healthy: every other call fails (500, a dropped connection, a timeout),
+    # each retried once with success: 12 calls, 12 answers, the breaker never opens.
+    with FakeOpenAIServer(responder=responder) as server:
+        judge = judge_for(
+            server, timeout_s=0.3, breaker_failures=2, structured_output="json_object"
+        )
+        faults = [Fault.server_error(), Fault.connection_drop(), Fault.timeout(delay_s=1.0)]
+
+        async def many() -> list[Judgment[Claims]]:
+            answers = []
+            try:
+                for i in range(12):
+                    server.inject(faults[i % 3])
+                    answers.append(await judge.generate(QUESTION, Claims, prompt_version=f"t@{i}"))
+            finally:
+                await judge.aclose()
+            return answers
+
+        answers = asyncio.run(many())
+        assert [a.output.claims for a in answers] == [["the sky is blue"]] * 12
+        assert judge.limiter.breaker.reason is None
+
+
+def test_the_breaker_counts_a_streak_reset_by_any_success() -> None:
+    breaker = Breaker(failures=3, silence_s=1000)
+    now = time.monotonic()
+    for _ in range(5):
+        breaker.failed("gw", now)
+        breaker.failed("gw", now)
+        breaker.succeeded()
+    assert breaker.reason is None
+    breaker.failed("gw", now)
+    breaker.failed("gw", now)
+    breaker.failed("gw", now)
+    assert breaker.reason is not None and "across 3 calls" in breaker.reason
+    with pytest.raises(EndpointUnavailableError, match="not sent: no answer from gw"):
+        breaker.check()
+    breaker.reset()
+    assert breaker.reason is None
+    breaker.trip("rate limited", 0.0)  # an asked wait that is over closes it again
+    assert breaker.reason is None
+
+
+def test_embeddings_endpoints_stop_the_same_way() -> None:
+    with FakeOpenAIServer() as server:
+        server.inject(Fault.rate_limit(retry_after_header="3600"))
+        config = EmbeddingsConfig(model="embedder", base_url=server.base_url, max_retries=5)
+
+        started = time.monotonic()
+        with pytest.raises(JudgeTransientError, match="asks to wait 3600 s"):
+            asyncio.run(embed_once(OpenAIEmbeddings(config)))
+        with pytest.raises(EndpointUnavailableError, match="rate limited"):
+            asyncio.run(embed_once(OpenAIEmbeddings(config)))
+        assert time.monotonic() - started < 2.0
+        assert len(server.requests) == 1
 
 
 def test_a_retry_after_below_the_cap_is_obeyed() -> None:
@@ -273,14 +459,7 @@ def test_a_query_in_the_base_url_goes_with_every_request_after_the_path() -> Non
 
     config = JudgeConfig(model="m", base_url="http://gw.example/v1/?api-version=2024-06-01")
     client = endpoint_client(config, transport=httpx.MockTransport(handler))
-
-    async def main() -> None:
-        try:
-            await client.post("chat/completions", {"model": "m"}, Usage())
-        finally:
-            await client.aclose()
-
-    asyncio.run(main())
+    asyncio.run(post_once(client))
     assert [str(url) for url in seen] == [
         "http://gw.example/v1/chat/completions?api-version=2024-06-01"
     ]

@@ -61,13 +61,14 @@ def write_samples(path: Path, n: int, **extra: Any) -> Path:
     return path
 
 
-def judge_file(tmp_path: Path, base_url: str) -> Path:
-    """A judge that gives up at the first failure (no retries), so faults fail at once."""
+def judge_file(tmp_path: Path, base_url: str, *settings: str) -> Path:
+    """A judge that gives up at the first failure (no retries), so faults fail at once;
+    ``settings`` are more lines of its table."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "judge.toml"
     path.write_text(
         f'[judge]\nmodel = "m"\nbase_url = "{base_url}"\nmax_retries = 0\n'
-        'api_key_env = "RAGMETER_JUDGE_API_KEY"\n',
+        'api_key_env = "RAGMETER_JUDGE_API_KEY"\n' + "".join(f"{line}\n" for line in settings),
         encoding="utf-8",
     )
     return path
@@ -80,8 +81,14 @@ def server(monkeypatch: pytest.MonkeyPatch):
         yield fake
 
 
-def evaluate(tmp_path: Path, server: FakeOpenAIServer, *args: str, data: Path | None = None):
-    judge = judge_file(tmp_path, server.base_url)
+def evaluate(
+    tmp_path: Path,
+    server: FakeOpenAIServer,
+    *args: str,
+    data: Path | None = None,
+    settings: tuple[str, ...] = (),
+):
+    judge = judge_file(tmp_path, server.base_url, *settings)
     data = data or write_samples(tmp_path / "data.jsonl", 4)
     return invoke(
         "eval", str(data), "-m", "faithfulness,rouge_l", "-o", str(tmp_path / "run"),
@@ -121,15 +128,23 @@ def failing_first(n_failing: int):
 
 
 def test_failure_policy_and_the_line_that_says_why(tmp_path, server, monkeypatch):
-    """12 of 40 results fail: 20 samples, faithfulness failing for 12, rouge_l never."""
+    """12 of 40 results fail: 20 samples, faithfulness failing for 12, rouge_l never (12
+    failures in a row would stop the run as an endpoint that cannot answer: not here)."""
     server.responder = failing_first(12)
     data = write_samples(tmp_path / "data.jsonl", 20)
-    failed = evaluate(tmp_path / "a", server, data=data)
+    failed = evaluate(tmp_path / "a", server, data=data, settings=("breaker_failures = 100",))
     assert failed.exit_code == ExitCode.RESULTS_FAILED, failed.output
     assert last_line(failed.output).startswith(
         "exit 3: 12 of 40 results failed (30%) > --max-failed-share 0"
     )
-    within = evaluate(tmp_path / "b", server, "--max-failed-share", "0.3", data=data)
+    within = evaluate(
+        tmp_path / "b",
+        server,
+        "--max-failed-share",
+        "0.3",
+        data=data,
+        settings=("breaker_failures = 100",),
+    )
     assert within.exit_code == ExitCode.OK, within.output
     assert "12 of 40 results failed (30%), within --max-failed-share 0.3" in within.output
     server.responder = faithfulness_reply
@@ -138,7 +153,7 @@ def test_failure_policy_and_the_line_that_says_why(tmp_path, server, monkeypatch
     assert last_line(clean.output) == "exit 0: all 40 results computed"
     # every result failed, and accepted
     server.responder = failing_first(20)
-    judge = judge_file(tmp_path / "d", server.base_url)
+    judge = judge_file(tmp_path / "d", server.base_url, "breaker_failures = 100")
     accepted = invoke(
         "eval", str(data), "-m", "faithfulness", "-o", str(tmp_path / "d" / "run"),
         "--judge-config", str(judge), "--no-cache", "-q", "--allow-failures",

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from ragmeter.judge import (
     BinaryVerdict,
+    EndpointUnavailableError,
     JudgeConfig,
     JudgeConfigError,
     JudgeOutputError,
@@ -408,10 +409,16 @@ def test_retry_after_is_honoured_up_to_max_retry_wait_s(litellm):
         run(ask(on_server(server)))
         assert time.monotonic() - started >= 0.95
 
+        # Past the cap: the endpoint's breaker opens (issue 37): no wait, and no call more.
         server.inject(Fault.rate_limit(retry_after_s=3600))
         started = time.monotonic()
-        run(ask(on_server(server, max_retry_wait_s=0.2), messages=[Message("user", "again")]))
+        with pytest.raises(JudgeTransientError, match="asks to wait 3600 s"):
+            run(ask(on_server(server, max_retry_wait_s=0.2), messages=[Message("user", "again")]))
+        sent = len(chat_requests(server))
+        with pytest.raises(EndpointUnavailableError, match="rate limited"):
+            run(ask(on_server(server), messages=[Message("user", "once more")]))
         assert time.monotonic() - started < 5
+        assert len(chat_requests(server)) == sent
 
 
 def test_wrong_key_fails_fast_and_never_shows_the_key(litellm):

@@ -313,3 +313,32 @@ def test_each_worker_sends_its_judge_requests_to_its_own_nodes_endpoint(
     # Every judge call went to one of the two nodes' endpoints, and both nodes had work.
     assert sum(served) == result.config["usage"]["calls"] and min(served) > 0
     assert result.config["backend"]["local_endpoint"] == f"${NODE_URL}"
+
+
+def test_an_endpoint_that_cannot_answer_stops_every_worker(cluster: str) -> None:
+    """Issue 37: the breaker is the cluster's: one worker meeting a 429 that asks to wait an
+    hour stops the other workers' calls too, and the driver starts no new sample."""
+    from ragmeter.testing import Fault
+
+    with FakeOpenAIServer(responder=server_responder) as server:
+        server.fault_rate(Fault.rate_limit(retry_after_header="3600"), 1.0)
+        config = JudgeConfig(
+            base_url=server.base_url,
+            model="fake-model",
+            api_key=SecretStr("sk-test"),
+            max_retries=2,
+            max_retry_wait_s=0.5,
+        )
+        result = evaluate(
+            samples(40),
+            ["faithfulness"],
+            judge=OpenAIJudge(config, cache=NullCache()),
+            concurrency=2,
+            backend=RayBackend(cluster, workers=2),
+        )
+        received = len(server.requests)
+        where = server.base_url
+    assert result.config["endpoint_down"].startswith(f"rate limited: {where}")
+    assert "asks to wait 3600 s" in result.config["endpoint_down"]
+    assert received <= 2  # one call per worker at most: none retried, no new sample
+    assert sum(a.n_not_started for a in result.aggregates.values()) >= 36

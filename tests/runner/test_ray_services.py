@@ -80,3 +80,29 @@ def test_share_limits_gives_every_endpoint_of_the_process_the_factorys_limiter()
     finally:
         share_limits(None)
     assert type(limiter_for("https://x.example|m", TWO)) is Limiter
+
+
+def test_the_breaker_of_an_endpoint_is_the_clusters() -> None:
+    """Calls failing on several workers add up in the cluster's breaker; once it is open,
+    every worker learns it with the next slot it takes, and the driver can ask for it."""
+    settings = LimitSettings(max_concurrency=4, breaker_failures=3)
+
+    async def scenario() -> tuple[list[str], tuple[str, float] | None, list[str]]:
+        service = LimitService()
+        assert await service.acquire("endpoint", settings, "w1", 0) is None  # closed
+        for _worker in ("w1", "w2", "w1"):  # no worker alone saw 3 failures in a row
+            await service.failed("endpoint", "gw", 2.0)
+        opened = await service.open_breakers()
+        state = await service.acquire("endpoint", settings, "w3", 0)
+        other = LimitService()
+        await other.acquire("endpoint", settings, "w1", 0)
+        await other.failed("endpoint", "gw", 2.0)
+        await other.failed("endpoint", "gw", 2.0)
+        await other.succeeded("endpoint")  # an answer between: a blip, not an outage
+        await other.failed("endpoint", "gw", 2.0)
+        return opened, state, await other.open_breakers()
+
+    opened, state, blip = asyncio.run(scenario())
+    assert opened == ["no answer from gw for 2 s across 3 calls"]
+    assert state is not None and state[0] == opened[0] and state[1] > 0
+    assert blip == []

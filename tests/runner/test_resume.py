@@ -6,6 +6,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -302,5 +303,135 @@ def test_calls_of_samples_a_kill_interrupts_are_counted(tmp_path):
         sent = len(server.requests)
     assert sent > sent_before_kill > 0
     result = EvaluationResult.load(run_dir)
+    assert all(a.n_ok == 6 for a in result.aggregates.values())
+    assert result.usage["calls"] == sent
+
+
+def _request_key(body: dict) -> str:
+    """What a judge call asks (its messages): the same key for the same paid call."""
+    return json.dumps(body.get("messages"), sort_keys=True, ensure_ascii=False)
+
+
+def _poll(condition, timeout_s: float = 60.0) -> bool:
+    """Whether ``condition()`` came true within ``timeout_s`` (polled every 20 ms)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def _interrupted_run(tmp_path: Path, server, n: int, *more: str) -> subprocess.Popen:
+    """``ragmeter eval`` of ``n`` samples against ``server`` (3 samples at a time), once
+    3 of its calls are in flight at the endpoint."""
+    data = tmp_path / "data.jsonl"
+    rows = samples(n)
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    options = ["--judge-model", "m", "--judge-base-url", server.base_url]
+    options += ["--cache", str(tmp_path / "cache.db"), "--concurrency", "3", *more]
+    process = subprocess.Popen(
+        _eval_command(str(data), "-m", ",".join(SUITE), "-o", str(tmp_path / "run"), *options),
+        env={**os.environ, "RAGMETER_JUDGE_API_KEY": "k"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert _poll(lambda: server.in_flight >= 3 or process.poll() is not None)
+    assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+    return process
+
+
+def _resume(tmp_path: Path) -> None:
+    resumed = subprocess.run(
+        _eval_command("--resume", str(tmp_path / "run"), "--cache", str(tmp_path / "cache.db")),
+        env={**os.environ, "RAGMETER_JUDGE_API_KEY": "k"},
+        capture_output=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr.decode()
+
+
+@pytest.mark.parametrize("signal_sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupt_lets_the_calls_in_flight_be_answered_and_resume_pays_none_again(
+    tmp_path, signal_sent
+):
+    """Issue 37: the first Ctrl-C (or SIGTERM) waits for the calls in flight, so their
+    answers are kept; the resumed run sends no call the endpoint had answered (measured at
+    the endpoint) and counts every request it received."""
+    answered: list[str] = []
+    lock = threading.Lock()
+
+    def answer(body):
+        with lock:  # called once the server's latency has passed: the answer goes out
+            answered.append(_request_key(body))
+        return server_responder(body)
+
+    with FakeOpenAIServer(responder=answer, latency_s=0.5) as server:
+        process = _interrupted_run(tmp_path, server, 12)
+        process.send_signal(signal_sent)
+        assert process.wait(timeout=30) == 130, process.stderr.read().decode()
+        assert _poll(lambda: server.in_flight == 0)  # every request sent was answered
+        first = len(server.requests)
+        with lock:
+            paid = set(answered)
+        assert 0 < len(paid) == first
+        _resume(tmp_path)
+        again = {_request_key(r.body) for r in server.requests[first:]}
+        sent = len(server.requests)
+    assert not again & paid
+    result = EvaluationResult.load(tmp_path / "run")
+    assert all(a.n_ok == 12 for a in result.aggregates.values())
+    assert result.usage["calls"] == sent
+
+
+def test_a_second_interrupt_stops_at_once_and_the_calls_it_cut_are_counted(tmp_path):
+    """The calls cut by the second Ctrl-C (or by the end of --interrupt-wait) were sent
+    and are billed: the run counts them (before, calls in flight at Ctrl-C never were)."""
+    release = threading.Event()
+
+    def hang(body):
+        release.wait(timeout=60)
+        return server_responder(body)
+
+    with FakeOpenAIServer(responder=hang) as server:
+        process = _interrupted_run(tmp_path, server, 6, "--interrupt-wait", "60")
+        process.send_signal(signal.SIGINT)
+        with pytest.raises(subprocess.TimeoutExpired):  # it waits for the calls in flight
+            process.wait(timeout=1.0)
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130, process.stderr.read().decode()
+        assert time.monotonic() - started < 5
+        sent_before = len(server.requests)
+        release.set()
+        _resume(tmp_path)
+        sent = len(server.requests)
+    assert sent > sent_before >= 3
+    result = EvaluationResult.load(tmp_path / "run")
+    assert all(a.n_ok == 6 for a in result.aggregates.values())
+    assert result.usage["calls"] == sent
+
+
+def test_a_kill_in_the_runs_first_second_counts_the_calls_it_cut(tmp_path):
+    """Issue 37: the usage of the calls in flight reaches run.db within a fraction of a
+    second of their being sent, not a second after the judging started (before, a kill in
+    the first second left them uncounted: 36 counted, 48 sent)."""
+    release = threading.Event()
+
+    def hang(body):
+        release.wait(timeout=60)
+        return server_responder(body)
+
+    with FakeOpenAIServer(responder=hang) as server:
+        process = _interrupted_run(tmp_path, server, 6)
+        counted = _poll(lambda: _in_flight_calls(tmp_path / "run") == len(server.requests), 0.5)
+        sent_before_kill = len(server.requests)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+        assert counted, (_in_flight_calls(tmp_path / "run"), sent_before_kill)
+        release.set()
+        _resume(tmp_path)
+        sent = len(server.requests)
+    result = EvaluationResult.load(tmp_path / "run")
     assert all(a.n_ok == 6 for a in result.aggregates.values())
     assert result.usage["calls"] == sent

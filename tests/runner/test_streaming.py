@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ragmeter import DatasetError, evaluate, load_dataset
+from ragmeter import DatasetError, EvaluationResult, evaluate, load_dataset
 from ragmeter.judge import NullCache
 from ragmeter.metrics import get_metric
 from ragmeter.results import STORE_FILE, RunDatabase
@@ -160,11 +160,13 @@ def test_a_run_started_from_a_loaded_dataset_resumes_from_the_file(tmp_path, sma
     assert result.scores("hit@1") == [1.0] + [0.0] * 9
 
 
-def test_a_run_stopped_while_its_data_was_stored_says_so_on_resume(tmp_path):
+@pytest.mark.parametrize("resume", [True, False])
+def test_a_run_stopped_while_its_data_was_stored_starts_again_in_its_place(tmp_path, resume):
     path = good_file(tmp_path / "data.jsonl", 3)
     RunDatabase.in_dir(tmp_path / "run").close()  # a store that never got its dataset
-    with pytest.raises(ValueError, match="stopped while its data was being stored"):
-        evaluate(path, ["mrr"], run_dir=tmp_path / "run", resume=True)
+    result = evaluate(path, ["mrr"], run_dir=tmp_path / "run", resume=resume)
+    assert result.scores("mrr") == [1.0, 0.5, 1 / 3]
+    assert EvaluationResult.load(tmp_path / "run").scores("mrr") == result.scores("mrr")
 
 
 def test_a_missing_file_is_refused_before_any_run_is_made(tmp_path):

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ragmeter._services._endpoint import EndpointConfig as EndpointConfig
     from ragmeter._services._endpoint import EndpointLimits as EndpointLimits
     from ragmeter._services._endpoint import OpenAICompatible as OpenAICompatible
+    from ragmeter._services._errors import EndpointUnavailableError as EndpointUnavailableError
     from ragmeter._services._errors import JudgeConfigError as JudgeConfigError
     from ragmeter._services._errors import JudgeError as JudgeError
     from ragmeter._services._errors import JudgeTransientError as JudgeTransientError
@@ -49,10 +50,16 @@ if TYPE_CHECKING:
     from ragmeter._services._http import retry_wait as retry_wait
     from ragmeter._services._http import send_once as send_once
     from ragmeter._services._http import status_error as status_error
+    from ragmeter._services._http import wait_asked as wait_asked
     from ragmeter._services._http import with_retries as with_retries
+    from ragmeter._services._limits import DEFAULT_BREAKER_FAILURES as DEFAULT_BREAKER_FAILURES
+    from ragmeter._services._limits import DEFAULT_BREAKER_SILENCE_S as DEFAULT_BREAKER_SILENCE_S
+    from ragmeter._services._limits import Breaker as Breaker
     from ragmeter._services._limits import Limiter as Limiter
     from ragmeter._services._limits import LimitSettings as LimitSettings
     from ragmeter._services._limits import limiter_for as limiter_for
+    from ragmeter._services._limits import open_breakers as open_breakers
+    from ragmeter._services._limits import reset_breakers as reset_breakers
     from ragmeter._services._limits import share_limits as share_limits
     from ragmeter._services._portable import Portable as Portable
     from ragmeter._services._sync import run_sync as run_sync

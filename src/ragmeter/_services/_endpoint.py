@@ -31,6 +31,7 @@ from ragmeter._services._config import (
     resolve_azure,
 )
 from ragmeter._services._http import DEFAULT_MAX_RETRY_WAIT_S, check_base_url, redact_url
+from ragmeter._services._limits import DEFAULT_BREAKER_FAILURES, DEFAULT_BREAKER_SILENCE_S
 
 #: Fields holding a URL, shown without credentials.
 _URL_FIELDS = frozenset({"base_url", "proxy", "azure_endpoint"})
@@ -132,6 +133,10 @@ class EndpointLimits(EndpointConfig):
     #: The longest wait a ``Retry-After`` answer is obeyed for before the next attempt.
     max_retry_wait_s: float = Field(default=DEFAULT_MAX_RETRY_WAIT_S, ge=0)
     max_concurrency: int = Field(default=16, gt=0)
+    #: Failed calls in a row (timeouts, 5xx, dropped connections) that stop a run (its
+    #: breaker opens), or at least two across ``breaker_silence_s`` seconds without an answer.
+    breaker_failures: int = Field(default=DEFAULT_BREAKER_FAILURES, ge=1)
+    breaker_silence_s: float = Field(default=DEFAULT_BREAKER_SILENCE_S, gt=0)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
 

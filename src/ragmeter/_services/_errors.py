@@ -24,6 +24,21 @@ class JudgeConfigError(JudgeError):
 class JudgeTransientError(JudgeError):
     """Rate limit, server error, timeout or connection failure: worth retrying."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, no_answer: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        #: Whether the endpoint gave no usable answer at all (a timeout, a dropped
+        #: connection, a 5xx): what an endpoint's breaker counts (a 429 is an answer).
+        self.no_answer = no_answer
+
+
+class EndpointUnavailableError(JudgeError):
+    """Not sent: the endpoint's breaker is open (it asked to wait longer than
+    ``max_retry_wait_s``, or a run of calls failed with no answer between): retrying now
+    would only wait or pay for nothing. ``reason`` names the endpoint's state."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"not sent: {reason}")
+        self.reason = reason

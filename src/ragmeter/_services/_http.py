@@ -30,7 +30,14 @@ from urllib.parse import (
 )
 
 from ragmeter._services._errors import JudgeConfigError, JudgeError, JudgeTransientError
-from ragmeter._services._limits import Limiter, LimitSettings, limiter_for
+from ragmeter._services._limits import (
+    DEFAULT_BREAKER_FAILURES,
+    DEFAULT_BREAKER_SILENCE_S,
+    Breaker,
+    Limiter,
+    LimitSettings,
+    limiter_for,
+)
 from ragmeter._services._types import Usage
 
 if TYPE_CHECKING:  # loaded when a client is made: redact_url and the rest need neither
@@ -190,6 +197,50 @@ def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> flo
         if when is None:
             return None
         seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds):
+        return None
+    return max(0.0, seconds) if math.isfinite(seconds) else math.inf
+
+
+def wait_asked(headers: httpx.Headers) -> float | None:
+    """How long a 429 answer asks to wait: its ``Retry-After`` (:func:`retry_after_seconds`),
+    else when its exhausted limit resets (``x-ratelimit-reset-requests`` / ``-tokens``,
+    ``6m0s``, ``1.5s``, ``20ms``: the limits whose ``x-ratelimit-remaining-*`` is 0, or
+    all of them when none says); ``None`` when it says neither."""
+    asked = retry_after_seconds(headers)
+    if asked is not None:
+        return asked
+    resets = {}
+    for limit in ("requests", "tokens"):
+        seconds = _reset_seconds(headers.get(f"x-ratelimit-reset-{limit}"))
+        if seconds is not None:
+            resets[limit] = seconds
+    exhausted = [
+        seconds
+        for limit, seconds in resets.items()
+        if headers.get(f"x-ratelimit-remaining-{limit}", "").strip() == "0"
+    ]
+    found = exhausted or list(resets.values())
+    return max(found) if found else None
+
+
+_RESET_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_RESET_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def _reset_seconds(raw: str | None) -> float | None:
+    """``6m0s`` -> 360.0, ``1.5s`` -> 1.5, ``20ms`` -> 0.02, ``12`` -> 12.0; ``None`` when
+    unreadable."""
+    if raw is None:
+        return None
+    text = raw.strip().lower()
+    try:
+        seconds = float(text)
+    except ValueError:
+        parts = _RESET_PART.findall(text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            return None
+        seconds = sum(float(n) * _RESET_UNITS[u] for n, u in parts)
     if math.isnan(seconds):
         return None
     return max(0.0, seconds) if math.isfinite(seconds) else math.inf
@@ -583,7 +634,9 @@ class EndpointClient:
             f"{self.where} (model {self.model!r})",
             self.detail_of(response),
             fixes=self.fixes(response),
-            retry_after=retry_after_seconds(response.headers),
+            retry_after=retry_after_seconds(response.headers)
+            if response.status_code != 429
+            else wait_asked(response.headers),
         )
 
     async def post(
@@ -607,6 +660,7 @@ class EndpointClient:
 
         async def attempt() -> dict[str, Any]:
             async with self.limiter.slot(estimated_tokens):
+                self.limiter.breaker.check()  # it may have opened while this call waited
                 status, content, response = await send_once(
                     lambda: self._send(path, body),
                     usage,
@@ -645,6 +699,7 @@ class EndpointClient:
             max_retries=self.max_retries,
             max_retry_wait_s=self.max_retry_wait_s,
             where=self.where,
+            breaker=self.limiter.breaker,
         )
 
 
@@ -678,7 +733,11 @@ def status_error(
     if transient is None:
         transient = status is not None and (status in (408, 409, 429) or status >= 500)
     if transient and status not in fixes:
-        return JudgeTransientError(f"{shown} from {where}: {detail}", retry_after=retry_after)
+        return JudgeTransientError(
+            f"{shown} from {where}: {detail}",
+            retry_after=retry_after,
+            no_answer=status is None or status >= 500,
+        )
     fix = fixes.get(status or 0, rejected)
     return JudgeConfigError(f"{shown} from {where}: {fix}. {said}: {detail}")
 
@@ -705,11 +764,12 @@ async def send_once(
         return await _within(send(), timeout_s)
     except timeouts:
         raise JudgeTransientError(
-            f"no complete answer from {where} within {timeout_s:g} s"
+            f"no complete answer from {where} within {timeout_s:g} s", no_answer=True
         ) from None
     except broken as error:
         raise JudgeTransientError(
-            f"connection to {where} failed: {redact(f'{type(error).__name__}: {error}')}"
+            f"connection to {where} failed: {redact(f'{type(error).__name__}: {error}')}",
+            no_answer=True,
         ) from None
     finally:
         usage.latency_s += time.monotonic() - started
@@ -722,21 +782,85 @@ async def with_retries(
     max_retries: int,
     max_retry_wait_s: float,
     where: str,
+    breaker: Breaker | None = None,
 ) -> _T:
     """``await attempt()``, called again while it fails with :class:`JudgeTransientError`, at
     most ``max_retries`` times more, waiting :func:`retry_wait` between tries (each retry is
     counted in ``usage``): the one retry policy of every endpoint (HTTP clients, LiteLLM).
-    The last failure is raised, saying how many attempts were made."""
+    The last failure is raised, saying how many attempts were made.
+
+    With the endpoint's ``breaker``: nothing is sent while it is open
+    (:class:`EndpointUnavailableError`); an endpoint asking to wait longer than
+    ``max_retry_wait_s`` opens it (the call fails at once, not after waiting), and so does
+    a streak of calls without an answer (:meth:`Breaker.failed`); a wait between tries ends
+    early when it opens. Without one, a longer wait is cut to ``max_retry_wait_s``."""
     tries = 0
     while True:
+        if breaker is not None:
+            breaker.check()
+        started = time.monotonic()
+        watched = breaker.watch() if breaker is not None else None
         try:
-            return await attempt()
+            try:
+                answer = await attempt()
+            finally:
+                if breaker is not None:
+                    breaker.unwatch(watched)
+        except asyncio.CancelledError:
+            if watched is None or not watched.cut or _still_cancelled():
+                raise  # not (only) the breaker's cut: a real cancellation
+            raise JudgeTransientError(
+                f"cut in flight: {breaker.reason if breaker else 'the endpoint cannot answer'}"
+            ) from None
         except JudgeTransientError as error:
+            asked = error.retry_after
+            if breaker is not None:
+                if asked is not None and asked > max_retry_wait_s:
+                    breaker.trip(f"rate limited: {where} asks to wait {_duration(asked)}", asked)
+                    raise JudgeTransientError(
+                        f"{error} (not retried: asks to wait {_duration(asked)}, longer than "
+                        f"max_retry_wait_s {max_retry_wait_s:g} s)",
+                        retry_after=asked,
+                    ) from None
+                if error.no_answer:
+                    breaker.failed(where, started)
             if tries >= max_retries:
                 raise JudgeTransientError(f"{error} (gave up after {tries + 1} attempts)") from None
-            await asyncio.sleep(retry_wait(tries, error.retry_after, max_retry_wait_s, where))
+            await _wait_unless_open(retry_wait(tries, asked, max_retry_wait_s, where), breaker)
             tries += 1
             usage.retries += 1
+        else:
+            if breaker is not None:
+                breaker.succeeded()
+            return answer
+
+
+def _still_cancelled() -> bool:
+    """After a cancellation of the current task was caught: whether another one is pending
+    (3.11+ counts them; 3.10 does not, and takes a caught one as handled)."""
+    task = asyncio.current_task()
+    if task is None or sys.version_info < (3, 11):
+        return False
+    return bool(task.uncancel())
+
+
+def _duration(seconds: float) -> str:
+    """``3600 s``, or ``an unbounded time`` for ``inf``."""
+    return "an unbounded time" if math.isinf(seconds) else f"{seconds:.0f} s"
+
+
+#: How often a wait between tries looks whether the endpoint's breaker opened.
+BREAKER_POLL_S = 0.25
+
+
+async def _wait_unless_open(seconds: float, breaker: Breaker | None) -> None:
+    """Sleep ``seconds``, or less when ``breaker`` opens meanwhile (the next try then fails
+    at once, without being sent)."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if breaker is not None and breaker.reason is not None:
+            return
+        await asyncio.sleep(left if breaker is None else min(left, BREAKER_POLL_S))
 
 
 async def _close_with_loop(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
@@ -780,9 +904,9 @@ def retry_wait(attempt: int, asked: float | None, max_wait_s: float, where: str)
     wait: float = min(max(backoff, asked), max(backoff, max_wait_s))
     if asked > max_wait_s:
         logger.warning(
-            "%s asked to wait %s s before retrying; waiting %.0f s (max_retry_wait_s)",
+            "%s asked to wait %s before retrying; waiting %.0f s (max_retry_wait_s)",
             where,
-            "an unbounded time" if math.isinf(asked) else f"{asked:.0f}",
+            _duration(asked),
             wait,
         )
     elif wait >= 10:
@@ -794,7 +918,13 @@ def endpoint_limiter(config: LimitedEndpoint) -> Limiter:
     """The process-wide limiter of ``config``'s endpoint (its identity), with its limits."""
     return limiter_for(
         config.identity,
-        LimitSettings(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute),
+        LimitSettings(
+            config.max_concurrency,
+            config.requests_per_minute,
+            config.tokens_per_minute,
+            getattr(config, "breaker_failures", DEFAULT_BREAKER_FAILURES),
+            getattr(config, "breaker_silence_s", DEFAULT_BREAKER_SILENCE_S),
+        ),
     )
 
 

@@ -11,6 +11,15 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from ragmeter._services._errors import EndpointUnavailableError
+
+#: Failed calls in a row (timeouts, 5xx, dropped connections, no success between) that open
+#: an endpoint's breaker: a run stops dispatching (``breaker_failures`` in a config).
+DEFAULT_BREAKER_FAILURES = 10
+#: Seconds without any answer, across at least two failed calls, that open it too
+#: (``breaker_silence_s``).
+DEFAULT_BREAKER_SILENCE_S = 90.0
+
 
 class TokenBucket:
     """Reservation-style token bucket: a caller reserves now and waits until its turn, so
@@ -93,6 +102,137 @@ class LimitSettings:
     max_concurrency: int = 16
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
+    breaker_failures: int = DEFAULT_BREAKER_FAILURES
+    breaker_silence_s: float = DEFAULT_BREAKER_SILENCE_S
+
+
+class WatchedCall:
+    """A call in flight that an opening :class:`Breaker` cuts (``cut``: it did)."""
+
+    __slots__ = ("cut", "loop", "task")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[object]) -> None:
+        self.loop = loop
+        self.task = task
+        self.cut = False
+
+
+class Breaker:
+    """Whether an endpoint can answer at all: the one circuit breaker of an endpoint, held
+    by its :class:`Limiter` (so every judge and embeddings client of the endpoint, and the
+    runner, see the same one; on Ray, every worker too).
+
+    It opens (:meth:`trip`) when the endpoint asks to wait longer than a client may
+    (``Retry-After`` past ``max_retry_wait_s``), or when ``failures`` calls in a row failed,
+    or at least two did across ``silence_s`` seconds, with no success between
+    (:meth:`failed`). One failure among successes never opens it: each success starts the
+    count again. Once open, calls are not sent (:meth:`check` raises
+    :class:`EndpointUnavailableError`) until the endpoint's asked wait (or ``silence_s``)
+    has passed, or :meth:`reset`; ``reason`` says why in words."""
+
+    def __init__(
+        self,
+        failures: int = DEFAULT_BREAKER_FAILURES,
+        silence_s: float = DEFAULT_BREAKER_SILENCE_S,
+    ) -> None:
+        self.failures = failures
+        self.silence_s = silence_s
+        self._lock = threading.Lock()
+        self._reason: str | None = None
+        self._until = 0.0
+        self._streak = 0
+        self._since: float | None = None
+        self._watched: set[WatchedCall] = set()
+
+    @property
+    def reason(self) -> str | None:
+        """Why the breaker is open (``rate limited: ... asks to wait 3600 s``), else ``None``."""
+        with self._lock:
+            if self._reason is not None and time.monotonic() >= self._until:
+                self._reason = None  # the wait is over: the next call may try again
+            return self._reason
+
+    def state(self) -> tuple[str, float] | None:
+        """``(reason, seconds it stays open)`` while open, else ``None`` (for a breaker
+        that mirrors this one in another process: :meth:`trip` it with these)."""
+        reason = self.reason
+        with self._lock:
+            return None if reason is None else (reason, self._until - time.monotonic())
+
+    def check(self) -> None:
+        """Raise :class:`EndpointUnavailableError` while the breaker is open."""
+        reason = self.reason
+        if reason is not None:
+            raise EndpointUnavailableError(reason)
+
+    def trip(self, reason: str, for_s: float) -> None:
+        """Open the breaker for ``for_s`` seconds (``inf``: until :meth:`reset`); the first
+        reason stays. The calls in flight that :meth:`watch` them are cut: an endpoint that
+        cannot answer is not waited for until each one's timeout."""
+        with self._lock:
+            if self._reason is None:
+                self._reason = reason
+            self._until = max(self._until, time.monotonic() + for_s)
+            watched = list(self._watched)
+        for call in watched:
+            if not call.loop.is_closed():
+                call.loop.call_soon_threadsafe(self._cut, call)
+
+    def watch(self) -> WatchedCall | None:
+        """Register the call the current task is about to await: :meth:`trip` cancels it
+        (:meth:`unwatch` it as soon as it returns, before any other ``await``)."""
+        task = asyncio.current_task()
+        if task is None:
+            return None
+        call = WatchedCall(asyncio.get_running_loop(), task)
+        with self._lock:
+            self._watched.add(call)
+        return call
+
+    def unwatch(self, call: WatchedCall | None) -> None:
+        if call is not None:
+            with self._lock:
+                self._watched.discard(call)
+
+    def _cut(self, call: WatchedCall) -> None:
+        """In the call's own loop: cancel it if it is still awaited (then it is suspended
+        in the watched call: nothing runs between its end and :meth:`unwatch`)."""
+        with self._lock:
+            if call not in self._watched:
+                return
+            self._watched.discard(call)
+        call.cut = True
+        call.task.cancel()
+
+    def succeeded(self) -> None:
+        """An answer came back: the failures so far were a blip."""
+        with self._lock:
+            self._streak = 0
+            self._since = None
+
+    def failed(self, where: str, started: float) -> None:
+        """A call started at ``started`` (``time.monotonic()``) failed for good or for now
+        (a timeout, a 5xx, a dropped connection); opens the breaker when the streak is long
+        enough."""
+        now = time.monotonic()
+        with self._lock:
+            self._streak += 1
+            self._since = started if self._since is None else min(self._since, started)
+            silent = now - self._since
+            streak = self._streak
+        if streak >= self.failures or (streak >= 2 and silent >= self.silence_s):
+            self.trip(
+                f"no answer from {where} for {silent:.0f} s across {streak} calls",
+                self.silence_s,
+            )
+
+    def reset(self) -> None:
+        """Closed, no failure counted (a new run starts)."""
+        with self._lock:
+            self._reason = None
+            self._until = 0.0
+            self._streak = 0
+            self._since = None
 
 
 class Limiter:
@@ -104,6 +244,8 @@ class Limiter:
         rpm, tpm = settings.requests_per_minute, settings.tokens_per_minute
         self._requests = TokenBucket(rpm / 60, max(1.0, rpm / 60)) if rpm else None
         self._tokens = TokenBucket(tpm / 60, max(1.0, tpm / 60)) if tpm else None
+        #: Whether the endpoint can answer at all (shared like the limits).
+        self.breaker = Breaker(settings.breaker_failures, settings.breaker_silence_s)
 
     @property
     def max_in_flight(self) -> int:
@@ -158,6 +300,21 @@ def limiter_for(identity: str, settings: LimitSettings) -> Limiter:
             make = _FACTORY or (lambda _identity, given: Limiter(given))
             limiter = _REGISTRY[identity] = make(identity, settings)
         return limiter
+
+
+def open_breakers() -> list[str]:
+    """Why each open breaker of this process's endpoints is open (none: ``[]``)."""
+    with _REGISTRY_LOCK:
+        limiters = list(_REGISTRY.values())
+    return [reason for limiter in limiters if (reason := limiter.breaker.reason) is not None]
+
+
+def reset_breakers() -> None:
+    """Close the breakers of this process's endpoints (a run starts: it tries again)."""
+    with _REGISTRY_LOCK:
+        limiters = list(_REGISTRY.values())
+    for limiter in limiters:
+        limiter.breaker.reset()
 
 
 def share_limits(factory: Callable[[str, LimitSettings], Limiter] | None) -> None:

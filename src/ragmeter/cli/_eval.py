@@ -61,7 +61,9 @@ from ragmeter.cli._judging import (
     whole_paragraphs,
 )
 from ragmeter.cli._tracking import TrackingGroup, TrackingOptions
-from ragmeter.runner import DEFAULT_CONCURRENCY  # ragmeter.runner._defaults: imports nothing
+
+# ragmeter.runner._defaults: imports nothing
+from ragmeter.runner import DEFAULT_CONCURRENCY, DEFAULT_INTERRUPT_WAIT_S
 
 if TYPE_CHECKING:
     from ragmeter.prompts import Language
@@ -87,6 +89,11 @@ class EvalOptions:
     repeats: int = 1
     subset: SubsetOptions = field(default_factory=SubsetOptions)  # --limit, --sample...
     tags: tuple[str, ...] | None = None  # --tags: metadata fields to break results down by
+    # The run's name, tags and KEY=VALUE parameters in the run store (--name, --tag,
+    # --param): a resumed run is recorded under them too.
+    name: str | None = None
+    run_tags: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -100,6 +107,9 @@ class EvalOptions:
             "repeats": self.repeats,
             **self.subset.to_record(),
             **({} if self.tags is None else {"tags": list(self.tags)}),
+            **({} if self.name is None else {"name": self.name}),
+            **({"run_tags": list(self.run_tags)} if self.run_tags else {}),
+            **({"params": list(self.params)} if self.params else {}),
         }
 
     @classmethod
@@ -116,6 +126,9 @@ class EvalOptions:
             repeats=int(record.get("repeats") or 1),
             subset=SubsetOptions.from_record(record),
             tags=None if record.get("tags") is None else tuple(record["tags"]),
+            name=record.get("name"),
+            run_tags=tuple(record.get("run_tags") or ()),
+            params=tuple(record.get("params") or ()),
         )
 
     def or_recorded(self, recorded: "EvalOptions") -> "EvalOptions":
@@ -131,6 +144,9 @@ class EvalOptions:
             repeats=max(self.repeats, recorded.repeats),
             subset=self.subset.or_recorded(recorded.subset),
             tags=self.tags if self.tags is not None else recorded.tags,
+            name=self.name or recorded.name,
+            run_tags=self.run_tags or recorded.run_tags,
+            params=self.params or recorded.params,
         )
 
     def require_data(self) -> Path:
@@ -213,6 +229,7 @@ def run_eval(
     quiet: bool,
     max_cost: float | None = None,
     backend: "str | RayBackend" = "local",
+    interrupt_wait_s: float = DEFAULT_INTERRUPT_WAIT_S,
 ) -> "EvaluationResult":
     """Score ``options.data`` into ``run_dir``, recording ``options`` with the run."""
     from ragmeter.metrics import resolve_metrics
@@ -241,6 +258,7 @@ def run_eval(
         **options.subset.arguments(),
         tags=options.tags,
         backend=backend,
+        interrupt_wait_s=interrupt_wait_s,
     )
 
 
@@ -281,13 +299,28 @@ def _judge_refused(result: "EvaluationResult", run_dir: Path) -> str | None:
         highlight=False,
         soft_wrap=True,
     )
-    aggregates = result.aggregates.values()
-    total = sum(a.n_total for a in aggregates)
-    computed = sum(a.n_ok + a.n_not_applicable for a in aggregates)
+    computed, total = _counts(result)
     return (
         f"the judge refused its configuration, so the run stopped: {computed} of {total} "
         f"results were computed and are kept in {run_dir}; fix the judge settings, then "
         f"run ragmeter eval --resume {run_dir}"
+    )
+
+
+def _endpoint_down(result: "EvaluationResult", run_dir: Path) -> str | None:
+    """When an endpoint could not answer (its breaker opened: a long ``Retry-After``, or
+    calls failing with no answer), the run stopped starting samples: the endpoint's state,
+    what was kept and how to go on (the reason for exit 3); else ``None``."""
+    from ragmeter._services import redact_secrets
+
+    reason = result.config.get("endpoint_down")
+    if not reason:
+        return None
+    computed, total = _counts(result)
+    return (
+        f"the run stopped: {redact_secrets(str(reason))}; {computed} of {total} results were "
+        f"computed and are kept in {run_dir}; once the endpoint answers, run ragmeter eval "
+        f"--resume {run_dir}"
     )
 
 
@@ -318,11 +351,17 @@ def _failed_results(
     return policy.check(n_failed, sum(a.n_total for a in aggregates), "results", example)
 
 
+def _counts(result: "EvaluationResult") -> tuple[int, int]:
+    """(results computed, n/a included; results in all)."""
+    aggregates = result.aggregates.values()
+    computed = sum(a.n_ok + a.n_not_applicable for a in aggregates)
+    return computed, sum(a.n_total for a in aggregates)
+
+
 def _computed(result: "EvaluationResult") -> str:
     """``all 40 results computed (3 n/a)``, or ``28 of 40 results computed``."""
     aggregates = result.aggregates.values()
-    total = sum(a.n_total for a in aggregates)
-    computed = sum(a.n_ok + a.n_not_applicable for a in aggregates)
+    computed, total = _counts(result)
     n_na = sum(a.n_not_applicable for a in aggregates)
     done = f"all {total}" if computed == total else f"{computed} of {total}"
     return f"{done} results computed" + (f" ({n_na} n/a)" if n_na else "")
@@ -490,6 +529,15 @@ def eval_command(
     ] = None,
     tracking: TrackingGroup = TrackingOptions(),
     backend: BackendGroup = BackendOptions(),
+    interrupt_wait: Annotated[
+        float,
+        typer.Option(
+            "--interrupt-wait",
+            min=0.0,
+            help="Seconds the first Ctrl-C (or SIGTERM) waits for the samples in flight, so "
+            "their answers are kept and not paid again by --resume; a second one stops at once.",
+        ),
+    ] = DEFAULT_INTERRUPT_WAIT_S,
 ) -> None:
     """Score a dataset with the given metrics; results are saved as they are computed.
 
@@ -524,6 +572,9 @@ def eval_command(
         repeats=repeats,
         subset=SubsetOptions(limit, sample, seed, stratify),
         tags=None if tags is None else tuple(t.strip() for t in tags.split(",") if t.strip()),
+        name=name,
+        run_tags=tuple(run_tag or ()),
+        params=tuple(param or ()),
     )
     cache = replace(cache, refresh=refresh_cache)
     run_dir: Path | None = resume or output
@@ -533,7 +584,8 @@ def eval_command(
         if dry_run:  # nothing is called, nothing written
             _dry_run(options, resume, cache, max_cost)
             raise typer.Exit(ExitCode.OK)
-        run_params = parse_params(param or [])
+        run_params = parse_params(list(options.params))
+        name, run_tag = options.name, list(options.run_tags)
         tracking.check()  # a tracker not installed fails now, before the run
         run_dir = run_dir or default_run_dir(data)
         # A store that cannot be used fails now, before the run pays for any judge call.
@@ -547,6 +599,7 @@ def eval_command(
             quiet=quiet,
             max_cost=max_cost,
             backend=backend.checked(),
+            interrupt_wait_s=interrupt_wait,
         )
     except KeyboardInterrupt:
         interrupted(f"what was computed is saved; continue with ragmeter eval --resume {run_dir}")
@@ -575,7 +628,7 @@ def eval_command(
     if report is not None and not _report_written(result, report):
         outcome.add(ExitCode.IO_ERROR, f"the report {report} was not written")
     refused = _judge_refused(result, run_dir)
-    stopped = budget_stopped(result, run_dir)
+    stopped = budget_stopped(result, run_dir) or _endpoint_down(result, run_dir)
     if stopped is not None:
         outcome.add(ExitCode.RESULTS_FAILED, stopped)
     if refused is not None:

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from ragmeter._services import EndpointClient as EndpointClient
     from ragmeter._services import EndpointConfig as EndpointConfig
     from ragmeter._services import EndpointLimits as EndpointLimits
+    from ragmeter._services import EndpointUnavailableError as EndpointUnavailableError
     from ragmeter._services import JudgeConfigError as JudgeConfigError
     from ragmeter._services import JudgeError as JudgeError
     from ragmeter._services import JudgeTransientError as JudgeTransientError

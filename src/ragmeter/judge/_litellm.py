@@ -513,6 +513,7 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
             max_retries=self.config.max_retries,
             max_retry_wait_s=self.config.max_retry_wait_s,
             where=self.identity,
+            breaker=self.limiter.breaker,
         )
 
     def _count_tokens(

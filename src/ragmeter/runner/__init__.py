@@ -6,6 +6,7 @@ from ragmeter import _lazy
 
 if TYPE_CHECKING:
     from ragmeter.runner._defaults import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
+    from ragmeter.runner._defaults import DEFAULT_INTERRUPT_WAIT_S as DEFAULT_INTERRUPT_WAIT_S
     from ragmeter.runner._estimate import RunEstimate as RunEstimate
     from ragmeter.runner._estimate import aestimate as aestimate
     from ragmeter.runner._estimate import estimate as estimate

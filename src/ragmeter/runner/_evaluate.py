@@ -6,12 +6,15 @@ import asyncio
 import contextlib
 import datetime as dt
 import itertools
+import signal
+import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from ragmeter._services import fewer_collections
+from ragmeter._services import fewer_collections, open_breakers, reset_breakers
 from ragmeter._version import __version__
 from ragmeter.dataset import (
     Dataset,
@@ -39,7 +42,7 @@ from ragmeter.metrics import (
 from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunDatabase
 from ragmeter.runner._budget import Budget, check_budget, take_subset
-from ragmeter.runner._defaults import DEFAULT_CONCURRENCY
+from ragmeter.runner._defaults import DEFAULT_CONCURRENCY, DEFAULT_INTERRUPT_WAIT_S
 from ragmeter.runner._judged import JudgedSetup, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
 from ragmeter.runner._ray import RayBackend, WorkerPool
@@ -120,12 +123,15 @@ async def aevaluate(
     max_cost: float | None = None,
     tags: Sequence[str] | None = None,
     backend: str | RayBackend = "local",
+    interrupt_wait_s: float = DEFAULT_INTERRUPT_WAIT_S,
 ) -> EvaluationResult:
     """:func:`evaluate` for async code (same arguments)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
+    if not interrupt_wait_s >= 0:
+        raise ValueError(f"interrupt_wait_s must be at least 0, got {interrupt_wait_s}")
     cluster = RayBackend.of(backend)
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
     if max_cost is not None:
@@ -157,6 +163,7 @@ async def aevaluate(
     session = _Session(store, reporter, repeats)
     session.max_cost = max_cost
     session.cluster = cluster
+    session.interrupt_wait_s = interrupt_wait_s
     try:
         if not scorer.scored_all:
             scorer.score_missing(samples, store)
@@ -165,6 +172,9 @@ async def aevaluate(
     finally:
         reporter.stop()
         store.set_meta("config", _config(store, session))
+    if session.interrupted is not None:
+        store.close()
+        raise KeyboardInterrupt(session.interrupted)  # what was answered is recorded
     result = EvaluationResult.from_store(store)
     if run_dir is not None:
         result.save(run_dir)
@@ -220,6 +230,18 @@ def evaluate() -> None:
     ``tags`` names the ``metadata`` fields that :meth:`EvaluationResult.breakdowns` (the CLI
     summary and the report) group results by, kept in ``result.config["tags"]``; without
     it, low-cardinality text fields are chosen (not scores, numbers, free text or ids).
+
+    A judge or embeddings endpoint that cannot answer stops the run (its breaker opens):
+    one that asks to wait longer than its ``max_retry_wait_s``, or whose calls keep failing
+    with no answer (``breaker_failures`` in a row, or two or more across
+    ``breaker_silence_s``). No new sample starts, those in flight settle, what was answered
+    is kept, and ``result.config["endpoint_down"]`` says why, for a resumed run once the
+    endpoint answers.
+
+    The first Ctrl-C (or SIGTERM) stops starting samples and waits up to
+    ``interrupt_wait_s`` seconds for those in flight, so that their answers are recorded and
+    not paid again by a resumed run; then ``KeyboardInterrupt`` is raised. A second one
+    stops at once. (From the main thread only; elsewhere Ctrl-C stops at once.)
 
     ``backend`` runs the per-sample (judged) metrics in this process (``"local"``) or on the
     workers of a Ray cluster (``"ray"``, or a :class:`RayBackend` with its address, workers and
@@ -356,17 +378,25 @@ def _open_store(
     """
     path = None if run_dir is None else Path(run_dir) / STORE_FILE
     resuming = path is not None and path.exists()
+    restarted = False
+    if resuming and path is not None and _never_filled(path):
+        # Killed while its samples were stored: nothing was scored, so the run starts
+        # again in its place (a new run, or --resume, which finds the options it recorded).
+        _remove_store(path, made_dir=False)
+        resuming, restarted = False, True
     if resuming and not resume:
         raise FileExistsError(
             f"{str(run_dir)!r} already holds a run: resume it (resume=True, "
             "--resume) or choose another directory"
         )
-    if resume and run_dir is not None and not resuming:
+    if resume and run_dir is not None and not resuming and not restarted:
         raise FileNotFoundError(
             f"nothing to resume: {str(run_dir)!r} holds no run ({STORE_FILE} is missing)"
         )
     made_dir = run_dir is not None and not Path(run_dir).exists()
     store = RunDatabase(path)
+    if record is not None and not resuming:
+        store.set_record(record)  # first: a kill while the samples are stored can resume
     try:
         with fewer_collections():
             fingerprint, source, counts, skipped = _fill(
@@ -422,6 +452,16 @@ def _fill(
         skipped += chunk.invalid
     counts = {"n_samples": n, "n_skipped": len(skipped)}
     return fingerprint.hexdigest(), source, counts, skipped
+
+
+def _never_filled(path: Path) -> bool:
+    """Whether the store at ``path`` was stopped before its samples were all stored (it has
+    no dataset record: nothing in it was scored)."""
+    store = RunDatabase(path, read_only=True)
+    try:
+        return store.get_meta("dataset") is None
+    finally:
+        store.close()
 
 
 def _remove_store(path: Path, made_dir: bool) -> None:
@@ -511,8 +551,11 @@ class _StoredSamples:
 PLAIN_PHASE = "retrieval & text metrics"
 #: Samples whose missing results are looked up at a time (bounds the runner's memory).
 TODO_CHUNK = 1024
-#: Seconds between writes of the in-flight samples' usage to the run's file.
-USAGE_WRITE_INTERVAL_S = 1.0
+#: Seconds between looks at the in-flight samples' usage: written to the run's file when
+#: it changed, so a kill loses at most this long's count of requests sent.
+USAGE_WRITE_INTERVAL_S = 0.05
+#: Seconds between asking a Ray cluster whether an endpoint's breaker opened.
+RAY_BREAKER_CHECK_S = 0.25
 
 
 def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tuple[int, list[str]]]:
@@ -618,6 +661,18 @@ class _Session:
         #: Where tasks run: ``None`` in this process, else on a Ray cluster.
         self.cluster: RayBackend | None = None
         self.pool: WorkerPool | None = None
+        #: Why an endpoint's breaker stopped the run (``config["endpoint_down"]``).
+        self.endpoint_down: str | None = None
+        #: The first Ctrl-C / SIGTERM: the signal's name; the run then raises
+        #: ``KeyboardInterrupt`` once the samples in flight settled (``interrupt_wait_s``).
+        self.interrupted: str | None = None
+        self.interrupt_wait_s = DEFAULT_INTERRUPT_WAIT_S
+        self._stop_by: float | None = None
+        self._breakers_asked = 0.0
+        self._woken: asyncio.Future[None] | None = None
+        #: The in-flight usage when the run stopped waiting: calls cancelled then are gone
+        #: from the judges' ledgers, yet were sent (and billed).
+        self._at_stop: dict[int, dict[str, Any]] | None = None
 
     def _tasks(
         self, samples: _SampleSource, metrics: list[SampleMetric], language: Language | None
@@ -643,6 +698,7 @@ class _Session:
         if not total:
             return
         self.services = services = setup(metrics, judge, embeddings)
+        reset_breakers()  # a new run tries again an endpoint that stopped the last one
         self.store.settle_in_flight_usage()
         if self.max_cost is not None:
             spent = (self.store.total_usage() or Usage()).cost
@@ -652,22 +708,93 @@ class _Session:
         self.reporter.start("judged metrics", total)
         flusher = asyncio.create_task(self._write_usage_as_it_grows(services))
         try:
-            await self._run(self._tasks(samples, metrics, language), services, concurrency)
+            with self._graceful_interrupt():
+                await self._run(self._tasks(samples, metrics, language), services, concurrency)
         finally:
             flusher.cancel()
             await asyncio.gather(flusher, return_exceptions=True)
-            self.store.set_in_flight_usage(self._in_flight_usage(services))
+            flying = self._in_flight_usage(services)
+            if self._at_stop is not None:  # what cancelled calls sent, as they left it
+                flying = {**self._at_stop, **flying}
+            self.store.set_in_flight_usage(flying)
             if self.pool is not None:
                 await self.pool.close()
             await release(services)
 
     async def _write_usage_as_it_grows(self, services: JudgedSetup) -> None:
-        """Every few seconds, the usage of the samples in flight goes to the run's file: a
-        kill loses at most the last seconds' count, never a long sample's calls."""
+        """The usage of the samples in flight goes to the run's file as it changes (looked
+        at every :data:`USAGE_WRITE_INTERVAL_S`): a kill, even in the run's first second,
+        loses at most the last 50 ms' count, never a long sample's calls."""
+        written: dict[int, dict[str, Any]] = {}
         while True:
             await asyncio.sleep(USAGE_WRITE_INTERVAL_S)
             if self._flying:
-                self.store.set_in_flight_usage(self._in_flight_usage(services))
+                flying = self._in_flight_usage(services)
+                if flying != written:
+                    self.store.set_in_flight_usage(flying)
+                    written = flying
+
+    @contextlib.contextmanager
+    def _graceful_interrupt(self) -> Iterator[None]:
+        """While the run judges: the first SIGINT / SIGTERM stops starting samples and
+        lets those in flight settle for ``interrupt_wait_s``; a second one cancels the run
+        at once (``KeyboardInterrupt``). Only in the main thread, where signals arrive."""
+        loop = asyncio.get_running_loop()
+        main = asyncio.current_task()
+        self._woken = loop.create_future()
+        signals = (signal.SIGINT, signal.SIGTERM)
+        if threading.current_thread() is not threading.main_thread() or main is None:
+            yield
+            return
+
+        def on_signal(number: signal.Signals) -> None:
+            if self.interrupted is None:
+                self.interrupted = number.name
+                self._stop_by = time.monotonic() + self.interrupt_wait_s
+                if self._woken is not None and not self._woken.done():
+                    self._woken.set_result(None)
+            elif main is not None:
+                main.cancel("interrupted again: stopping at once")
+
+        installed = []
+        try:
+            for number in signals:
+                previous = signal.getsignal(number)
+                try:
+                    loop.add_signal_handler(number, on_signal, number)
+                except (NotImplementedError, RuntimeError, ValueError):
+                    continue  # Windows, or a loop that takes none: Ctrl-C stops at once
+                installed.append((number, previous))
+            yield
+        except asyncio.CancelledError:
+            if self.interrupted is None:
+                raise
+            raise KeyboardInterrupt from None
+        finally:
+            for number, previous in installed:
+                loop.remove_signal_handler(number)
+                signal.signal(number, previous)  # asyncio.run's own, say
+
+    def _stopping(self) -> bool:
+        """Whether no new sample may start: interrupted, or an endpoint cannot answer."""
+        if self.interrupted is not None or self.configuration_error:
+            return True
+        return self.endpoint_down is not None
+
+    async def _check_breakers(self, *, now: bool = False) -> bool:
+        """Whether an endpoint's breaker is open (the first reason is kept). On Ray the
+        cluster's breakers are asked at most every :data:`RAY_BREAKER_CHECK_S` (``now``:
+        at once), not once per sample."""
+        if self.endpoint_down is None:
+            if self.pool is None:
+                reasons = open_breakers()
+            elif now or time.monotonic() >= self._breakers_asked + RAY_BREAKER_CHECK_S:
+                self._breakers_asked = time.monotonic()
+                reasons = await self.pool.open_breakers()
+            else:
+                reasons = []
+            self.endpoint_down = reasons[0] if reasons else None
+        return self.endpoint_down is not None
 
     def _in_flight_usage(self, services: JudgedSetup) -> dict[int, dict[str, Any]]:
         judges = {id(j): j for j in services.judges.values() if j}.values()
@@ -690,9 +817,9 @@ class _Session:
         pending: set[asyncio.Task[TaskOutcome]] = set()
         try:
             for task in tasks:
-                while len(pending) >= concurrency:
+                while len(pending) >= concurrency and not self._stopping():
                     pending = await self._collect(pending, services)
-                if self.configuration_error:
+                if self._stopping() or await self._check_breakers():
                     break
                 live = self._in_flight_usage(services) if self.budget else {}
                 if self.budget and not await self.budget.admits(task, live):
@@ -702,18 +829,31 @@ class _Session:
                 )
                 self._flying[started] = (task.index, task.sample_id)
                 pending.add(started)
-            while pending and not self.configuration_error:
+            # The samples in flight settle (an interrupt waits for them a bounded time).
+            while pending and not self.configuration_error and not self._waited_enough():
                 pending = await self._collect(pending, services)
+            await self._check_breakers(now=True)  # it may have opened on the last samples
         finally:
+            if pending:
+                self._at_stop = self._in_flight_usage(services)
             for leftover in pending:
                 leftover.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
 
+    def _waited_enough(self) -> bool:
+        """Whether an interrupt's ``interrupt_wait_s`` for the samples in flight is over."""
+        return self._stop_by is not None and time.monotonic() >= self._stop_by
+
     async def _collect(
         self, pending: set[asyncio.Task[TaskOutcome]], services: JudgedSetup
     ) -> set[asyncio.Task[TaskOutcome]]:
-        done, still = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        woken = self._woken if self._woken is not None and not self._woken.done() else None
+        waited: set[asyncio.Future[Any]] = {*pending, *([woken] if woken else [])}
+        left = None if self._stop_by is None else max(0.0, self._stop_by - time.monotonic())
+        done_any, _ = await asyncio.wait(waited, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        done = {task for task in pending if task in done_any}
+        still = pending - done
         for finished in done:
             self._flying.pop(finished, None)
             try:
@@ -794,6 +934,10 @@ def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
         config["judge_error"] = session.configuration_error
     else:
         config.pop("judge_error", None)
+    if session.endpoint_down:
+        config["endpoint_down"] = session.endpoint_down
+    else:
+        config.pop("endpoint_down", None)
     return config
 
 

@@ -25,11 +25,20 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ragmeter._services import Cache, Limiter, LimitSettings, NullCache, Usage, share_limits
+from ragmeter._services import (
+    Breaker,
+    Cache,
+    Limiter,
+    LimitSettings,
+    NullCache,
+    Usage,
+    share_limits,
+)
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Judge
 from ragmeter.runner._judged import JudgedSetup
@@ -171,14 +180,39 @@ class LimitService:
 
     async def acquire(
         self, key: str, settings: LimitSettings, worker: str, estimated_tokens: int
-    ) -> None:
+    ) -> tuple[str, float] | None:
+        """Take a slot; the endpoint's breaker state (:meth:`Breaker.state`) comes back with
+        it, so the worker does not send while the cluster's breaker is open."""
         limiter = self._limiter(key, settings)
         await limiter.acquire(estimated_tokens)
         if worker in self._gone:  # it died while waiting: nobody will give this one back
             limiter.release()
-            return
+            return None
         held = self._held.setdefault(worker, {})
         held[key] = held.get(key, 0) + 1
+        return limiter.breaker.state()
+
+    async def trip(self, key: str, reason: str, for_s: float) -> None:
+        limiter = self._limiters.get(key)
+        if limiter is not None:
+            limiter.breaker.trip(reason, for_s)
+
+    async def failed(self, key: str, where: str, elapsed_s: float) -> None:
+        """A worker's call failed without an answer, ``elapsed_s`` after it started (clocks
+        of other nodes are not compared)."""
+        limiter = self._limiters.get(key)
+        if limiter is not None:
+            limiter.breaker.failed(where, time.monotonic() - elapsed_s)
+
+    async def succeeded(self, key: str) -> None:
+        limiter = self._limiters.get(key)
+        if limiter is not None:
+            limiter.breaker.succeeded()
+
+    async def open_breakers(self) -> list[str]:
+        """Why each open breaker of the cluster's endpoints is open."""
+        found = (limiter.breaker.reason for limiter in self._limiters.values())
+        return [reason for reason in found if reason is not None]
 
     async def release(self, key: str, worker: str) -> None:
         held = self._held.get(worker, {})
@@ -271,6 +305,32 @@ class _RemoteCache(Cache):
         )
 
 
+class _SharedBreaker(Breaker):
+    """A worker's breaker: what its calls meet goes to the :class:`LimitService`'s breaker
+    of the endpoint, which opens for the whole cluster; it learns the cluster's state with
+    each slot it takes (:meth:`_RemoteLimiter.acquire`)."""
+
+    def __init__(self, service: Any, key: str, settings: LimitSettings) -> None:
+        super().__init__(settings.breaker_failures, settings.breaker_silence_s)
+        self._service = service
+        self._key = key
+
+    def trip(self, reason: str, for_s: float) -> None:
+        super().trip(reason, for_s)
+        self._service.trip.remote(self._key, reason, for_s)
+
+    def failed(self, where: str, started: float) -> None:
+        self._service.failed.remote(self._key, where, time.monotonic() - started)
+
+    def succeeded(self) -> None:
+        self._service.succeeded.remote(self._key)
+
+    def mirror(self, state: tuple[str, float] | None) -> None:
+        """Open as the cluster's breaker is (``state``: :meth:`Breaker.state`)."""
+        if state is not None:
+            super().trip(*state)
+
+
 class _RemoteLimiter(Limiter):
     """A worker's limiter: each slot is taken from the :class:`LimitService`."""
 
@@ -279,13 +339,14 @@ class _RemoteLimiter(Limiter):
         self._service = service
         self._key = key
         self._worker = worker
+        self.breaker: _SharedBreaker = _SharedBreaker(service, key, settings)
 
     async def acquire(self, estimated_tokens: int = 0) -> None:
         taken = self._service.acquire.remote(
             self._key, self.settings, self._worker, estimated_tokens
         )
         try:
-            await taken
+            self.breaker.mirror(await taken)
         except asyncio.CancelledError:
             # The service may still grant it: give it back once it is granted.
             taken.future().add_done_callback(lambda _granted: self.release())
@@ -476,6 +537,13 @@ class WorkerPool:
             ) from error
         except ray.exceptions.RayActorError as error:
             raise RayBackendError(f"a Ray worker could not start: {error}") from error
+
+    async def open_breakers(self) -> list[str]:
+        """Why each open breaker of the cluster's endpoints is open (none: ``[]``)."""
+        reasons: list[str] = await asyncio.wait_for(
+            self.limit_service.open_breakers.remote(), SERVICE_TIMEOUT_S
+        )
+        return reasons
 
     async def run(self, task: SampleTask) -> TaskOutcome:
         """Run ``task`` on the least busy worker; again on another if that one dies."""
