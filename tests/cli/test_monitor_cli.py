@@ -182,3 +182,15 @@ def test_a_prompt_metric_file_through_an_openai_compatible_judge(tmp_path, monke
     assert "polite 1.000" in result.output and "polite 0.000" in result.output
     assert "-1.000" in result.output and "p = 0.029" in result.output
     assert "ALERT window 2" in result.output
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://tok3n@[::1/hook", "ftp://example.com/hook", "http://", "hook"]
+)
+def test_a_webhook_that_is_no_url_is_refused_at_start_with_exit_2(tmp_path, scripted, url):
+    write(tmp_path / "traffic.jsonl", GOOD, mode="w")
+    result = run(tmp_path, "--webhook", url)
+    assert result.exit_code == 2, result.output
+    assert "--webhook" in result.output and "Traceback" not in result.output
+    assert "tok3n" not in result.output
+    assert not (tmp_path / "state").exists()  # refused before anything was read

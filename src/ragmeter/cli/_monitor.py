@@ -108,7 +108,7 @@ def _follow(
 ) -> tuple[int, bool]:
     """Poll until stopped (Ctrl-C, SIGTERM) or, with ``once``, one pass; the alerts fired
     and whether it was stopped."""
-    stop = threading.Event()
+    stop = monitor.stopping  # also ends a webhook delivery in progress
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         stop.set()
