@@ -8,9 +8,11 @@ import time
 import pytest
 
 from ragmeter import evaluate
+from ragmeter.judge import JudgeTransientError
 from ragmeter.monitor import Monitor, WindowSpec, monitor
 from ragmeter.store import Store
-from tests.monitor.judge import judge, row
+from ragmeter.testing import ScriptedJudge
+from tests.monitor.judge import answer, judge, row
 
 # 16 samples, window 8: faithfulness 3/4 and 4/4 alternately in the first window (mean
 # 0.875), 1/4 and 2/4 in the second (mean 0.375): a drop of 0.5.
@@ -470,7 +472,7 @@ def test_a_lone_surrogate_in_a_sample_does_not_wedge_the_state(tmp_path):
     assert resumed.samples == 2 and [w.n_samples for w in resumed.windows] == [2]
 
 
-def _damaged_states() -> list[tuple[str, object, str]]:
+def _damaged_states() -> list[tuple[str | None, object, str]]:
     return [
         ("open", "x", "'open' is str, expected list"),
         ("counts", {"lines": "1", "samples": 0, "bad": 0, "late": 0}, "counts['lines']"),
@@ -504,3 +506,37 @@ def test_a_well_formed_state_with_wrong_types_is_refused_in_one_line(tmp_path, c
         monitoring().poll()
     assert message in str(caught.value) and "move it away" in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_window_whose_judge_was_down_stays_open_and_is_scored_later_once(tmp_path):
+    down = True
+    calls = []
+
+    def answering(messages, schema):
+        if down:
+            raise JudgeTransientError("HTTP 503 from the judge")
+        calls.append(schema.__name__)
+        return answer(messages, schema)
+
+    source = tmp_path / "traffic.jsonl"
+    write(source, GOOD, mode="w")
+
+    def monitoring():
+        return Monitor(
+            source, "faithfulness", window=8, state_dir=tmp_path / "s",
+            judge=ScriptedJudge(answering), record_runs=False, n_resamples=200,
+        )  # fmt: skip
+
+    first = monitoring().poll()
+    assert first.windows == [] and len(first.unscored) == 1
+    assert "window 1" in first.unscored[0] and "0 of 8 sample(s) scored" in first.unscored[0]
+    assert "HTTP 503" in first.unscored[0]
+    again = monitoring().poll()  # still down: still open, still not closed as 0 of 8
+    assert again.windows == [] and len(again.unscored) == 1
+    down = False
+    later = monitoring().poll()  # a new process, resumed from the state: scored now
+    (window,) = later.windows
+    assert (window.index, window.n_samples, later.unscored) == (1, 8, [])
+    assert window.metrics[0].mean == pytest.approx(0.875)
+    assert len(calls) == 2 * 8  # two judge calls a sample, each made once
+    assert monitoring().poll(flush=True).windows == []  # nothing left to score twice

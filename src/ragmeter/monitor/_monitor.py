@@ -153,6 +153,9 @@ class PollReport:
     windows: list[Window] = field(default_factory=list)
     alerts: list[dict[str, Any]] = field(default_factory=list)
     webhook_failures: list[str] = field(default_factory=list)
+    #: Windows due to close of which nothing could be scored (the judge was down): each
+    #: is kept open and scored again on the next poll (its run resumed: nothing paid twice).
+    unscored: list[str] = field(default_factory=list)
 
 
 class Monitor:
@@ -453,6 +456,10 @@ class Monitor:
                 return
             window = done[0]
             closed = self._score(window, report)
+            if closed is None:  # nothing scored: kept open, later windows wait behind it
+                window["unscored_tries"] = int(window.get("unscored_tries", 0)) + 1
+                self._save_state()
+                return
             self.state["open"].remove(window)
             if self.window.seconds is not None:
                 self.state["last_closed_key"] = window["key"]
@@ -475,9 +482,11 @@ class Monitor:
         times = [s["time"] for s in window["samples"]]
         return _iso(min(times)), _iso(max(times))
 
-    def _score(self, window: dict[str, Any], report: PollReport) -> Window:
+    def _score(self, window: dict[str, Any], report: PollReport) -> Window | None:
         """Evaluate a window into its own run directory (resumed after a crash), estimate
-        each metric with a CI, compare with the baseline and store the run."""
+        each metric with a CI, compare with the baseline and store the run; ``None`` (noted
+        in ``report.unscored``) when results failed and none was scored: the judge was down,
+        and the window is scored again later instead of closing as 0 of N."""
         from ragmeter.runner import evaluate
         from ragmeter.stats import estimate_means
 
@@ -510,19 +519,29 @@ class Monitor:
         )
         for row in result.skipped:
             report.bad.extend(row.problems)
-        estimates = estimate_means(result, level=self.level, n_resamples=self.n_resamples)
-        is_baseline = self._baseline_scores is None and index <= self.baseline_windows
-        directions = {m.name: m.direction for m in result.metrics}
         measured: dict[str, list[tuple[str, float]]] = {}
         for metric in self.metrics:
-            pairs = [
+            measured[metric.name] = [
                 (s.sample_id, float(r.score))
                 for s in result
                 if (r := s.scores[metric.name]).status is Status.OK and r.score is not None
             ]
-            measured[metric.name] = pairs
-            if is_baseline:
-                self.state["baseline"][metric.name] += [score for _, score in pairs]
+        failed = [r for s in result for r in s.scores.values() if r.status is Status.FAILED]
+        if failed and not any(measured.values()):
+            report.unscored.append(
+                f"window {index} ({start}): 0 of {len(result)} sample(s) scored, "
+                f"{len(failed)} result(s) failed ({(failed[0].error or 'no reason')[:200]}): "
+                "kept open and scored again on the next poll"
+            )
+            if result.store is not None:
+                result.store.close()  # the run folder is complete: the next try resumes it
+            return None
+        estimates = estimate_means(result, level=self.level, n_resamples=self.n_resamples)
+        is_baseline = self._baseline_scores is None and index <= self.baseline_windows
+        directions = {m.name: m.direction for m in result.metrics}
+        if is_baseline:
+            for name, pairs in measured.items():
+                self.state["baseline"][name] += [score for _, score in pairs]
         metrics = self._compare(estimates, measured, directions, skip=is_baseline)
         if self._baseline_run is not None:
             report.notes += _judge_changes(self._baseline_run, result, index)
