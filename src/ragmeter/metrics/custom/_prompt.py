@@ -438,7 +438,7 @@ def _yaml_document(text: str, path: Path) -> Any:
             f"{path}: YAML metric files need PyYAML: pip install 'ragmeter[yaml]' (or use TOML)"
         ) from None
 
-    class NoAliases(yaml.SafeLoader):
+    class NoAliases(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no stubs here
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
                 mark = self.peek_event().start_mark
