@@ -3,7 +3,10 @@ against the baseline, stored runs, bad rows, rotation, restarts, time windows.""
 
 import json
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -540,3 +543,54 @@ def test_a_window_whose_judge_was_down_stays_open_and_is_scored_later_once(tmp_p
     assert window.metrics[0].mean == pytest.approx(0.875)
     assert len(calls) == 2 * 8  # two judge calls a sample, each made once
     assert monitoring().poll(flush=True).windows == []  # nothing left to score twice
+
+
+KILLED_MONITOR = """
+import os, sys
+from pathlib import Path
+from ragmeter.monitor import Monitor
+from ragmeter.testing import ScriptedJudge
+from tests.monitor.judge import answer
+
+tmp, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+answered = []
+
+def answering(messages, schema):
+    if len(answered) + 1 == kill_at:
+        os._exit(9)  # as kill -9: no cleanup, no state saved after this point
+    answered.append(schema.__name__)
+    with (tmp / "paid.txt").open("a") as handle:
+        handle.write(schema.__name__ + "\\n")
+    return answer(messages, schema)
+
+Monitor(tmp / "traffic.jsonl", "faithfulness", window=8, state_dir=tmp / "s",
+        judge=ScriptedJudge(answering), record_runs=False, concurrency=1).poll()
+"""
+
+
+def test_a_monitor_killed_mid_window_resumes_it_losing_nothing_and_paying_nothing_twice(
+    tmp_path,
+):
+    write(tmp_path / "traffic.jsonl", GOOD, mode="w")
+    root = Path(__file__).resolve().parents[2]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_MONITOR, str(tmp_path), "5"],
+        cwd=root, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert killed.returncode == 9, killed.stderr
+    first = (tmp_path / "paid.txt").read_text().splitlines()
+    assert len(first) == 4  # two samples scored (two calls each), then killed
+    calls = []
+
+    def answering(messages, schema):
+        calls.append(schema.__name__)
+        return answer(messages, schema)
+
+    resumed = Monitor(
+        tmp_path / "traffic.jsonl", "faithfulness", window=8, state_dir=tmp_path / "s",
+        judge=ScriptedJudge(answering), record_runs=False, n_resamples=200,
+    ).poll()  # fmt: skip
+    (window,) = resumed.windows
+    assert (window.index, window.n_samples) == (1, 8)
+    assert window.metrics[0].mean == pytest.approx(0.875)  # every sample, once
+    assert len(first) + len(calls) == 2 * 8  # the 4 calls paid before the kill not redone
