@@ -120,52 +120,46 @@ def test_an_unreachable_webhook_is_a_logged_failure(tmp_path):
     assert len(report.alerts) == 1
 
 
-class Trickler:
+@contextlib.contextmanager
+def trickler():
     """A receiver that reads the POST, then sends its answer one byte every 0.2 s for as
-    long as it is let (each read is quick: only a total deadline stops the wait)."""
+    long as it is let (each read is quick: only a total deadline stops the wait); yields
+    its URL."""
+    server = socket.create_server(("127.0.0.1", 0))
+    connections = []
+    closed = threading.Event()
 
-    def __init__(self):
-        self.socket = socket.create_server(("127.0.0.1", 0))
-        self.connections = []
-        self.closed = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.socket.getsockname()[1]}/hook?token={TOKEN}"
-
-    def _serve(self):
-        while not self.closed.is_set():
-            try:
-                connection, _ = self.socket.accept()
-            except OSError:
-                return
-            self.connections.append(connection)
-            threading.Thread(target=self._trickle, args=(connection,), daemon=True).start()
-
-    def _trickle(self, connection):
+    def trickle(connection):
         with contextlib.suppress(OSError):
             connection.recv(65536)
             for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10_000:
-                if self.closed.wait(0.2):
+                if closed.wait(0.2):
                     return
                 connection.sendall(bytes([byte]))
 
-    def __enter__(self):
-        self.thread.start()
-        return self
+    def serve():
+        while not closed.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            connections.append(connection)
+            threading.Thread(target=trickle, args=(connection,), daemon=True).start()
 
-    def __exit__(self, *exc):
-        self.closed.set()
-        self.socket.close()
-        for connection in self.connections:
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook?token={TOKEN}"
+    finally:
+        closed.set()
+        server.close()
+        for connection in connections:
             connection.close()
 
 
 def test_a_trickling_webhook_is_cut_off_at_its_total_timeout():
-    with Trickler() as receiver:
+    with trickler() as url:
         started = time.monotonic()
-        failed = post_webhook(receiver.url, {"a": 1}, tries=2, timeout_s=1.0, backoff_s=0.01)
+        failed = post_webhook(url, {"a": 1}, tries=2, timeout_s=1.0, backoff_s=0.01)
         took = time.monotonic() - started
     assert failed is not None and "no whole answer within 1 s after 2 tries" in failed
     assert TOKEN not in failed
@@ -174,11 +168,11 @@ def test_a_trickling_webhook_is_cut_off_at_its_total_timeout():
 
 def test_a_stop_ends_a_webhook_delivery_in_progress():
     stop = threading.Event()
-    with Trickler() as receiver:
+    with trickler() as url:
         timer = threading.Timer(0.5, stop.set)
         timer.start()
         started = time.monotonic()
-        failed = post_webhook(receiver.url, {"a": 1}, timeout_s=60.0, stop=stop)
+        failed = post_webhook(url, {"a": 1}, timeout_s=60.0, stop=stop)
         took = time.monotonic() - started
         timer.cancel()
     assert failed is not None and failed.startswith("stopped after 1 of 3 tries")
