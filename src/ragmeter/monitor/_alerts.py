@@ -94,6 +94,8 @@ def _post_once(
             break
     if not done.is_set():
         client.close()  # the request's connection closes: the worker ends
+        if stop.is_set():
+            return None, "no answer yet when stopped"
         return None, f"no whole answer within {timeout_s:g} s"
     client.close()
     if "status" in outcome:
