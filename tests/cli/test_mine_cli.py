@@ -154,3 +154,56 @@ def test_a_missing_samples_file_and_contradictory_merge_flags_exit_2(tmp_path, s
         "--skip-existing",
     )  # fmt: skip
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def _unwritable(tmp_path: Path, how: str) -> Path:
+    """A labelling-file path that cannot be written, even by root."""
+    if how == "parent is a file":
+        (tmp_path / "plain").write_text("x", encoding="utf-8")
+        return tmp_path / "plain" / "out.jsonl"
+    if how == "in /proc":
+        return Path("/proc/ragmeter-test/out.jsonl")
+    out = tmp_path / "out.jsonl"  # the temporary file next to it is taken by a folder
+    (tmp_path / ".out.jsonl.partial.jsonl").mkdir()
+    return out
+
+
+@pytest.mark.parametrize("how", ["parent is a file", "in /proc", "temp path taken"])
+def test_an_unwritable_labelling_file_exits_4_naming_it(tmp_path, server, how):
+    samples = write_jsonl(tmp_path / "samples.jsonl", corpus.records())
+    out = _unwritable(tmp_path, how)
+    result = invoke("mine", str(samples), "-n", "2", "-o", str(out))
+    assert result.exit_code == 4, result.output
+    assert str(out) in result.output and "partial" not in result.output
+    assert "Traceback" not in result.output and "[Errno" not in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("how", ["parent is a file", "in /proc"])
+def test_an_unwritable_golden_set_exits_4_naming_it(tmp_path, server, how):
+    labelled = write_jsonl(
+        tmp_path / "to_label.jsonl",
+        [{"id": "s1", "user_input": "q?", "response": "a", "reference": "a"}],
+    )
+    golden = _unwritable(tmp_path, how).with_name("golden.jsonl")
+    result = invoke("mine", "merge", str(labelled), "--into", str(golden))
+    assert result.exit_code == 4, result.output
+    assert str(golden) in result.output and "partial" not in result.output
+    assert "Traceback" not in result.output and "[Errno" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--worst-share", "0.8", "--novel-share", "0.5"], "add up to more than 1"),
+        (["--worst-share", "nan"], "worst_share must be between 0 and 1"),
+        (["--novel-share", "-0.1"], "novel_share must be between 0 and 1"),
+        (["-o", "."], "is not a regular file"),
+        (["-o", "/dev/null", "--force"], "is not a regular file"),
+    ],
+)
+def test_shares_and_outputs_the_docs_refuse_exit_2(tmp_path, server, args, message):
+    samples = write_jsonl(tmp_path / "samples.jsonl", corpus.records())
+    result = invoke("mine", str(samples), "-n", "2", "-o", str(tmp_path / "o.jsonl"), *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output

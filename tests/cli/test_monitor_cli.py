@@ -6,6 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
+from ragmeter.judge import JudgeTransientError
+from ragmeter.testing import ScriptedJudge
 from tests.monitor.judge import judge, row
 from tests.monitor.test_monitor import BAD, GOOD, write
 
@@ -182,3 +184,34 @@ def test_a_prompt_metric_file_through_an_openai_compatible_judge(tmp_path, monke
     assert "polite 1.000" in result.output and "polite 0.000" in result.output
     assert "-1.000" in result.output and "p = 0.029" in result.output
     assert "ALERT window 2" in result.output
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://tok3n@[::1/hook", "ftp://example.com/hook", "http://", "hook"]
+)
+def test_a_webhook_that_is_no_url_is_refused_at_start_with_exit_2(tmp_path, scripted, url):
+    write(tmp_path / "traffic.jsonl", GOOD, mode="w")
+    result = run(tmp_path, "--webhook", url)
+    assert result.exit_code == 2, result.output
+    assert "--webhook" in result.output and "Traceback" not in result.output
+    assert "tok3n" not in result.output
+    assert not (tmp_path / "state").exists()  # refused before anything was read
+
+
+def test_a_window_the_judge_could_not_score_exits_3_and_is_scored_on_the_next_run(
+    tmp_path, monkeypatch
+):
+    def down(messages, schema):
+        raise JudgeTransientError("HTTP 503 from the judge")
+
+    judges = [ScriptedJudge(down), judge()]
+    monkeypatch.setattr(
+        "ragmeter.cli._judging.JudgeOptions.build", lambda self, cache=None: judges.pop(0)
+    )
+    write(tmp_path / "traffic.jsonl", GOOD, mode="w")
+    failed = run(tmp_path, "--no-store")
+    assert failed.exit_code == 3, failed.output
+    assert "0 of 8 sample(s) scored" in failed.output and "Traceback" not in failed.output
+    scored = run(tmp_path, "--no-store")
+    assert scored.exit_code == 0, scored.output
+    assert "1 window(s) closed so far" in scored.output

@@ -1,13 +1,16 @@
 """Alerts delivered to a local HTTP receiver: the payload, retries, and a failure that is
 logged (without the URL's token) and never stops the monitor."""
 
+import contextlib
 import json
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ragmeter.monitor import Monitor
+from ragmeter.monitor import Monitor, post_webhook
 from tests.monitor.judge import judge, row
 from tests.monitor.test_monitor import BAD, GOOD, write
 
@@ -115,3 +118,62 @@ def test_an_unreachable_webhook_is_a_logged_failure(tmp_path):
     (failure,) = report.webhook_failures
     assert "after 3 tries" in failure and TOKEN not in failure
     assert len(report.alerts) == 1
+
+
+@contextlib.contextmanager
+def trickler():
+    """A receiver that reads the POST, then sends its answer one byte every 0.2 s for as
+    long as it is let (each read is quick: only a total deadline stops the wait); yields
+    its URL."""
+    server = socket.create_server(("127.0.0.1", 0))
+    connections = []
+    closed = threading.Event()
+
+    def trickle(connection):
+        with contextlib.suppress(OSError):
+            connection.recv(65536)
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10_000:
+                if closed.wait(0.2):
+                    return
+                connection.sendall(bytes([byte]))
+
+    def serve():
+        while not closed.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            connections.append(connection)
+            threading.Thread(target=trickle, args=(connection,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook?token={TOKEN}"
+    finally:
+        closed.set()
+        server.close()
+        for connection in connections:
+            connection.close()
+
+
+def test_a_trickling_webhook_is_cut_off_at_its_total_timeout():
+    with trickler() as url:
+        started = time.monotonic()
+        failed = post_webhook(url, {"a": 1}, tries=2, timeout_s=1.0, backoff_s=0.01)
+        took = time.monotonic() - started
+    assert failed is not None and "no whole answer within 1 s after 2 tries" in failed
+    assert TOKEN not in failed
+    assert took < 5.0  # two tries of 1 s each, not 10 s per byte read
+
+
+def test_a_stop_ends_a_webhook_delivery_in_progress():
+    stop = threading.Event()
+    with trickler() as url:
+        timer = threading.Timer(0.5, stop.set)
+        timer.start()
+        started = time.monotonic()
+        failed = post_webhook(url, {"a": 1}, timeout_s=60.0, stop=stop)
+        took = time.monotonic() - started
+        timer.cancel()
+    assert failed == "stopped after 1 of 3 tries (no answer yet when stopped)"
+    assert took < 5.0  # not the 60 s timeout, nor 3 tries of it

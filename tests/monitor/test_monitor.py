@@ -3,13 +3,19 @@ against the baseline, stored runs, bad rows, rotation, restarts, time windows.""
 
 import json
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from ragmeter import evaluate
+from ragmeter.judge import JudgeTransientError
 from ragmeter.monitor import Monitor, WindowSpec, monitor
 from ragmeter.store import Store
-from tests.monitor.judge import judge, row
+from ragmeter.testing import ScriptedJudge
+from tests.monitor.judge import answer, judge, row
 
 # 16 samples, window 8: faithfulness 3/4 and 4/4 alternately in the first window (mean
 # 0.875), 1/4 and 2/4 in the second (mean 0.375): a drop of 0.5.
@@ -407,3 +413,184 @@ def test_a_line_nested_too_deeply_is_a_bad_row_not_a_crash(tmp_path):
     assert report.lines == 3 and report.samples == 2
     assert [p.row for p in report.bad] == [3]
     assert "nested too deeply" in report.bad[0].message
+
+
+def _hostile_stamps(now: float) -> list[tuple[str, object, str]]:
+    """Timestamps that once wedged every later pass, and what each is refused as."""
+    return [
+        ("nan", float("nan"), "is not a number"),
+        ("inf", float("inf"), "is not a number"),
+        ("huge", 1e300, "epoch milliseconds"),
+        ("epoch-ms", int(now * 1000), "epoch milliseconds"),
+        ("negative", -1e300, "before 2000"),
+        ("zero", 0, "before 2000"),
+        ("2099", "2099-01-01T00:00:00Z", "ahead of this machine's clock"),
+        ("year-9999", "9999-12-31T23:59:59-14:00", "ahead of this machine's clock"),
+        ("year-1", "0001-01-01T00:00:00+14:00", "before 2000"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_hostile_stamps(0.0))))
+def test_a_hostile_timestamp_is_a_bad_row_and_later_traffic_goes_on(tmp_path, case):
+    now = time.time()
+    name, stamp, message = _hostile_stamps(now)[case]
+    source = tmp_path / "traffic.jsonl"
+    write(source, [row(1, 4, metadata={"timestamp": stamp}), row(2, 4)], mode="w")
+
+    def monitoring():
+        return Monitor(
+            source, "faithfulness", window="1h", state_dir=tmp_path / "s", judge=judge(),
+            record_runs=False, n_resamples=200,
+        )  # fmt: skip
+
+    report = monitoring().poll()
+    (bad,) = report.bad
+    assert (bad.row, bad.field) == (1, "metadata.timestamp") and message in bad.message, name
+    assert report.samples == 1 and report.late == 0
+    # Later passes, by this monitor and by one resumed from its state, are not wedged:
+    write(source, [row(3, 4), row(4, 4, metadata={"timestamp": now - 1})])
+    later = monitoring().poll()
+    assert (later.samples, later.late, later.bad) == (2, 0, [])
+    flushed = monitoring().poll(flush=True)
+    assert sum(w.n_samples for w in flushed.windows) == 3
+
+
+def test_a_lone_surrogate_in_a_sample_does_not_wedge_the_state(tmp_path):
+    source = tmp_path / "traffic.jsonl"
+    lone = '{"id": "s0", "user_input": "q \\ud800?", "response": "answer 4 of 4",'
+    write(source, [lone + ' "retrieved_contexts": ["context \\udfff"]}'], mode="w")
+
+    def monitoring():
+        return Monitor(
+            source, "faithfulness", window=2, state_dir=tmp_path / "s", judge=judge(),
+            record_runs=False, n_resamples=200,
+        )  # fmt: skip
+
+    first = monitoring().poll()
+    (bad,) = first.bad
+    assert (bad.row, bad.field, first.samples) == (1, "user_input", 0)
+    assert "lone surrogate" in bad.message
+    write(source, [row(1, 4), row(2, 4)])
+    resumed = monitoring().poll()
+    assert resumed.samples == 2 and [w.n_samples for w in resumed.windows] == [2]
+
+
+def _damaged_states() -> list[tuple[str | None, object, str]]:
+    return [
+        ("open", "x", "'open' is str, expected list"),
+        ("counts", {"lines": "1", "samples": 0, "bad": 0, "late": 0}, "counts['lines']"),
+        ("next_index", 1.5, "'next_index' is float"),
+        ("next_index", True, "'next_index' is bool"),
+        ("baseline", {"faithfulness": [0.5, None]}, "baseline['faithfulness']"),
+        ("open", [{"key": 0, "samples": [{"record": {}}], "full": False}], "open[0].samples[0]"),
+        ("open", [{"samples": [], "full": False}], "open[0] has no numeric 'key'"),
+        ("closed", [{"window": {}}], "closed[0] needs"),
+        ("files", {"a": {"offset": "9"}}, "files['a'].offset"),
+        ("watermark", "NaN", "'watermark' is 'NaN'"),
+        (None, [1, 2], "expected a JSON object, got list"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_damaged_states())))
+def test_a_well_formed_state_with_wrong_types_is_refused_in_one_line(tmp_path, case):
+    key, value, message = _damaged_states()[case]
+    source = tmp_path / "traffic.jsonl"
+    write(source, GOOD, mode="w")
+
+    def monitoring():
+        return Monitor(source, "faithfulness", window=100, state_dir=tmp_path / "s",
+                       judge=judge(), record_runs=False)  # fmt: skip
+
+    monitoring().poll()
+    state_file = tmp_path / "s" / "state.json"
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state_file.write_text(json.dumps(value if key is None else {**state, key: value}))
+    with pytest.raises(ValueError, match="is damaged") as caught:
+        monitoring().poll()
+    assert message in str(caught.value) and "move it away" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_window_whose_judge_was_down_stays_open_and_is_scored_later_once(tmp_path):
+    down = True
+    calls = []
+
+    def answering(messages, schema):
+        if down:
+            raise JudgeTransientError("HTTP 503 from the judge")
+        calls.append(schema.__name__)
+        return answer(messages, schema)
+
+    source = tmp_path / "traffic.jsonl"
+    write(source, GOOD, mode="w")
+
+    def monitoring():
+        return Monitor(
+            source, "faithfulness", window=8, state_dir=tmp_path / "s",
+            judge=ScriptedJudge(answering), record_runs=False, n_resamples=200,
+        )  # fmt: skip
+
+    first = monitoring().poll()
+    assert first.windows == [] and len(first.unscored) == 1
+    assert "window 1" in first.unscored[0] and "0 of 8 sample(s) scored" in first.unscored[0]
+    assert "HTTP 503" in first.unscored[0]
+    again = monitoring().poll()  # still down: still open, still not closed as 0 of 8
+    assert again.windows == [] and len(again.unscored) == 1
+    down = False
+    later = monitoring().poll()  # a new process, resumed from the state: scored now
+    (window,) = later.windows
+    assert (window.index, window.n_samples, later.unscored) == (1, 8, [])
+    assert window.metrics[0].mean == pytest.approx(0.875)
+    assert len(calls) == 2 * 8  # two judge calls a sample, each made once
+    assert monitoring().poll(flush=True).windows == []  # nothing left to score twice
+
+
+KILLED_MONITOR = """
+import os, sys
+from pathlib import Path
+from ragmeter.monitor import Monitor
+from ragmeter.testing import ScriptedJudge
+from tests.monitor.judge import answer
+
+tmp, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+answered = []
+
+def answering(messages, schema):
+    if len(answered) + 1 == kill_at:
+        os._exit(9)  # as kill -9: no cleanup, no state saved after this point
+    answered.append(schema.__name__)
+    with (tmp / "paid.txt").open("a") as handle:
+        handle.write(schema.__name__ + "\\n")
+    return answer(messages, schema)
+
+Monitor(tmp / "traffic.jsonl", "faithfulness", window=8, state_dir=tmp / "s",
+        judge=ScriptedJudge(answering), record_runs=False, concurrency=1).poll()
+"""
+
+
+def test_a_monitor_killed_mid_window_resumes_it_losing_nothing_and_paying_nothing_twice(
+    tmp_path,
+):
+    write(tmp_path / "traffic.jsonl", GOOD, mode="w")
+    root = Path(__file__).resolve().parents[2]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_MONITOR, str(tmp_path), "5"],
+        cwd=root, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert killed.returncode == 9, killed.stderr
+    first = (tmp_path / "paid.txt").read_text().splitlines()
+    assert len(first) == 4  # two samples scored (two calls each), then killed
+    calls = []
+
+    def answering(messages, schema):
+        calls.append(schema.__name__)
+        return answer(messages, schema)
+
+    resumed = Monitor(
+        tmp_path / "traffic.jsonl", "faithfulness", window=8, state_dir=tmp_path / "s",
+        judge=ScriptedJudge(answering), record_runs=False, n_resamples=200,
+    ).poll()  # fmt: skip
+    (window,) = resumed.windows
+    assert (window.index, window.n_samples) == (1, 8)
+    assert window.metrics[0].mean == pytest.approx(0.875)  # every sample, once
+    assert len(first) + len(calls) == 2 * 8  # the 4 calls paid before the kill not redone

@@ -71,12 +71,19 @@ def pick_command(
         typer.Option("--clusters", help="k-means clusters (default: about sqrt(candidates))."),
     ] = None,
     worst_share: Annotated[
-        float, typer.Option("--worst-share", help="Share of the picks for the worst-scored.")
-    ] = 0.3,
+        float | None,
+        typer.Option(
+            "--worst-share", help="Share of the picks for the worst-scored (default 0.3)."
+        ),
+    ] = None,
     novel_share: Annotated[
-        float,
-        typer.Option("--novel-share", help="Share of the picks for questions new to --golden."),
-    ] = 0.2,
+        float | None,
+        typer.Option(
+            "--novel-share",
+            help="Share of the picks for questions new to --golden (default 0.2; the two "
+            "shares together at most 1).",
+        ),
+    ] = None,
     keep: Annotated[
         str,
         typer.Option(
@@ -103,10 +110,17 @@ def pick_command(
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
-    from ragmeter.mining import describe, mine
+    from ragmeter.mining import DEFAULT_NOVEL_SHARE, DEFAULT_WORST_SHARE, describe, mine
 
+    if worst_share is not None and novel_share is not None and worst_share + novel_share > 1:
+        _fail(
+            f"--worst-share {worst_share} and --novel-share {novel_share} add up to more than 1: "
+            "they are shares of the same picks; lower one of them"
+        )
     if keep not in ("latest", "first"):
         _fail(f"--keep must be 'latest' or 'first', got {keep!r}")
+    if output.exists() and not output.is_file():
+        _fail(f"-o {output} is not a regular file: give the path of a .jsonl, .json or .csv file")
     if output.exists() and not force:
         _fail(
             f"{output} already exists: the labels filled in it would be lost. Merge it first "
@@ -120,13 +134,15 @@ def pick_command(
             golden=golden,
             dedupe=dedupe,
             clusters=clusters,
-            worst_share=worst_share,
-            novel_share=novel_share,
+            worst_share=DEFAULT_WORST_SHARE if worst_share is None else worst_share,
+            novel_share=DEFAULT_NOVEL_SHARE if novel_share is None else novel_share,
             seed=seed,
             keep="latest" if keep == "latest" else "first",
             output=output,
         )
     except (DatasetError, FileNotFoundError, ValueError, ImportError, JudgeError) as error:
+        if isinstance(error, OSError) and error.filename == str(output):
+            fail_io(error, kept="the labelling file was not written")  # -o cannot be written
         _fail(str(error))
     except OSError as error:  # the run store or the labelling file: exit 4
         fail_io(error, kept="the labelling file was not written")
@@ -190,6 +206,8 @@ def merge_command(
             labelled_at=labelled_at,
         )
     except (DatasetError, FileNotFoundError, ValueError) as error:
+        if isinstance(error, OSError) and error.filename == str(into):
+            fail_io(error, kept=f"{into} is unchanged")  # the golden set cannot be written
         _fail(str(error))
     except OSError as error:
         fail_io(error, kept=f"{into} is unchanged")

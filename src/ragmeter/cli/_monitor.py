@@ -75,6 +75,10 @@ def _print_report(report: "PollReport", *, quiet: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
+    for unscored in report.unscored:
+        errors.print(
+            f"[yellow]warning:[/yellow] {escape(unscored)}", highlight=False, soft_wrap=True
+        )
     for failure in report.webhook_failures:
         errors.print(
             f"[yellow]warning:[/yellow] {escape(failure)}", highlight=False, soft_wrap=True
@@ -105,10 +109,10 @@ def _print_window(window: "Window") -> None:
 
 def _follow(
     monitor: "Monitor", *, interval: float, once: bool, flush: bool, quiet: bool
-) -> tuple[int, bool]:
-    """Poll until stopped (Ctrl-C, SIGTERM) or, with ``once``, one pass; the alerts fired
-    and whether it was stopped."""
-    stop = threading.Event()
+) -> tuple[int, bool, int]:
+    """Poll until stopped (Ctrl-C, SIGTERM) or, with ``once``, one pass; the alerts fired,
+    whether it was stopped, and how many windows the last pass could not score."""
+    stop = monitor.stopping  # also ends a webhook delivery in progress
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -116,16 +120,17 @@ def _follow(
     previous: Any = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, on_term)
-    alerts = 0
+    alerts = unscored = 0
     try:
         while True:
             report = monitor.poll(flush=flush and once)
             alerts += len(report.alerts)
+            unscored = len(report.unscored)
             _print_report(report, quiet=quiet)
             if once or stop.wait(interval):
-                return alerts, stop.is_set()
+                return alerts, stop.is_set(), unscored
     except KeyboardInterrupt:
-        return alerts, True
+        return alerts, True, unscored
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -226,7 +231,9 @@ def monitor_command(
     --interval seconds until Ctrl-C or SIGTERM.
 
     Exit 0 when no alert fired, 1 when one did, 2 for a usage error (a metric that needs a
-    reference, a bad --window), 4 when a file or the run store could not be read or written.
+    reference, a bad --window or --webhook), 3 when the last pass could not score a window
+    (the judge was down: it is kept open and scored on the next run), 4 when a file or the
+    run store could not be read or written.
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
@@ -259,13 +266,23 @@ def monitor_command(
             language=cast("Language | None", language),  # checked above
             concurrency=concurrency,
         )
-        alerts, stopped = _follow(monitor, interval=interval, once=once, flush=flush, quiet=quiet)
+        alerts, stopped, unscored = _follow(
+            monitor, interval=interval, once=once, flush=flush, quiet=quiet
+        )
     except (UnknownMetricError, DatasetError, FileNotFoundError, ValueError, JudgeError) as error:
         _fail(str(error))
     except OSError as error:
         fail_io(error, kept="what was read and scored before is kept in the state folder")
     if stopped:
         console.print("stopped: the state folder has everything; run again to go on")
+    if unscored:  # the judge could not answer: exit 3 decides over an alert (exit 1)
+        errors.print(
+            f"[bold red]exit 3: {unscored} window(s) could not be scored (their results "
+            "failed); they are kept open: run again to score them[/bold red]"
+            + (f" (also: {alerts} alert(s) fired)" if alerts else ""),
+            highlight=False,
+        )
+        raise typer.Exit(int(ExitCode.RESULTS_FAILED))
     if alerts:
         errors.print(f"[bold red]exit 1: {alerts} alert(s) fired[/bold red]", highlight=False)
         raise typer.Exit(int(ExitCode.GATE_FAILED))

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from ragmeter.mining._merge import MergeResult as MergeResult
     from ragmeter.mining._merge import is_labelled as is_labelled
     from ragmeter.mining._merge import merge_labelled as merge_labelled
+    from ragmeter.mining._mine import DEFAULT_NOVEL_SHARE as DEFAULT_NOVEL_SHARE
+    from ragmeter.mining._mine import DEFAULT_WORST_SHARE as DEFAULT_WORST_SHARE
     from ragmeter.mining._mine import MiningResult as MiningResult
     from ragmeter.mining._mine import Pick as Pick
     from ragmeter.mining._mine import describe as describe

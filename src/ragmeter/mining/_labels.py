@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ragmeter._services import replaced_atomically
 from ragmeter.dataset import SAMPLE_FIELDS
 
 #: The sample fields a labelling file has no column for (``metadata`` comes last).
@@ -54,21 +56,45 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+@contextmanager
+def written_whole(path: Path) -> Iterator[Path]:
+    """A temporary path to write, renamed over ``path`` when the block succeeds (see
+    ``replaced_atomically``), its folder made first; an OS error names ``path``, never the
+    temporary file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        reason = f"cannot create its folder {str(path.parent)!r}: {error.strerror}"
+        raise OSError(error.errno, reason, str(path)) from None
+    partial: Path | None = None
+    try:
+        with replaced_atomically(path) as partial:
+            yield partial
+    except OSError as error:
+        if partial is not None and error.filename in (str(partial), partial):
+            error.filename = str(path)
+        if partial is not None and getattr(error, "filename2", None) in (str(partial), partial):
+            error.filename2 = None
+        raise
+
+
 def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
-    """Write labelling rows as JSONL, JSON or CSV, chosen by the extension."""
+    """Write labelling rows as JSONL, JSON or CSV, chosen by the extension; a failed write
+    leaves no half-written file."""
     path = check_label_path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        with path.open("w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    elif suffix == ".json":
-        path.write_text(json.dumps(list(rows), ensure_ascii=False, indent=2) + "\n", "utf-8")
-    else:
-        with path.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(LABEL_COLUMNS)
-            for row in rows:
-                writer.writerow([_cell(row.get(column)) for column in LABEL_COLUMNS])
+    with written_whole(path) as partial:
+        if suffix == ".jsonl":
+            with partial.open("w", encoding="utf-8") as handle:
+                for row in rows:
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        elif suffix == ".json":
+            text = json.dumps(list(rows), ensure_ascii=False, indent=2) + "\n"
+            partial.write_text(text, "utf-8")
+        else:
+            with partial.open("w", encoding="utf-8", newline="") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(LABEL_COLUMNS)
+                for row in rows:
+                    writer.writerow([_cell(row.get(column)) for column in LABEL_COLUMNS])
     return path

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ragmeter._services import replaced_atomically
 from ragmeter.dataset import Dataset, Sample, load_dataset, save_dataset
+from ragmeter.mining._labels import written_whole
 from ragmeter.mining._mine import SOURCE
 
 OnConflict = Literal["error", "update", "skip"]
@@ -192,5 +192,5 @@ def _append_jsonl(path: Path, samples: list[Sample]) -> None:
 
 def _replace(dataset: Dataset, path: Path) -> None:
     """Write next to ``path``, then rename over it: a failed write leaves the old file."""
-    with replaced_atomically(path) as partial:
+    with written_whole(path) as partial:
         save_dataset(dataset, partial)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ragmeter import _lazy
 
 if TYPE_CHECKING:
+    from ragmeter.monitor._alerts import post_webhook as post_webhook
     from ragmeter.monitor._monitor import DEFAULT_METRICS as DEFAULT_METRICS
     from ragmeter.monitor._monitor import Monitor as Monitor
     from ragmeter.monitor._monitor import PollReport as PollReport

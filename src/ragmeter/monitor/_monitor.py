@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter._services import replaced_atomically
 from ragmeter.dataset import Dataset, Problem
 from ragmeter.metrics import Direction, Metric, Status, resolve_metrics
-from ragmeter.monitor._alerts import append_log, post_webhook
+from ragmeter.monitor._alerts import append_log, check_webhook, post_webhook
 from ragmeter.monitor._source import Cursor, file_key, read_new, source_files
 
 if TYPE_CHECKING:
@@ -153,6 +153,9 @@ class PollReport:
     windows: list[Window] = field(default_factory=list)
     alerts: list[dict[str, Any]] = field(default_factory=list)
     webhook_failures: list[str] = field(default_factory=list)
+    #: Windows due to close of which nothing could be scored (the judge was down): each
+    #: is kept open and scored again on the next poll (its run resumed: nothing paid twice).
+    unscored: list[str] = field(default_factory=list)
 
 
 class Monitor:
@@ -220,7 +223,9 @@ class Monitor:
         self.n_resamples, self.worst = n_resamples, worst
         self.state_dir = Path(state_dir or Path(".ragmeter") / "monitor" / self.name)
         self.log = None if log is None else Path(log)
-        self.webhook, self.webhook_backoff_s = webhook, webhook_backoff_s
+        self.webhook, self.webhook_backoff_s = check_webhook(webhook), webhook_backoff_s
+        #: Set to stop at once: a webhook delivery in progress gives up (SIGTERM sets it).
+        self.stopping = threading.Event()
         self.judge, self.embeddings, self.language = judge, embeddings, language
         self.concurrency = concurrency
         self._store = self._open_store(store) if record_runs else None
@@ -261,6 +266,12 @@ class Monitor:
                 f"the monitor state {self.state_file} cannot be read ({error}): move it away "
                 "to start afresh (every sample is then read and scored again)"
             ) from None
+        problem = _state_problem(state)
+        if problem is not None:
+            raise ValueError(
+                f"the monitor state {self.state_file} is damaged ({problem}): move it away "
+                "to start afresh (every sample is then read and scored again)"
+            )
         for key, now in (("window", self.window.text), ("metrics", fresh["metrics"])):
             if state.get(key) != now:
                 raise ValueError(
@@ -274,7 +285,8 @@ class Monitor:
         """Replace the state file atomically: a kill leaves the old one or the new one."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         with replaced_atomically(self.state_file) as temporary:
-            temporary.write_text(json.dumps(self.state, ensure_ascii=False), encoding="utf-8")
+            # ASCII: a lone surrogate in a sample is escaped, never an unwritable state
+            temporary.write_text(json.dumps(self.state), encoding="utf-8")
 
     @property
     def windows(self) -> list[Window]:
@@ -354,9 +366,22 @@ class Monitor:
             if row in bad_rows:
                 continue
             record = by_row[row]
-            stamp, problem = _timestamp(record)
+            stamp, problem = _timestamp(record, now)
             if problem is not None:
                 problems.append(Problem(row, "metadata.timestamp", *problem, str(path)))
+                continue
+            lone = _lone_surrogate(record)
+            if lone is not None:
+                problems.append(
+                    Problem(
+                        row,
+                        lone,
+                        "holds a lone surrogate (a \\ud800-\\udfff escape that is not a "
+                        "character): it cannot be stored",
+                        "write the text as UTF-8, or escape both halves of the pair",
+                        str(path),
+                    )
+                )
                 continue
             if str(record["id"]) in open_ids:
                 problems.append(
@@ -431,6 +456,10 @@ class Monitor:
                 return
             window = done[0]
             closed = self._score(window, report)
+            if closed is None:  # nothing scored: kept open, later windows wait behind it
+                window["unscored_tries"] = int(window.get("unscored_tries", 0)) + 1
+                self._save_state()
+                return
             self.state["open"].remove(window)
             if self.window.seconds is not None:
                 self.state["last_closed_key"] = window["key"]
@@ -453,9 +482,11 @@ class Monitor:
         times = [s["time"] for s in window["samples"]]
         return _iso(min(times)), _iso(max(times))
 
-    def _score(self, window: dict[str, Any], report: PollReport) -> Window:
+    def _score(self, window: dict[str, Any], report: PollReport) -> Window | None:
         """Evaluate a window into its own run directory (resumed after a crash), estimate
-        each metric with a CI, compare with the baseline and store the run."""
+        each metric with a CI, compare with the baseline and store the run; ``None`` (noted
+        in ``report.unscored``) when results failed and none was scored: the judge was down,
+        and the window is scored again later instead of closing as 0 of N."""
         from ragmeter.runner import evaluate
         from ragmeter.stats import estimate_means
 
@@ -488,19 +519,29 @@ class Monitor:
         )
         for row in result.skipped:
             report.bad.extend(row.problems)
-        estimates = estimate_means(result, level=self.level, n_resamples=self.n_resamples)
-        is_baseline = self._baseline_scores is None and index <= self.baseline_windows
-        directions = {m.name: m.direction for m in result.metrics}
         measured: dict[str, list[tuple[str, float]]] = {}
         for metric in self.metrics:
-            pairs = [
+            measured[metric.name] = [
                 (s.sample_id, float(r.score))
                 for s in result
                 if (r := s.scores[metric.name]).status is Status.OK and r.score is not None
             ]
-            measured[metric.name] = pairs
-            if is_baseline:
-                self.state["baseline"][metric.name] += [score for _, score in pairs]
+        failed = [r for s in result for r in s.scores.values() if r.status is Status.FAILED]
+        if failed and not any(measured.values()):
+            report.unscored.append(
+                f"window {index} ({start}): 0 of {len(result)} sample(s) scored, "
+                f"{len(failed)} result(s) failed ({(failed[0].error or 'no reason')[:200]}): "
+                "kept open and scored again on the next poll"
+            )
+            if result.store is not None:
+                result.store.close()  # the run folder is complete: the next try resumes it
+            return None
+        estimates = estimate_means(result, level=self.level, n_resamples=self.n_resamples)
+        is_baseline = self._baseline_scores is None and index <= self.baseline_windows
+        directions = {m.name: m.direction for m in result.metrics}
+        if is_baseline:
+            for name, pairs in measured.items():
+                self.state["baseline"][name] += [score for _, score in pairs]
         metrics = self._compare(estimates, measured, directions, skip=is_baseline)
         if self._baseline_run is not None:
             report.notes += _judge_changes(self._baseline_run, result, index)
@@ -646,7 +687,9 @@ class Monitor:
             return
         from ragmeter._services import redact_url
 
-        failed = post_webhook(self.webhook, alert, backoff_s=self.webhook_backoff_s)
+        failed = post_webhook(
+            self.webhook, alert, backoff_s=self.webhook_backoff_s, stop=self.stopping
+        )
         if failed is None:
             return
         message = f"webhook {redact_url(self.webhook)}: {failed}"
@@ -672,25 +715,133 @@ def _iso(seconds: float) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def _timestamp(record: Mapping[str, Any]) -> tuple[float | None, tuple[str, str] | None]:
-    """``metadata.timestamp`` as epoch seconds (``None`` when absent), or (message, fix)."""
+#: The earliest timestamp taken (2000-01-01T00:00:00Z): before it, a number is no time.
+EARLIEST_TIMESTAMP = 946_684_800.0
+#: How far ahead of this machine's clock a timestamp may be (clock skew): one further
+#: ahead would close the windows of live traffic early and make it all late.
+MAX_AHEAD_S = 300.0
+_TIMESTAMP_FIX = (
+    "write it as 2026-12-02T13:05:00Z (or epoch seconds), or leave it out to time the "
+    "sample on arrival"
+)
+
+
+def _timestamp(
+    record: Mapping[str, Any], now: float
+) -> tuple[float | None, tuple[str, str] | None]:
+    """``metadata.timestamp`` as epoch seconds (``None`` when absent), or (message, fix):
+    a number that is not finite, in epoch milliseconds, before 2000 or ahead of ``now``
+    by more than :data:`MAX_AHEAD_S` is refused, so one bad sample cannot wedge the
+    windows."""
     metadata = record.get("metadata")
     value = metadata.get("timestamp") if isinstance(metadata, Mapping) else None
     if value in (None, ""):
         return None, None
+    shown = str(value)[:40]
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value), None
-    try:
-        moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
+        seconds = float(value)
+        if not math.isfinite(seconds):
+            return None, (f"timestamp {shown} is not a number", _TIMESTAMP_FIX)
+        if seconds > 1e11:  # after the year 5138 in seconds: milliseconds since 1970
+            return None, (
+                f"timestamp {shown} looks like epoch milliseconds",
+                "give epoch seconds (divide by 1000) or an ISO 8601 time",
+            )
+    else:
+        try:
+            moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=dt.timezone.utc)
+            seconds = moment.timestamp()
+        except (ValueError, OverflowError, OSError):
+            return None, (f"timestamp {shown!r} is not ISO 8601", _TIMESTAMP_FIX)
+    if seconds < EARLIEST_TIMESTAMP:
+        return None, (f"timestamp {shown!r} is before 2000", _TIMESTAMP_FIX)
+    if seconds > now + MAX_AHEAD_S:
         return None, (
-            f"timestamp {str(value)[:40]!r} is not ISO 8601",
-            "write it as 2026-12-02T13:05:00Z (or epoch seconds), or leave it out to time "
+            f"timestamp {shown!r} is ahead of this machine's clock ({_iso(now)})",
+            "fix the clock of the system that wrote it, or leave the timestamp out to time "
             "the sample on arrival",
         )
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return moment.timestamp(), None
+    return seconds, None
+
+
+def _lone_surrogate(record: Mapping[str, Any]) -> str | None:
+    """The first field of ``record`` whose text has a lone surrogate (JSON allows the
+    escape; UTF-8 cannot write it), or ``None``."""
+    for key, value in record.items():
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return str(key)
+    return None
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _open_problem(opened: list[Any]) -> str | None:
+    """What is wrong with the open windows of a loaded state, or ``None``."""
+    for i, window in enumerate(opened):
+        where = f"open[{i}]"
+        if not isinstance(window, dict) or not _finite(window.get("key")):
+            return f"{where} has no numeric 'key'"
+        if not isinstance(window.get("samples"), list) or not isinstance(window.get("full"), bool):
+            return f"{where} needs a list 'samples' and a true/false 'full'"
+        for j, sample in enumerate(window["samples"]):
+            if not (
+                isinstance(sample, dict)
+                and isinstance(sample.get("record"), dict)
+                and "id" in sample["record"]
+                and _finite(sample.get("time"))
+                and EARLIEST_TIMESTAMP <= sample["time"] < 1e11
+                and isinstance(sample.get("arrival"), bool)
+            ):
+                return f"{where}.samples[{j}] needs a 'record' with an id, a 'time' and 'arrival'"
+    return None
+
+
+def _state_problem(state: Any) -> str | None:
+    """What is wrong with the shape of a loaded state (a hand edit, another program), or
+    ``None``: each field the monitor reads, with the type it needs."""
+
+    if not isinstance(state, dict):
+        return f"expected a JSON object, got {type(state).__name__}"
+    shapes: dict[str, tuple[type, ...]] = {
+        "files": (dict,), "open": (list,), "closed": (list,), "baseline": (dict,),
+        "counts": (dict,), "next_index": (int,),
+    }  # fmt: skip
+    for key, types in shapes.items():
+        if not isinstance(state.get(key), types) or isinstance(state.get(key), bool):
+            return f"{key!r} is {type(state.get(key)).__name__}, expected {types[0].__name__}"
+    for key in ("last_closed_key", "watermark"):
+        if key in state and not _finite(state[key]):
+            return f"{key!r} is {state[key]!r}, expected a finite number"
+    for key, count in state["counts"].items():
+        if not isinstance(count, int) or isinstance(count, bool):
+            return f"counts[{key!r}] is {count!r}, expected a whole number"
+    for key, scores in state["baseline"].items():
+        if not isinstance(scores, list) or not all(_finite(x) for x in scores):
+            return f"baseline[{key!r}] is not a list of finite numbers"
+    problem = _open_problem(state["open"])
+    if problem is not None:
+        return problem
+    for i, closed in enumerate(state["closed"]):
+        if not (
+            isinstance(closed, dict)
+            and isinstance(closed.get("window"), dict)
+            and isinstance(closed.get("alerts"), list)
+        ):
+            return f"closed[{i}] needs a 'window' and a list 'alerts'"
+    for key, cursor in state["files"].items():
+        if not isinstance(cursor, dict):
+            return f"files[{key!r}] is {type(cursor).__name__}, expected an object"
+        for field_ in ("offset", "line", "generation"):
+            value = cursor.get(field_, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                return f"files[{key!r}].{field_} is {value!r}, expected a whole number"
+    return None
 
 
 def _baseline_run(

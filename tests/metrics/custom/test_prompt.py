@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -216,3 +218,83 @@ def test_through_evaluate_one_call_per_sample_cached_by_version_and_gated():
     assert any(v.startswith("custom:polite@1/") for v in result.config["prompt_versions"])
     rules = parse_rules({"thresholds": [{"metric": "polite", "min": 0.9}]})
     assert run_gate(result, rules).passed
+
+
+def _alias_bomb(levels: int) -> str:
+    """A YAML "billion laughs": each level lists the one before ten times, so a file of
+    about 1.4 KB at nine levels expands to 10**9 strings."""
+    lols = ", ".join(['"lol"'] * 10)
+    lines = [
+        "name: bomb",
+        "kind: discrete",
+        'instruction: "J."',
+        "labels: [a, b]",
+        f"l0: &l0 [{lols}]",
+    ]
+    for i in range(1, levels + 1):
+        lines.append(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]")
+    lines.append(f"examples: *l{levels}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("bomb.yaml", _alias_bomb(9), r"line 6: YAML aliases .* not allowed"),
+        ("two.yaml", 'name: x\nkind: discrete\ninstruction: J\nlabels: [a, b]\n---\nname: y\n',
+         r"line 5: a second YAML document"),
+        ("tabs.yaml", "name: x\nkind: discrete\ninstruction:\n\ten: J\nlabels: [a, b]\n",
+         r"line 4: not valid YAML \(a tab; YAML is indented with spaces"),
+        ("broken.yaml", "name: x\nkind: [discrete\n", r"line 3: not valid YAML"),
+        ("deep.json", "[" * 100_000, r"nested too deeply"),
+        ("deep.toml", "a = " + "[" * 100_000 + "]" * 100_000, r"nested too deeply"),
+        ("deep.yaml", "a: " + "[" * 50_000, r"nested too deeply"),
+        ("latin1.toml", "name = \"caf\xe9\"", r"not UTF-8 text \(byte 11\)"),
+    ],
+)  # fmt: skip
+def test_a_hostile_metric_file_is_refused_at_load_in_one_line(
+    tmp_path: Path, name: str, text: str, message: str
+):
+    pytest.importorskip("yaml")
+    path = tmp_path / name
+    path.write_bytes(text.encode("latin-1" if "latin1" in name else "utf-8"))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: {message}") as caught:
+        load_metric(path)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("instruction", 42, r"instruction: expected a string, or a table .*got int 42"),
+        ("instruction", ["J."], r"instruction: expected a string, .*got list \['J\.'\]"),
+        ("instruction", {"en": 1}, r"instruction\['en'\]: expected a string, got int 1"),
+        ("labels", "ab", r"labels: expected a list of strings, got str 'ab'"),
+        ("labels", ["a", 2], r"labels\[1\]: expected a string, got int 2"),
+        ("label_scores", {"a": float("nan"), "b": 0}, r"label_scores\['a'\]: .*finite number"),
+        ("label_scores", {"a": "1", "b": 0}, r"label_scores\['a'\]: expected a number"),
+        ("label_scores", {"a": True, "b": 0}, r"label_scores\['a'\]: expected a number"),
+        ("low", float("inf"), r"low: expected a finite number"),
+        ("inputs", "response", r"inputs: expected a list of field names"),
+        ("examples", [["a"]], r"examples\[0\]: expected a table"),
+        ("examples", [{"response": float("nan")}], r"examples\[0\]: .*finite numbers"),
+        ("description", {"x": 1}, r"description: expected a string"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_refused_at_load(
+    tmp_path: Path, field: str, value: object, message: str
+):
+    data = {"name": "x", "kind": "discrete", "instruction": "J.", "labels": ["a", "b"]}
+    path = tmp_path / "m.json"  # Python's JSON reads NaN and Infinity, as TOML and YAML do
+    path.write_text(json.dumps({**data, field: value}), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: {message}"):
+        load_metric(path)
+
+
+def test_a_metric_path_that_is_not_a_regular_file_is_refused_before_it_is_opened(
+    tmp_path: Path,
+):
+    fifo = tmp_path / "m.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"named pipe \(FIFO\), not a metric file"):
+        load_metric(fifo)

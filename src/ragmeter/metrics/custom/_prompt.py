@@ -15,6 +15,7 @@ smoothly where a single label would jump.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -24,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from ragmeter._services import check_regular_file
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Message
@@ -392,27 +394,148 @@ class PromptMetric(SampleMetric):
 def load_metric(path: str | Path, **judged: Any) -> PromptMetric:
     """A prompt metric from its TOML, YAML or JSON definition (see :meth:`PromptMetric.save`).
 
-    Every problem is reported with the file and the field.
+    Every problem is reported with the file and the field: a file that is not a regular
+    file, not UTF-8, not parseable, nested too deeply, a YAML file with several documents,
+    aliases or tab indentation, a field of the wrong type.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
+    if suffix not in (".toml", ".yaml", ".yml", ".json"):
+        raise ValueError(f"{path}: a metric file must be .toml, .yaml, .yml or .json")
+    check_regular_file(path, what="metric file", fix="give a .toml, .yaml or .json file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {error.start}); save the metric file as UTF-8"
+        ) from None
     try:
         if suffix == ".toml":
             data = tomllib.loads(text)
-        elif suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
         elif suffix == ".json":
             data = json.loads(text)
         else:
-            raise ValueError("a metric file must be .toml, .yaml, .yml or .json")
+            data = _yaml_document(text, path)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path}: not valid {suffix[1:].upper()} ({error})") from None
+    except RecursionError:
+        raise ValueError(
+            f"{path}: nested too deeply to be a metric definition; a metric file is one "
+            "table of fields"
+        ) from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a table of fields, got {type(data).__name__}")
     return metric_from_dict(data, source=str(path), **judged)
+
+
+def _yaml_document(text: str, path: Path) -> Any:
+    """The one YAML document of a metric file, read without aliases (an alias bomb of a
+    few bytes would otherwise expand to gigabytes) and with each problem's line named."""
+    try:
+        import yaml
+    except ImportError:
+        raise ValueError(
+            f"{path}: YAML metric files need PyYAML: pip install 'ragmeter[yaml]' (or use TOML)"
+        ) from None
+
+    class NoAliases(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no stubs here
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise ValueError(
+                    f"{path}: line {mark.line + 1}: YAML aliases (*name) are not allowed in "
+                    "a metric file; write the value out"
+                )
+            return super().compose_node(parent, index)
+
+    loader = NoAliases(text)
+    try:
+        if not loader.check_node():
+            return None
+        node = loader.get_node()
+        if not loader.check_event(yaml.StreamEndEvent):
+            mark = loader.peek_event().start_mark
+            raise ValueError(
+                f"{path}: line {mark.line + 1}: a second YAML document; a metric file holds "
+                "one definition (remove the '---' and what follows, or split the file)"
+            )
+        return loader.construct_document(node)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = error.problem or error.context or "not valid YAML"
+        if "\\t" in problem:
+            problem = "a tab; YAML is indented with spaces, not tabs"
+        raise ValueError(f"{path}: {line}not valid YAML ({problem})") from None
+    except yaml.YAMLError as error:
+        raise ValueError(f"{path}: not valid YAML ({error})") from None
+    finally:
+        loader.dispose()
+
+
+#: The type each field of a metric definition must have, and how to write it.
+_FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "name": (str, "a string"),
+    "kind": (str, "a string"),
+    "instruction": ((str, Mapping), 'a string, or a table of language: string ("en", "zh")'),
+    "inputs": (list, "a list of field names"),
+    "labels": (list, "a list of strings"),
+    "label_scores": (Mapping, "a table of label: number"),
+    "low": ((int, float), "a number"),
+    "high": ((int, float), "a number"),
+    "levels": ((list, Mapping), "a list of levels or a table of score: description"),
+    "items": (str, "a field name"),
+    "examples": (list, "a list of tables (sample fields plus the verdict)"),
+    "direction": (str, '"higher" or "lower"'),
+    "version": ((str, int, float), "a string"),
+    "description": (str, "a string"),
+}
+
+
+def _check_types(data: Mapping[str, Any]) -> None:
+    """A ``ValueError`` naming the first field whose value has the wrong type, so a bad
+    file fails at load (and ``--dry-run``), not when it is first judged."""
+
+    def bad(field: str, got: Any, want: str) -> ValueError:
+        return ValueError(f"{field}: expected {want}, got {_shown(got)}")
+
+    for field, (types, want) in _FIELD_TYPES.items():
+        value = data.get(field)
+        if field not in data:
+            continue
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise bad(field, value, want)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise bad(field, value, "a finite number")
+    instruction = data["instruction"]
+    if isinstance(instruction, Mapping):
+        for language, text in instruction.items():
+            if not isinstance(language, str) or not isinstance(text, str):
+                raise bad(f"instruction[{language!r}]", text, "a string")
+    for field in ("inputs", "labels"):
+        for i, item in enumerate(data.get(field, ())):
+            if not isinstance(item, str):
+                raise bad(f"{field}[{i}]", item, "a string")
+    for label, score in dict(data.get("label_scores", {})).items():
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise bad(f"label_scores[{label!r}]", score, "a number")
+        if not math.isfinite(score):
+            raise bad(f"label_scores[{label!r}]", score, "a finite number")
+    for i, example in enumerate(data.get("examples", ())):
+        if not isinstance(example, Mapping):
+            raise bad(f"examples[{i}]", example, "a table of sample fields and the verdict")
+        try:
+            json.dumps(dict(example), allow_nan=False)
+        except (TypeError, ValueError):
+            raise bad(
+                f"examples[{i}]", example, "strings, finite numbers, lists and tables only"
+            ) from None
+
+
+def _shown(value: Any) -> str:
+    """A value as an error shows it: its type and a short repr."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
 
 
 def metric_from_dict(data: Mapping[str, Any], *, source: str = "", **judged: Any) -> PromptMetric:
@@ -426,6 +549,7 @@ def metric_from_dict(data: Mapping[str, Any], *, source: str = "", **judged: Any
     if unknown:
         raise ValueError(f"{where}unknown field(s) {unknown}; known: {sorted(known)}")
     try:
+        _check_types(data)
         return PromptMetric(**{**dict(data), **judged})
     except (ValueError, TypeError) as error:
         raise ValueError(f"{where}{error}") from None
