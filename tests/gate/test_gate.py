@@ -158,6 +158,33 @@ def test_usage_errors_name_the_fix(tmp_path):
     assert load_rules(yaml_file).thresholds[0].min == 0.8
 
 
+BILLION_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("bomb.yaml", BILLION_LAUGHS, "line 2: YAML aliases"),
+        ("two.yaml", "thresholds: []\n---\nthresholds: []\n", "a second YAML document"),
+        ("tab.yaml", "thresholds:\n\t- metric: faithfulness\n", "tab"),
+        ("deep.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("bad.toml", "[[thresholds]\n", "not valid TOML"),
+        ("latin1.toml", "# caf\xe9\n", "not UTF-8"),
+    ],
+)
+def test_a_hostile_gate_file_is_one_error_naming_it(tmp_path, name, text, said):
+    """Gate files are read as every settings file is (ragmeter._services.read_settings):
+    an alias bomb is refused before it expands, never a traceback or gigabytes."""
+    pytest.importorskip("yaml")
+    path = tmp_path / name
+    path.write_bytes(text.encode("latin-1" if "latin1" in name else "utf-8"))
+    with pytest.raises(GateFileError, match=said) as raised:
+        load_rules(path)
+    assert str(path) in str(raised.value)
+
+
 def test_cli_exit_codes_and_files(tmp_path, monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     summary = tmp_path / "step_summary.md"

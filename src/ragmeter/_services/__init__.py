@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ragmeter._services._errors import JudgeError as JudgeError
     from ragmeter._services._errors import JudgeTransientError as JudgeTransientError
     from ragmeter._services._files import check_regular_file as check_regular_file
+    from ragmeter._services._files import read_settings as read_settings
     from ragmeter._services._files import replaced_atomically as replaced_atomically
     from ragmeter._services._gc import fewer_collections as fewer_collections
     from ragmeter._services._http import DEFAULT_MAX_RETRY_WAIT_S as DEFAULT_MAX_RETRY_WAIT_S

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -61,15 +60,9 @@ def read_table(path: Path, section: str, *, what: str = "judge") -> dict[str, An
     """The ``section`` table of a TOML or JSON settings file (or the whole file, when it has
     no such section), as a new dict; a ``ValueError`` naming the file when the file or the
     section is not a table."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".json":
-        data = json.loads(text)
-    else:
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-        data = tomllib.loads(text)
+    from ragmeter._services._files import read_settings  # _files imports nothing of ours
+
+    data = read_settings(path, what=f"{what} settings file")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a table of {what} settings")
     table = data.get(section, data)

@@ -3,15 +3,11 @@ baseline, optionally per tag group. TOML or YAML; both read into the same rules.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from ragmeter._services import read_settings
 
 Statistic = Literal["mean", "ci_low", "ci_high"]
 
@@ -196,23 +192,10 @@ def load_rules(path: str | Path) -> GateRules:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no gate file at {str(path)!r}")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError:
-            raise ImportError(
-                "YAML gate files need PyYAML: pip install 'ragmeter[yaml]' (or use TOML)"
-            ) from None
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as error:
-            raise GateFileError(f"cannot read {path}: {error}") from None
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            raise GateFileError(f"cannot read {path}: {error}") from None
+    try:
+        data = read_settings(path, what="gate file") or {}
+    except ValueError as error:
+        raise GateFileError(str(error)) from None
     if not isinstance(data, dict):
         raise GateFileError(f"{path}: expected a mapping of settings at the top level")
     return parse_rules(data)

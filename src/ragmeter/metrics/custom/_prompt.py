@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache, cached_property
@@ -25,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from ragmeter._services import check_regular_file
+from ragmeter._services import read_settings
 from ragmeter.dataset import Sample
 from ragmeter.embed import Embeddings
 from ragmeter.judge import Message
@@ -34,11 +33,6 @@ from ragmeter.metrics._sample import SampleMetric
 from ragmeter.metrics.retrieval._ranking import ndcg_at_k
 from ragmeter.prompts import Language, data_block
 from ragmeter.steps import Facts, Need
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 Kind = Literal["discrete", "numeric", "ranking", "rubric"]
 KINDS: tuple[str, ...] = ("discrete", "numeric", "ranking", "rubric")
@@ -402,75 +396,10 @@ def load_metric(path: str | Path, **judged: Any) -> PromptMetric:
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".yaml", ".yml", ".json"):
         raise ValueError(f"{path}: a metric file must be .toml, .yaml, .yml or .json")
-    check_regular_file(path, what="metric file", fix="give a .toml, .yaml or .json file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(
-            f"{path}: not UTF-8 text (byte {error.start}); save the metric file as UTF-8"
-        ) from None
-    try:
-        if suffix == ".toml":
-            data = tomllib.loads(text)
-        elif suffix == ".json":
-            data = json.loads(text)
-        else:
-            data = _yaml_document(text, path)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: not valid {suffix[1:].upper()} ({error})") from None
-    except RecursionError:
-        raise ValueError(
-            f"{path}: nested too deeply to be a metric definition; a metric file is one "
-            "table of fields"
-        ) from None
+    data = read_settings(path, what="metric file")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a table of fields, got {type(data).__name__}")
     return metric_from_dict(data, source=str(path), **judged)
-
-
-def _yaml_document(text: str, path: Path) -> Any:
-    """The one YAML document of a metric file, read without aliases (an alias bomb of a
-    few bytes would otherwise expand to gigabytes) and with each problem's line named."""
-    try:
-        import yaml
-    except ImportError:
-        raise ValueError(
-            f"{path}: YAML metric files need PyYAML: pip install 'ragmeter[yaml]' (or use TOML)"
-        ) from None
-
-    class NoAliases(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no stubs here
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            if self.check_event(yaml.AliasEvent):
-                mark = self.peek_event().start_mark
-                raise ValueError(
-                    f"{path}: line {mark.line + 1}: YAML aliases (*name) are not allowed in "
-                    "a metric file; write the value out"
-                )
-            return super().compose_node(parent, index)
-
-    loader = NoAliases(text)
-    try:
-        if not loader.check_node():
-            return None
-        node = loader.get_node()
-        if not loader.check_event(yaml.StreamEndEvent):
-            mark = loader.peek_event().start_mark
-            raise ValueError(
-                f"{path}: line {mark.line + 1}: a second YAML document; a metric file holds "
-                "one definition (remove the '---' and what follows, or split the file)"
-            )
-        return loader.construct_document(node)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = error.problem or error.context or "not valid YAML"
-        if "\\t" in problem:
-            problem = "a tab; YAML is indented with spaces, not tabs"
-        raise ValueError(f"{path}: {line}not valid YAML ({problem})") from None
-    except yaml.YAMLError as error:
-        raise ValueError(f"{path}: not valid YAML ({error})") from None
-    finally:
-        loader.dispose()
 
 
 #: The type each field of a metric definition must have, and how to write it.
