@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import errno
 import io
+import json
 import os
 import socket
 import sqlite3
@@ -250,3 +251,17 @@ def test_the_console_script_turns_a_stray_os_error_into_one_line(monkeypatch, ca
     assert capsys.readouterr().err.strip() == (
         "error: out/x.json: no space left on device (ENOSPC)"
     )
+
+
+def test_a_dataset_whose_file_name_is_not_utf8_is_evaluated_recorded_and_resumed(tmp_path):
+    """A file name with a byte that is not UTF-8 reaches the run record, summary.json and
+    the store as an escape (JSON reads it back as the same name), so --resume finds it."""
+    name = os.fsdecode(bytes(tmp_path) + b"/data\xff.jsonl")
+    Path(name).write_text('{"user_input": "q", "response": "a", "reference": "a"}\n', "utf-8")
+    run = tmp_path / "run"
+    first = CliRunner().invoke(app, ["eval", name, "--metrics", "exact_match", "-o", str(run)])
+    assert first.exit_code == 0, first.output
+    assert json.loads((run / "summary.json").read_text("utf-8"))["n_samples"] == 1
+    again = CliRunner().invoke(app, ["eval", "--resume", str(run)])
+    assert again.exit_code == 0, again.output
+    assert EvaluationResult.load(run).scores("exact_match") == [1.0]

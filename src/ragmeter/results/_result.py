@@ -24,7 +24,14 @@ from ragmeter.results._conversations import (
     conversation_aggregate,
     group_conversations,
 )
-from ragmeter.results._store import STORE_FILE, RunDatabase, StoredScores, tags_of, to_json
+from ragmeter.results._store import (
+    STORE_FILE,
+    RunDatabase,
+    StoredScores,
+    json_text,
+    tags_of,
+    to_json,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -655,7 +662,7 @@ class EvaluationResult:
         with fewer_collections():
             self.to_jsonl(run_dir / RESULTS_FILE)
         (run_dir / SUMMARY_FILE).write_text(
-            json.dumps(self.summary(), ensure_ascii=False, indent=2), encoding="utf-8"
+            json_text(self.summary(), indent=2), encoding="utf-8"
         )
         return run_dir
 

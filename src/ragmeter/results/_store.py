@@ -453,7 +453,7 @@ class RunDatabase:
         return None if row is None else json.loads(row[0])
 
     def set_meta(self, key: str, value: Any) -> None:
-        text = json.dumps(value, ensure_ascii=False)
+        text = json_text(value)
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, text))
 
@@ -854,3 +854,16 @@ def _usage_of(value: Mapping[str, Any]) -> Usage:
     """A :class:`Usage` from its ``to_dict()`` (unknown keys ignored, missing ones 0)."""
     known = {f.name for f in dataclasses.fields(Usage)}
     return Usage(**{key: v for key, v in value.items() if key in known})
+
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """``value`` as JSON text that can be written as UTF-8: readable (``ensure_ascii=False``)
+    unless it holds a lone surrogate (a file name that is not UTF-8), which is then written
+    as an escape that ``json.loads`` reads back as the same text."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, **options)
+    return text
