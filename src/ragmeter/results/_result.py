@@ -661,9 +661,7 @@ class EvaluationResult:
         run_dir.mkdir(parents=True, exist_ok=True)
         with fewer_collections():
             self.to_jsonl(run_dir / RESULTS_FILE)
-        (run_dir / SUMMARY_FILE).write_text(
-            json_text(self.summary(), indent=2), encoding="utf-8"
-        )
+        (run_dir / SUMMARY_FILE).write_text(json_text(self.summary(), indent=2), encoding="utf-8")
         return run_dir
 
     @classmethod

@@ -856,7 +856,6 @@ def _usage_of(value: Mapping[str, Any]) -> Usage:
     return Usage(**{key: v for key, v in value.items() if key in known})
 
 
-
 def json_text(value: Any, **options: Any) -> str:
     """``value`` as JSON text that can be written as UTF-8: readable (``ensure_ascii=False``)
     unless it holds a lone surrogate (a file name that is not UTF-8), which is then written
