@@ -370,19 +370,6 @@ class Monitor:
             if problem is not None:
                 problems.append(Problem(row, "metadata.timestamp", *problem, str(path)))
                 continue
-            lone = _lone_surrogate(record)
-            if lone is not None:
-                problems.append(
-                    Problem(
-                        row,
-                        lone,
-                        "holds a lone surrogate (a \\ud800-\\udfff escape that is not a "
-                        "character): it cannot be stored",
-                        "write the text as UTF-8, or escape both halves of the pair",
-                        str(path),
-                    )
-                )
-                continue
             if str(record["id"]) in open_ids:
                 problems.append(
                     Problem(
@@ -764,17 +751,6 @@ def _timestamp(
             "the sample on arrival",
         )
     return seconds, None
-
-
-def _lone_surrogate(record: Mapping[str, Any]) -> str | None:
-    """The first field of ``record`` whose text has a lone surrogate (JSON allows the
-    escape; UTF-8 cannot write it), or ``None``."""
-    for key, value in record.items():
-        try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            return str(key)
-    return None
 
 
 def _finite(value: Any) -> bool:
