@@ -597,3 +597,15 @@ def test_a_monitor_killed_mid_window_resumes_it_losing_nothing_and_paying_nothin
     assert (window.index, window.n_samples) == (1, 8)
     assert window.metrics[0].mean == pytest.approx(0.875)  # every sample, once
     assert len(first) + len(calls) == 2 * 8  # the 4 calls paid before the kill not redone
+
+
+def test_a_state_nested_too_deeply_is_refused_in_one_line(tmp_path):
+    """Found by bench/probe_surfaces.py: a RecursionError reached the user as a traceback."""
+    source = tmp_path / "traffic.jsonl"
+    write(source, GOOD, mode="w")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "state.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="nested too deeply") as caught:
+        Monitor(source, "faithfulness", window=100, state_dir=tmp_path / "s", judge=judge(),
+                record_runs=False).poll()  # fmt: skip
+    assert "move it away" in str(caught.value)

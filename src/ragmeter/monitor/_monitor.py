@@ -261,9 +261,10 @@ class Monitor:
             return fresh
         try:
             state: dict[str, Any] = json.loads(self.state_file.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+            why = "nested too deeply" if isinstance(error, RecursionError) else str(error)
             raise ValueError(
-                f"the monitor state {self.state_file} cannot be read ({error}): move it away "
+                f"the monitor state {self.state_file} cannot be read ({why}): move it away "
                 "to start afresh (every sample is then read and scored again)"
             ) from None
         problem = _state_problem(state)
