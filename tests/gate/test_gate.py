@@ -152,6 +152,9 @@ def test_usage_errors_name_the_fix(tmp_path):
         rules('[[thresholds]]\nmetric = "faithfulness"\nminimum = 0.8\n')
     with pytest.raises(GateFileError, match="no rule"):
         rules("[gate]\nalpha = 0.1\n")
+    for bound in ("min = nan", "max = inf", "min = -inf"):  # every score >= nan passed
+        with pytest.raises(GateFileError, match="finite number"):
+            rules(f'[[thresholds]]\nmetric = "faithfulness"\n{bound}\n')
     yaml_file = tmp_path / "gate.yaml"
     yaml_file.write_text("thresholds:\n  - metric: faithfulness\n    min: 0.8\n", "utf-8")
     pytest.importorskip("yaml")

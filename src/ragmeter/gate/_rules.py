@@ -3,6 +3,7 @@ baseline, optionally per tag group. TOML or YAML; both read into the same rules.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -157,6 +158,8 @@ def _number(value: Any, where: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise GateFileError(f"{where}: expected a number, got {value!r}")
+    if not math.isfinite(value):  # every score is >= nan: it would pass anything
+        raise GateFileError(f"{where}: expected a finite number, got {value!r}")
     return float(value)
 
 
