@@ -265,3 +265,20 @@ def test_a_dataset_whose_file_name_is_not_utf8_is_evaluated_recorded_and_resumed
     again = CliRunner().invoke(app, ["eval", "--resume", str(run)])
     assert again.exit_code == 0, again.output
     assert EvaluationResult.load(run).scores("exact_match") == [1.0]
+
+
+def test_an_empty_run_database_is_no_run_and_its_files_are_read_instead(tmp_path):
+    """Found by bench/probe_surfaces.py: a zero-byte run.db was opened as a new, empty run
+    ("0 samples", exit 0) although results.jsonl held the results."""
+    run = tmp_path / "run"
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"user_input": "q", "response": "a", "reference": "a"}\n', "utf-8")
+    made = CliRunner().invoke(app, ["eval", str(data), "--metrics", "exact_match", "-o", str(run)])
+    assert made.exit_code == 0, made.output
+    (run / "run.db").write_bytes(b"")
+    shown = CliRunner().invoke(app, ["show", str(run)])
+    assert shown.exit_code == 0 and "exact_match" in shown.output, shown.output
+    assert (run / "run.db").stat().st_size == 0  # reading wrote nothing
+    (run / "summary.json").unlink()
+    refused = CliRunner().invoke(app, ["show", str(run)])
+    assert refused.exit_code == 4 and "is empty" in refused.output, refused.output

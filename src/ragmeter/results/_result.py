@@ -27,6 +27,7 @@ from ragmeter.results._conversations import (
 from ragmeter.results._store import (
     STORE_FILE,
     RunDatabase,
+    RunStorageError,
     StoredScores,
     json_text,
     tags_of,
@@ -669,9 +670,19 @@ class EvaluationResult:
         """Read back a run directory: its ``run.db`` when there is one, else the files
         written by :meth:`save`."""
         run_dir = Path(run_dir)
-        if (run_dir / STORE_FILE).exists():
+        store = run_dir / STORE_FILE
+        # an empty run.db (a run stopped as it made it) is no run: opening it would make one
+        empty = store.is_file() and store.stat().st_size == 0
+        if store.exists() and not empty:
             return cls.from_store(RunDatabase.in_dir(run_dir))
         summary_path = run_dir / SUMMARY_FILE
+        if empty and not summary_path.exists():
+            raise RunStorageError(
+                f"{store} is empty: the run stopped before it recorded anything; run the "
+                "evaluation again",
+                store,
+                corrupt=True,
+            )
         if not summary_path.exists():
             raise FileNotFoundError(
                 f"{str(run_dir)!r} is not a ragmeter run directory (no {STORE_FILE} or "
