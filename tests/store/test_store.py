@@ -311,3 +311,48 @@ def test_a_store_from_before_kept_estimates_is_upgraded_and_its_runs_have_none(t
     assert upgraded.get(old.id).estimates is None
     new = upgraded.record(run({"q0": 0.5, "q1": 1.0}), name="new")
     assert upgraded.get(new.id).estimates is not None
+
+
+KILLED_WRITER = """
+import sys
+from ragmeter import evaluate
+from ragmeter.store import Store
+rows = [{"id": f"q{i}", "response": f"a {i}", "reference": f"a {i}"} for i in range(20_000)]
+result = evaluate(rows, ["exact_match"], progress=False)
+print("recording", flush=True)
+Store(sys.argv[1]).record(result, name="killed")
+print("recorded", flush=True)
+"""
+
+
+def test_a_kill_while_a_run_is_recorded_leaves_the_store_whole_and_recording_again_works(
+    tmp_path: Path,
+):
+    """kill -9 in the middle of Store.record (one transaction): the store keeps every run
+    it had, holds no half run, and the same run records whole afterwards."""
+    import os
+    import signal
+    import sys
+    import time
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    Store(url).record(run({"q0": 1.0, "q1": 0.5}), name="before")
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, url], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "recording"
+    journal = [tmp_path / "runs.db-journal", tmp_path / "runs.db-wal"]
+    deadline = time.monotonic() + 60
+    while not any(p.exists() and p.stat().st_size for p in journal) and child.poll() is None:
+        assert time.monotonic() < deadline, "the writer never started its transaction"
+        time.sleep(0.005)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=60)
+    store = Store(url)
+    names = [info.name for info in store.list()]
+    assert "before" in names
+    if "killed" in names:  # the kill came after the commit: the run is whole
+        assert len(store.load("killed")) == 20_000
+    rows_ = [{"id": f"q{i}", "response": f"a {i}", "reference": f"a {i}"} for i in range(20_000)]
+    again = store.record(evaluate(rows_, ["exact_match"], progress=False), name="killed")
+    assert len(store.load(again.id)) == 20_000
