@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from ragmeter._services._files import read_settings
 from ragmeter._services._http import redact_url
 
 #: The OpenAI API root: the default base URL of every OpenAI-compatible endpoint config.
@@ -60,8 +61,6 @@ def read_table(path: Path, section: str, *, what: str = "judge") -> dict[str, An
     """The ``section`` table of a TOML or JSON settings file (or the whole file, when it has
     no such section), as a new dict; a ``ValueError`` naming the file when the file or the
     section is not a table."""
-    from ragmeter._services._files import read_settings  # _files imports nothing of ours
-
     data = read_settings(path, what=f"{what} settings file")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a table of {what} settings")
