@@ -56,6 +56,7 @@ from ragmeter import evaluate
 from ragmeter._text import figures_missing
 from ragmeter.embed import default_embeddings
 from ragmeter.judge import JudgeConfig, LocalJudge, default_judge, make_cache
+from ragmeter.judge import fit_logistic as shared_fit_logistic
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -226,7 +227,9 @@ def run_wikieval(aspect: str, limit: int | None, judge: Any, embeddings: Any) ->
     return {"metric": metric, "pairs": [[rows[2 * i], rows[2 * i + 1]] for i in range(len(pairs))]}
 
 
-def run_rgb(limit: int | None, judge: Any, embeddings: Any, seed: int = 0) -> dict[str, Any]:
+def rgb_samples(limit: int | None, seed: int = 0) -> tuple[list[dict[str, Any]], list[list[int]]]:
+    """RGB zh dev as context_precision samples (each query's first 2 positive and 2 negative
+    passages, shuffled with ``seed``) and, per sample, each context's label (1 positive)."""
     rows = [json.loads(line) for line in (DATA / "rgb_zh" / "dev.jsonl").open(encoding="utf-8")]
     rows = rows[:limit] if limit else rows
     rng = random.Random(seed)
@@ -244,6 +247,11 @@ def run_rgb(limit: int | None, judge: Any, embeddings: Any, seed: int = 0) -> di
             }
         )
         labels.append([label for _, label in passages])
+    return samples, labels
+
+
+def run_rgb(limit: int | None, judge: Any, embeddings: Any, seed: int = 0) -> dict[str, Any]:
+    samples, labels = rgb_samples(limit, seed)
     started = time.monotonic()
     result = evaluate(
         samples, ["context_precision"], judge=judge, embeddings=embeddings, language="zh"
@@ -262,7 +270,7 @@ def run_rgb(limit: int | None, judge: Any, embeddings: Any, seed: int = 0) -> di
                 "seconds": seconds,
             }
         )
-    print(f"rgb: {len(rows)} queries in {seconds * len(rows):.0f} s", flush=True)
+    print(f"rgb: {len(samples)} queries in {seconds * len(samples):.0f} s", flush=True)
     return {"queries": queries}
 
 
@@ -343,21 +351,11 @@ NO_VERDICT_GAIN = -20.0
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> tuple[float, float]:
-    """(slope, intercept) of P(y=1) = sigmoid(slope * x + intercept), Newton's method, over
-    the verdicts the judge gave (see ``NO_VERDICT_GAIN``)."""
+    """(slope, intercept) of P(y=1) = sigmoid(slope * x + intercept), over the verdicts the
+    judge gave (see ``NO_VERDICT_GAIN``): ragmeter's one logistic fit
+    (:func:`ragmeter.judge.fit_logistic`, which verdict calibrations use too)."""
     asked = x > NO_VERDICT_GAIN
-    x, y = x[asked], y[asked]
-    w = np.zeros(2)
-    design = np.column_stack([x, np.ones_like(x)])
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-(design @ w)))
-        gradient = design.T @ (p - y) + l2 * np.array([w[0], 0.0])
-        hessian = (design * (p * (1 - p))[:, None]).T @ design + l2 * np.diag([1.0, 0.0])
-        step = np.linalg.solve(hessian + 1e-9 * np.eye(2), gradient)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return float(w[0]), float(w[1])
+    return shared_fit_logistic(x[asked], y[asked], l2)
 
 
 def sigmoid(z: np.ndarray | float) -> Any:
@@ -575,7 +573,7 @@ def _rgb_section(rgb: dict[str, Any], title: str) -> list[str]:
         "|---|---:|---|---:|---:|---:|---:|",
     ]
     for key, name in (
-        ("as_run", "as run"),
+        ("as_run", "as run, without calibration"),
         ("cv", "cross-validated calibration"),
         ("shipped", "shipped calibration"),
     ):
@@ -797,6 +795,20 @@ def render(report: dict[str, Any]) -> str:
             )
     lines.append("")
     return "\n".join(lines)
+
+
+def recorded_verdicts(raw: Path, needs: str = "rgb") -> dict[str, Any] | None:
+    """The verdicts a run of this script recorded in ``raw`` (its ``--raw`` file), or None
+    after saying why the bench that reads them skips: no dev data, or no such file (run this
+    script first, with the tasks in ``needs``)."""
+    if not DATA.exists():
+        print(f"skipped: {DATA} is absent (the labelled dev data is not part of the repository)")
+        return None
+    if not raw.exists():
+        print(f"skipped: {raw} is absent: run python bench/meta_eval.py --tasks {needs} --write")
+        return None
+    report: dict[str, Any] = json.loads(raw.read_text(encoding="utf-8"))
+    return report
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
-"""Start-up time of the command line: ``ragmeter --help``, ``ragmeter eval --help`` and a
-retrieval-only evaluation of the 12 demo samples.
+"""Start-up time of the command line: ``ragmeter --help``, ``ragmeter eval --help``, a
+retrieval-only evaluation of the 12 demo samples, and the trivial commands on that run.
 
 Each command runs ``--repeats`` times as a fresh process (the venv's ``ragmeter`` script);
 the median wall time is reported, with the extremes. The evaluation is
@@ -10,6 +10,14 @@ in a fresh temporary folder each time (so its run store, ``.ragmeter/runs.db``, 
 created there), and once more with ``--no-store``. Its computation is timed apart: the same
 ``evaluate()`` in one process, after a first call has loaded everything (median of the same
 number of calls); overhead = the command's wall time - that computation.
+
+The trivial commands read the run that evaluation made (run once, untimed, in a folder of
+their own, which holds its run store): ``show RUN_DIR``, ``show ID`` (the run from the
+store), ``report RUN_DIR -o FILE``, ``gate RUN_DIR --gate FILE`` (a floor on mrr),
+``runs list`` and ``metrics``, each in that folder. Target: each under 0.5 s.
+
+The commands run the source tree this script is in (``src`` first on ``PYTHONPATH``; ``--src``
+names another, e.g. an older checkout, to measure it the same way).
 
 For context: an interpreter that does nothing, and one that imports typer's help renderer
 (``typer.rich_utils``), the floor of any typer command's ``--help``. The heavy libraries and
@@ -52,6 +60,29 @@ BEFORE = (
 )
 HELP_TARGET_S = 0.5
 OVERHEAD_TARGET_S = 1.0
+TRIVIAL_TARGET_S = 0.5
+GATE = '[[thresholds]]\nmetric = "mrr"\nmin = 0.1\n'
+#: The trivial commands, as ``ragmeter ARGS`` in the folder of the demo run (``{id}``: the
+#: run's id in its store).
+TRIVIAL = (
+    ("show", "run"),
+    ("show", "{id}"),
+    ("report", "run", "-o", "report.html"),
+    ("gate", "run", "--gate", "gate.toml"),
+    ("runs", "list"),
+    ("metrics",),
+)
+#: The trivial commands before they were made to load less (measured by bench/startup.py
+#: --src on the earlier checkout, same machine): filled in by hand, as BEFORE.
+BEFORE_TRIVIAL = (
+    "The trivial commands before issue 38 (2026-12-06 12:16-12:19 UTC, just after the run "
+    "above, `--src` on the source of commit 2fa517a, load average 1.87-2.05; median of 7): "
+    "with bytecode `show run` 0.562 s, `show ID` 0.579, `report run` 0.581, `gate run` "
+    "0.584, `runs list` 0.500, `metrics` 0.413; as this environment runs it 1.249, 1.249, "
+    "1.242, 1.272, 1.100 and 0.866 s. Each loaded pydantic (typer checked every option "
+    "value with it), all but `metrics` SQLAlchemy and the run store (for a run directory "
+    "too), and `runs list` numpy (the store loaded the results package to list runs)."
+)
 
 #: Libraries a command should load only when it needs them.
 HEAVY = (
@@ -95,12 +126,15 @@ def ragmeter_command() -> list[str]:
 #: this environment has it (here ``PYTHONDONTWRITEBYTECODE=1``: ragmeter's own modules, which
 #: have no bytecode in the source tree, are compiled from source by every process).
 PYCACHE: Path | None = None
+#: The source tree measured (``--src``): first on the processes' ``PYTHONPATH``.
+SRC = ROOT / "src"
 
 
 def environment() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("RAGMETER_STORE_URL", None)  # the default store, in the run's own folder
     env["COLUMNS"] = "100"
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
     if PYCACHE is not None:  # as an installed package: bytecode written once, then read
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
@@ -201,6 +235,23 @@ def loaded(args: list[str], cwd: Path) -> list[str]:
     return [m for m in (*HEAVY, *CLIENTS) if m in modules]
 
 
+def stored_run_id(folder: Path) -> str:
+    """The id of the one run recorded in ``folder``'s run store."""
+    out = subprocess.run(
+        [*ragmeter_command(), "runs", "list", "--json"],
+        cwd=folder,
+        env=environment(),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return str(json.loads(out.stdout)["runs"][0]["id"])
+
+
+def trivial_name(args: tuple[str, ...]) -> str:
+    return "ragmeter " + " ".join("ID" if a == "{id}" else a for a in args)
+
+
 def summary(times: list[float]) -> dict[str, Any]:
     return {
         "median": statistics.median(times),
@@ -253,6 +304,15 @@ def measure(repeats: int) -> dict[str, Any]:
         )
     compute = time_compute(repeats)
     add(COMPUTATION, compute)
+    with tempfile.TemporaryDirectory(prefix="ragmeter-trivial-") as scratch:
+        folder = Path(scratch)
+        wall([*ragmeter_command(), *eval_args(folder / "run")], folder)  # untimed: the run
+        (folder / "gate.toml").write_text(GATE, encoding="utf-8")
+        run_id = stored_run_id(folder)
+        for trivial in TRIVIAL:
+            command = [a.format(id=run_id) for a in trivial]
+            times = [wall([*ragmeter_command(), *command], folder) for _ in range(repeats)]
+            add(trivial_name(trivial), times, loaded(command, folder))
     return {
         "date": started.strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.system()} {platform.machine()}, nproc {os.cpu_count()}",
@@ -304,6 +364,7 @@ def render(cached: dict[str, Any], as_is: dict[str, Any]) -> str:
         "",
         BEFORE,
         "",
+        *([BEFORE_TRIVIAL, ""] if BEFORE_TRIVIAL else []),
     ]
     return "\n".join(lines)
 
@@ -350,15 +411,24 @@ def _targets(result: dict[str, Any]) -> list[str]:
             f"- `{name}`: overhead under {OVERHEAD_TARGET_S} s beyond the computation: "
             f"**{met}** ({median:.3f} s - {compute:.3f} s = {overhead:.3f} s)"
         )
+    for trivial in TRIVIAL:
+        name = trivial_name(trivial)
+        median = float(rows[name]["median"])
+        met = "met" if median < TRIVIAL_TARGET_S else "NOT met"
+        lines.append(f"- `{name}` under {TRIVIAL_TARGET_S} s: **{met}** (median {median:.3f} s)")
     return [*lines, ""]
 
 
 def main() -> None:
+    global PYCACHE, SRC
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7, help="runs per command (default 7)")
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.name}")
+    parser.add_argument(
+        "--src", type=Path, default=SRC, help="the source tree to measure (default: this one)"
+    )
     args = parser.parse_args()
-    global PYCACHE
+    SRC = args.src.resolve()
     with tempfile.TemporaryDirectory(prefix="ragmeter-pycache-") as pycache:
         PYCACHE = Path(pycache)
         print("with bytecode (as an installed package):")

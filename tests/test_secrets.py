@@ -72,7 +72,7 @@ def data(tmp_path: Path) -> Path:
     return path
 
 
-def evaluate(data: Path, tmp_path: Path, *extra: str) -> object:
+def evaluate(data: Path, tmp_path: Path, *extra: str, model: str = "m") -> object:
     return runner.invoke(
         app,
         [
@@ -83,7 +83,7 @@ def evaluate(data: Path, tmp_path: Path, *extra: str) -> object:
             "-o",
             str(tmp_path / "run"),
             "--judge-model",
-            "m",
+            model,
             "--cache",
             str(tmp_path / "cache.db"),
             "--store",
@@ -192,3 +192,43 @@ def test_a_judge_config_file_gets_no_key_from_the_environment_unless_it_names_on
         assert checked.exit_code == 0, checked.output
         assert server.requests and all(r.authorized for r in server.requests)
         assert_no_secret_in(checked.output, "the output of judge check")
+
+
+def test_the_openai_sdks_azure_variables_reach_the_deployment_and_the_key_stays_secret(
+    data, tmp_path, monkeypatch, caplog
+):
+    # what LangChain's AzureChatOpenAI reads: AZURE_OPENAI_ENDPOINT / _API_KEY, OPENAI_API_VERSION
+    key = "sk-s3cretenv"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name in ("MODEL", "BASE_URL", "API_KEY", "PROVIDER", "AZURE_ENDPOINT", "API_VERSION"):
+        monkeypatch.delenv(f"RAGMETER_JUDGE_{name}", raising=False)
+    with FakeOpenAIServer(
+        responder=responder, api_key=key, dialect="azure", azure_deployments={"judge-dep"}
+    ) as server:
+        monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.root_url)
+        monkeypatch.setenv("AZURE_OPENAI_API_KEY", key)
+        monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
+        result = evaluate(data, tmp_path, "--judge-provider", "azure", model="judge-dep")
+        assert result.exit_code == 0, result.output
+        sent = server.requests
+        assert sent and {r.path for r in sent} == {"/openai/deployments/judge-dep/chat/completions"}
+        # the azure dialect answers 404 without ?api-version= and takes the key only in an
+        # api-key header (a bearer token is refused): every request passed
+        assert all(r.authorized for r in sent)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    judge = summary["config"]["judges"]["faithfulness"]
+    assert judge["base_url"].endswith("/openai/deployments/judge-dep?api-version=2024-10-21")
+    assert_no_secret_in(result.output, "the output of ragmeter eval")
+    assert_no_secret_in(caplog.text, "the log")
+    assert_no_secret_in_files(tmp_path)
+    # the key goes only to the resource AZURE_OPENAI_ENDPOINT names, and errors never show it
+    monkeypatch.setenv("RAGMETER_JUDGE_AZURE_ENDPOINT", "https://other.openai.azure.com")
+    from ragmeter.judge import judge_config
+
+    other = judge_config(provider="azure", model="judge-dep")
+    assert other is not None and other.api_key is None
+    monkeypatch.delenv("RAGMETER_JUDGE_AZURE_ENDPOINT")
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT")
+    with pytest.raises(ValueError, match="AZURE_OPENAI_ENDPOINT") as refused:
+        judge_config(provider="azure", model="judge-dep")
+    assert_no_secret_in(str(refused.value), "the error")

@@ -6,10 +6,10 @@ notebook display) and :mod:`ragmeter.stats`, which exports :class:`Interval` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -158,15 +158,55 @@ def difference_ci(
     return _interval(theta_hat, theta_b, jackknives, level, method)
 
 
+def groups_ci(
+    groups: Sequence[Iterable[float] | np.ndarray],
+    statistic: Callable[..., np.ndarray],
+    *,
+    level: float = 0.95,
+    method: str = "bca",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Interval:
+    """Bootstrap CI of ``statistic(mean_1, ..., mean_k)``, a function of the means of k
+    independent groups, each group resampled on its own as :func:`difference_ci` resamples
+    its two. ``statistic`` is called with one array of means per group and must work
+    element-wise (numpy) and give finite values; BCa's acceleration comes from leaving out
+    one value of one group at a time. The judge-error correction
+    (:func:`ragmeter.stats.estimate_with_judge_error`) is its caller."""
+    xs = [as_values(g, f"group {i}") for i, g in enumerate(groups)]
+    if not xs or any(len(x) < 1 for x in xs):
+        raise ValueError("a bootstrap CI needs at least 1 value in every group")
+    level, method = check_level(level), check_method(method)
+    check_resamples(n_resamples)
+    full = [np.asarray([x.mean()]) for x in xs]
+    theta_hat = float(np.asarray(statistic(*full))[0])
+    rng = np.random.default_rng(seed)
+    means = [np.empty(n_resamples) for _ in xs]
+    done = 0
+    for size in chunks(n_resamples, max(len(x) for x in xs)):
+        for x, out in zip(xs, means):
+            out[done : done + size] = _resampled_means(x, size, rng)
+        done += size
+    theta_b = np.asarray(statistic(*means), dtype=float)
+    jackknives = [
+        np.asarray(statistic(*full[:i], _jackknife_means(x), *full[i + 1 :]), dtype=float)
+        for i, x in enumerate(xs)
+        if len(x) >= 2
+    ]
+    if not (np.isfinite(theta_hat) and np.all(np.isfinite(theta_b))):
+        raise ValueError("the statistic of the group means is not a finite number")
+    if theta_b.min() == theta_b.max():
+        return Interval(theta_hat, theta_hat, level, method)
+    return _interval(theta_hat, theta_b, jackknives, level, method)
+
+
 def _resampled_means(x: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-    means: np.ndarray = x[rng.integers(0, len(x), (size, len(x)))].mean(axis=1)
-    return means
+    return cast(np.ndarray, x[rng.integers(0, len(x), (size, len(x)))].mean(axis=1))
 
 
 def _jackknife_means(x: np.ndarray) -> np.ndarray:
     """The mean of ``x`` without each value in turn."""
-    means: np.ndarray = (x.sum() - x) / (len(x) - 1)
-    return means
+    return cast(np.ndarray, (x.sum() - x) / (len(x) - 1))
 
 
 def _interval(

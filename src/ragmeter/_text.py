@@ -105,8 +105,7 @@ def _is_abbreviation(text: str, run_start: int, floor: int) -> bool:
 
 
 def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    sentence_start = start
+    ends: list[int] = []
     for match in _TERMINATORS.finditer(text, start, end):
         run = match.group()
         if not _CJK_TERMINATOR.search(run):
@@ -116,14 +115,9 @@ def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
                 continue
             if run.rstrip(_CLOSERS) == "." and _is_abbreviation(text, match.start(), start):
                 continue
-        s, e = trim_span(text, sentence_start, match.end())
-        if s < e:
-            spans.append((s, e))
-        sentence_start = match.end()
-    s, e = trim_span(text, sentence_start, end)
-    if s < e:
-        spans.append((s, e))
-    return spans
+        ends.append(match.end())
+    spans = (trim_span(text, s, e) for s, e in zip([start, *ends], [*ends, end]))
+    return [(s, e) for s, e in spans if s < e]
 
 
 # ---- numbers and codes ----------------------------------------------------------------------
@@ -149,7 +143,13 @@ def parse_number(text: str) -> float | None:
     (1200.0, 120.0, 3.5, None)
     """
     match = NUMBER.search(number_text(text))
-    return float(match.group(0).rstrip("%")) if match else None
+    return _values(match)[0] if match else None
+
+
+def _values(match: re.Match[str]) -> tuple[float, ...]:
+    """A written number's value, then its fraction too when it is a percentage."""
+    value = float(match.group(0).rstrip("%"))
+    return (value, value / 100) if match.group(1) else (value,)
 
 
 def numbers_in(text: str) -> list[float]:
@@ -158,13 +158,7 @@ def numbers_in(text: str) -> list[float]:
     >>> numbers_in("Sales rose from 1,200 to １５００ units, up 25%.")
     [1200.0, 1500.0, 25.0, 0.25]
     """
-    found: list[float] = []
-    for match in NUMBER.finditer(number_text(text)):
-        value = float(match.group(0).rstrip("%"))
-        found.append(value)
-        if match.group(1):
-            found.append(value / 100)
-    return found
+    return [value for match in NUMBER.finditer(number_text(text)) for value in _values(match)]
 
 
 _EN_NUMBERS = {
@@ -229,9 +223,7 @@ def figures_missing(claim: str, passage: str) -> list[str]:
     values, codes = _figures_of(passage)
     missing: list[str] = []
     for match in NUMBER.finditer(number_text(claim)):
-        value = float(match.group(0).rstrip("%"))
-        forms = (value, value / 100) if match.group(1) else (value,)
-        if not any(round(v, 9) in values for v in forms):
+        if not any(round(v, 9) in values for v in _values(match)):
             missing.append(match.group(0))
     missing += [code for code in _CODE.findall(normalize(claim)) if code not in codes]
     return list(dict.fromkeys(missing))

@@ -34,14 +34,9 @@ def check_resamples(n_resamples: int) -> int:
     return n_resamples
 
 
-def chunk_rows(width: int) -> int:
-    """Rows per chunk for resample matrices ``width`` columns wide."""
-    return max(1, CHUNK_ELEMENTS // max(1, width))
-
-
 def chunks(total: int, width: int) -> Iterable[int]:
     """Sizes of the chunks that make up ``total`` rows of ``width`` columns."""
-    step = chunk_rows(width)
+    step = max(1, CHUNK_ELEMENTS // max(1, width))
     for start in range(0, total, step):
         yield min(step, total - start)
 

@@ -389,6 +389,16 @@ def test_an_answer_rejecting_response_format_switches_to_json_object() -> None:
         assert chat_formats(server) == ["json_schema", "json_object"]
 
 
+def test_an_endpoint_that_accepted_json_schema_and_then_refuses_it_switches_too() -> None:
+    # The server behind one URL changed (a local server restarted on another backend): the
+    # endpoint's memory that json_schema was accepted does not make the refusal a failure.
+    with FakeOpenAIServer(responder=responder) as server:
+        asyncio.run(ask(judge_for(server)))
+        server.supports_json_schema = False
+        asyncio.run(ask(judge_for(server)))  # a new judge of the same endpoint
+        assert chat_formats(server) == ["json_schema", "json_schema", "json_object"]
+
+
 #: URLs and how they may be shown.
 REDACTED = [
     # the user info goes, also with an "@", a "/" or a "?" in the password

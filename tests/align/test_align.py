@@ -187,9 +187,39 @@ def test_text_labels_need_the_metric_to_give_a_label():
         def score(self, sample: Sample) -> MetricResult:
             return MetricResult.ok(1.0)
 
-    rows = [{"id": "a", "response": "x", "label": "pass"}]
+    rows = [{"id": "a", "response": "x", "label": "partial"}]  # pass / fail would compare
     with pytest.raises(ValueError, match=r"gave no label \(details\['label'\]\)"):
         align(ScoreOnly(), rows)
+
+
+def test_pass_fail_labels_are_compared_with_a_0_1_score_as_1_and_0():
+    class Supported(Metric):
+        """A faithfulness-like score: the share of the response's claims that are supported,
+        no label."""
+
+        name = "supported"
+        requires: Requirements = (("response",),)
+
+        def score(self, sample: Sample) -> MetricResult:
+            words = str(sample.response).split()
+            return MetricResult.ok(words.count("ok") / len(words), reason=f"{words}")
+
+    answers = ["ok ok ok", "ok ok no", "ok no no", "no no no"] * 3  # 1, 0.67, 0.33, 0
+    labels = ["pass", "Yes ", "FAIL", "no", "true", "1", "false", "0", "是", "通过", "否", "不通过"]
+    rows = [
+        {"id": f"r{i}", "response": answer, "label": label}
+        for i, (answer, label) in enumerate(zip(answers, labels))
+    ]
+    rows[0]["label"], rows[3]["label"] = "fail", "pass"  # two disagreements
+    report = align(Supported(), rows)
+    assert (report.kind, report.original.n_compared) == ("discrete", 12)
+    assert report.agreement["accuracy"].value == pytest.approx(10 / 12)
+    assert sorted(d.sample_id for d in report.disagreements) == ["r0", "r3"]
+    first = report.disagreements[0]
+    assert (first.human_label, first.metric_label, first.score) == ("fail", 1.0, 1.0)
+    assert report.original.confusion["Yes "] == {"1": 1}  # 0.67 passes: at 0.5 or more
+    assert "r3: human pass, metric 0;" in report.summary()
+    assert "no_label" not in json.dumps(report.to_dict())
 
 
 def test_a_single_label_everywhere_gives_an_undefined_kappa_never_nan(tmp_path: Path):

@@ -58,6 +58,22 @@ def test_align_a_built_in_metric_against_pass_fail_labels(tmp_path: Path):
     assert ci["low"] <= kappa <= ci["high"]
 
 
+def test_align_a_score_only_metric_against_the_text_verdicts_people_write(tmp_path: Path):
+    # docs/align.md's labelled file: "label": "pass" / "fail", as `ragmeter mine` asks for
+    rows = exact_match_rows()
+    verdicts = {1: ["pass", "PASS", "yes", "通过"], 0: ["fail", "No", "否", "不通过"]}
+    for i, row in enumerate(rows):
+        row["label"] = verdicts[row["label"]][i % 4]
+    data = write_jsonl(tmp_path / "labelled.jsonl", rows)
+    result = invoke("align", "exact_match", str(data))
+    assert result.exit_code == 0, result.output
+    assert "cannot be compared with text labels" not in result.output
+    assert "against 12 human labels" in result.output
+    assert "12/12 items scored (100%)" in result.output and "accuracy 0.833" in result.output
+    assert "q3: human 通过, metric 0; human's reason: a paraphrase" in result.output
+    assert "q5: human No, metric 1; human's reason: checked" in result.output
+
+
 def test_align_a_numeric_metric_against_graded_labels(tmp_path: Path):
     rows = [
         {

@@ -68,6 +68,26 @@ def test_bad_file_exits_2_and_lists_every_problem(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_a_column_missing_in_every_row_is_a_few_lines_not_one_per_row(tmp_path):
+    path = tmp_path / "big.jsonl"
+    rows = [{"id": f"q{i}", "user_input": "q?", "retrieved_contexts": ["c"]} for i in range(1000)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    options = ["-m", "faithfulness", "-o", str(tmp_path / "r")]
+    result = runner.invoke(app, ["eval", str(path), *options])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) <= 4, result.output
+    assert "field 'response': missing, and metric 'faithfulness' needs it, in 1000/1000 rows" in (
+        result.output
+    )
+    assert "(first rows 1, 2, 3, 4, 5; ids 'q0', 'q1', 'q2', 'q3', 'q4')" in result.output
+    assert "Fix: add response" in result.output
+    skipped = runner.invoke(app, ["eval", str(path), *options, "--skip-invalid"])
+    assert skipped.exit_code == 2  # no valid row
+    assert "in 1000 rows (first rows 1, 2, 3, 4, 5;" in skipped.output
+    assert len(skipped.output.strip().splitlines()) <= 4, skipped.output
+
+
 def test_skip_invalid_evaluates_the_rest(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(

@@ -210,3 +210,27 @@ def test_eval_outside_a_terminal_prints_whole_progress_lines(tmp_path):
     assert lines[0] == "retrieval & text metrics: started"
     assert lines[-1].startswith("retrieval & text metrics: 8 done")
     assert "…" not in result.stderr and "\r" not in result.stderr and "\x1b" not in result.stderr
+
+
+def test_quiet_keeps_the_summary_diagnosis_results_path_and_exit_line(tmp_path):
+    # -q drops the progress display and the per-tag breakdowns (one line says where they
+    # are); the summary table, where the results are and the exit line stay.
+    data = tmp_path / "data.jsonl"
+    rows = [
+        {"id": str(i), "response": "x y", "reference": "x" if i % 2 else "x y",
+         "metadata": {"level": "hard" if i % 2 else "easy"}}
+        for i in range(8)
+    ]  # fmt: skip
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["eval", str(data), "-m", "exact_match", "--tags", "level", "--no-store"]
+    env = {"COLUMNS": "200", "CI": None}
+    loud = runner.invoke(app, [*args, "-o", str(tmp_path / "loud")], env=env)
+    quiet = runner.invoke(app, [*args, "-o", str(tmp_path / "quiet"), "-q"], env=env)
+    assert loud.exit_code == quiet.exit_code == 0, (loud.output, quiet.output)
+    for result, run in ((loud, "loud"), (quiet, "quiet")):
+        assert "8 samples" in result.stdout and "exact_match" in result.stdout  # the summary
+        assert f"per-sample results: {tmp_path / run / 'results.jsonl'}" in result.stdout
+        assert result.stdout.rstrip().splitlines()[-1].startswith("exit 0")
+    assert "4 samples" in loud.stdout and "metrics: 8 done" in loud.stderr  # the level table
+    assert "4 samples" not in quiet.stdout and "done" not in quiet.stderr
+    assert f"breakdowns by level: ragmeter show {tmp_path / 'quiet'}" in quiet.stdout

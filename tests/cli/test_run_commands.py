@@ -69,6 +69,16 @@ def test_report_writes_html_and_markdown_and_compares(tmp_path):
     assert "| `recall@3` |" in text and "Change from baseline" in text
     bad = runner.invoke(app, ["report", str(tmp_path / "run"), "--format", "pdf"], env=ENV)
     assert bad.exit_code == 2
+    # Without --format, an output ending in .md is markdown, anything else HTML.
+    by_name = tmp_path / "by-name.md"
+    made = runner.invoke(app, ["report", str(tmp_path / "run"), "-o", str(by_name)], env=ENV)
+    assert made.exit_code == 0, made.output
+    written = by_name.read_text("utf-8")
+    assert "| `recall@3` |" in written and not written.lstrip().startswith("<")
+    forced = tmp_path / "forced.md"
+    args = ["report", str(tmp_path / "run"), "--format", "html", "-o", str(forced)]
+    assert runner.invoke(app, args, env=ENV).exit_code == 0
+    assert forced.read_text("utf-8").lstrip().startswith("<")
 
 
 def test_resume_of_a_finished_run_computes_nothing_and_prints_the_same(tmp_path):

@@ -197,3 +197,32 @@ def test_export_writes_a_run_directory_the_other_commands_read(two_runs: str, tm
     assert reported.exit_code == 0 and (out / "report.html").exists()
     again = invoke("runs", "export", "hybrid", str(out), "--store", two_runs)
     assert again.exit_code == 2 and "already holds a run" in again.output
+
+
+def test_list_shows_a_few_headline_metrics_and_says_how_to_see_the_others(tmp_path: Path):
+    # Seven metrics over two runs: the table keeps the newest run's first four, its caption
+    # says how to choose others; --metrics chooses, --json keeps every metric.
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    data = write(tmp_path / "data.jsonl", hits=6)
+    for metrics in ("recall@1,recall@3,mrr", "precision@1,precision@3,ndcg@3,hit@3,mrr"):
+        made = invoke("eval", str(data), "-m", metrics, "-q", "--store", url,
+                      "-o", str(tmp_path / metrics.replace(",", "_")))  # fmt: skip
+        assert made.exit_code == 0, made.output
+    listed = invoke("runs", "list", "--store", url)
+    assert listed.exit_code == 0, listed.output
+    header = next(line for line in listed.output.splitlines() if "┃" in line)
+    headers = [cell.strip() for cell in header.split("┃")[1:-1]]
+    assert headers[4:8] == ["precision@1", "precision@3", "ndcg@3", "hit@3"]
+    assert "4 of 7 metrics" in listed.output and "--metrics" in listed.output
+    chosen = invoke("runs", "list", "--metrics", "recall@3, mrr", "--store", url)
+    assert chosen.exit_code == 0, chosen.output
+    header = next(line for line in chosen.output.splitlines() if "┃" in line)
+    assert [cell.strip() for cell in header.split("┃")[1:-1]][4:7] == ["recall@3", "mrr", "params"]
+    every = invoke("runs", "list", "--metrics", "all", "--store", url)
+    assert every.exit_code == 0 and "of 7 metrics" not in every.output
+    assert all(name in every.output for name in ("recall@1", "hit@3", "mrr"))
+    unknown = invoke("runs", "list", "--metrics", "recal@3", "--store", url)
+    assert unknown.exit_code == 2 and "recal@3" in unknown.output
+    documented = _strict_json(invoke("runs", "list", "--json", "--store", url).stdout)
+    assert len(documented["runs"][0]["aggregates"]) == 5
+    assert len(documented["runs"][1]["aggregates"]) == 3

@@ -233,3 +233,85 @@ def test_importing_a_lazy_package_imports_none_of_its_modules(name):
 def test_importing_ragmeter_imports_nothing_else_of_it():
     # The root loads even ragmeter._lazy on first use only.
     assert _ours(_loaded("import ragmeter")) == {"ragmeter"}
+
+
+#: What no command that only reads a run (from its directory or the store) needs: the
+#: judge's and the embeddings' clients, Alembic, and pydantic for reading its options.
+READERS_NEVER = {*CLIENTS - {"ragmeter.report"}, "alembic", "typer._adapters"}
+#: What one that reads a run directory never needs besides: the run store.
+FROM_A_DIRECTORY_NEVER = {*READERS_NEVER, "sqlalchemy", "ragmeter.store"}
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 12 demo samples scored by the retrieval metrics, recorded in the folder's store,
+    and a gate file over them."""
+    folder = tmp_path_factory.mktemp("trivial")
+    _eval(folder)
+    (folder / "gate.toml").write_text('[[thresholds]]\nmetric = "mrr"\nmin = 0.1\n')
+    return folder
+
+
+def _command(folder: Path, *args: str) -> set[str]:
+    code = (
+        "from typer.testing import CliRunner\n"
+        "from ragmeter.cli import app\n"
+        f"result = CliRunner().invoke(app, {list(args)!r})\n"
+        "assert result.exit_code == 0, result.output\n"
+    )
+    return _loaded(code, cwd=folder)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("show", "run"),
+        ("show", "run", "--json"),
+        ("report", "run", "-o", "report.html"),
+        ("gate", "run", "--gate", "gate.toml"),
+    ],
+    ids=" ".join,
+)
+def test_a_command_reading_a_run_directory_opens_no_store(demo_run, args):
+    modules = _command(demo_run, *args)
+    assert "ragmeter.results" in modules
+    assert _found(modules, FROM_A_DIRECTORY_NEVER) == []
+    assert ("ragmeter.report" in modules) == (args[0] == "report")
+
+
+def test_runs_list_reads_the_store_and_no_result(demo_run):
+    # Listing reads the runs' records: no result (numpy, pydantic, the metrics) is loaded.
+    modules = _command(demo_run, "runs", "list")
+    assert "sqlalchemy" in modules
+    never = {*READERS_NEVER, "numpy", "pydantic", "ragmeter.results", "ragmeter.metrics"}
+    assert _found(modules, never) == []
+
+
+def test_metrics_opens_no_store_and_reads_no_option_with_pydantic(demo_run):
+    modules = _command(demo_run, "metrics")
+    never = {"sqlalchemy", "alembic", "ragmeter.store", "typer._adapters", "httpx", "fastapi"}
+    assert _found(modules, never) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("show", "ID"),
+        ("show", "ID", "--json"),
+        ("show", "run"),
+        ("gate", "run", "--gate", "gate.toml"),
+        ("compare", "run", "ID"),
+    ],
+    ids=" ".join,
+)
+def test_a_command_showing_a_runs_figures_builds_no_sample(demo_run, args):
+    # The figures, the tags of the breakdowns and the questions the diagnosis reads its
+    # language from come from the stored records: the samples' model (pydantic) is built
+    # only when a sample itself is read (a report's sample cards).
+    from ragmeter.store import Store
+
+    run_id = Store(f"sqlite:///{demo_run / '.ragmeter' / 'runs.db'}").list()[0].id
+    modules = _command(demo_run, *(run_id if a == "ID" else a for a in args))
+    assert "ragmeter.results" in modules
+    assert ("sqlalchemy" in modules) == ("ID" in args)
+    assert _found(modules, {"pydantic", "pydantic_core", "ragmeter.dataset._sample"}) == []

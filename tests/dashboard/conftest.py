@@ -4,6 +4,7 @@ over nine metrics with failed and not-applicable results."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from ragmeter import EvaluationResult, Metric, MetricResult, evaluate
+from ragmeter.gate import load_rules
 from ragmeter.metrics import Requirements
 from ragmeter.metrics.llm import ContextPrecision, Faithfulness
 from ragmeter.store import Store
@@ -135,3 +137,35 @@ statistic = "ci_low"
 metric = "flaky"
 max = 0.95
 """
+
+
+# -- the dashboard served, and a headless browser (tests/dashboard/_browser.py) ----------
+@pytest.fixture
+def served(populated) -> Iterator[tuple[str, list[str]]]:
+    from ragmeter.dashboard import create_app
+    from tests.dashboard._browser import serving
+
+    store, ids = populated
+    with serving(create_app(store)) as base:
+        yield base, ids
+
+
+@pytest.fixture
+def served_several(several, tmp_path) -> Iterator[tuple[str, list[str]]]:
+    """Four runs over nine metrics, with a gate file's thresholds on the trend charts."""
+    from ragmeter.dashboard import create_app
+    from tests.dashboard._browser import serving
+
+    store, ids = several
+    (tmp_path / "gate.toml").write_text(GATE, encoding="utf-8")
+    rules = load_rules(tmp_path / "gate.toml")
+    with serving(create_app(store, gate=rules, gate_source="gate.toml")) as base:
+        yield base, ids
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from tests.dashboard._browser import chromium_driver
+
+    with chromium_driver() as driver:
+        yield driver

@@ -249,3 +249,28 @@ def test_trends_read_no_sample_and_show_the_figures_the_samples_give(
     assert trends() == from_samples
     assert loaded == []
     assert sum(len(m["points"]) for m in from_samples["metrics"]) == 36  # 4 runs x 9 metrics
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "named"),
+    [
+        ("/api/compare", {"a": "x"}, "b: required query parameter missing: add b=..."),
+        ("/api/compare", {}, "a: required query parameter missing"),
+        ("/api/runs", {"limit": "many"}, "limit: expected a whole number, got 'many'"),
+        ("/api/runs/{run}/samples", {"page": "two"}, "page: expected a whole number, got 'two'"),
+        ("/api/runs/{run}/samples/first", {}, "index: expected a whole number, got 'first'"),
+    ],
+)
+def test_an_invalid_parameter_gets_the_documented_error_body(api, several, path, params, named):
+    # The documented {"error": "..."} naming the parameter and the fix, never FastAPI's
+    # {"detail": [...]}; a page gets the same message as a page.
+    _, ids = several
+    path = path.format(run=ids[0])
+    answer = api.get(path, params=params)
+    assert answer.status_code == 422
+    assert answer.json() == {"error": answer.json()["error"]}
+    assert named in answer.json()["error"]
+    if "/samples" in path:  # the page twin (the compare page asks for two runs its own way)
+        page = api.get(path.removeprefix("/api"), params=params)
+        assert page.status_code == 422 and "text/html" in page.headers["content-type"]
+        assert named.replace("'", "&#x27;") in page.text

@@ -89,10 +89,12 @@ def test_remote_addresses_need_the_explicit_flag(monkeypatch, tmp_path):
     served: list[str] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(options["host"]))
     store = f"sqlite:///{tmp_path / 'runs.db'}"
-    for loopback in ("127.0.0.1", "::1"):  # served without the flag
+    # Served without the flag, written any way the dashboard's own host check reads them.
+    loopbacks = ["127.0.0.1", "::1", "LOCALHOST", "localhost."]
+    for loopback in loopbacks:
         local = CliRunner().invoke(app, ["serve", "--host", loopback, "--store", store])
         assert local.exit_code == 0, local.output
-    assert served == ["127.0.0.1", "::1"]
+    assert served == loopbacks
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
     assert result.exit_code == 2
     assert "--allow-remote" in result.output

@@ -172,7 +172,8 @@ def test_the_language_follows_the_browser_and_the_switch_is_remembered(client, s
     assert (
         html.escape(
             "Each metric's mean per run, oldest to newest, with its 95% confidence interval "
-            "(whiskers) and the gate's thresholds (dashed lines)."
+            "(whiskers) and the gate's thresholds (dashed lines); runs of different datasets "
+            "get a line each, named under the chart."
         )
         in later.text
     )
@@ -277,3 +278,91 @@ def test_a_change_that_is_not_significant_is_called_so_in_both_languages(client,
         assert row is not None
         assert f'<td class="change-no-significant-change">{word}</td>' in row.group(1)
         assert ">better<" not in text and ">变好<" not in text
+
+
+@pytest.fixture
+def two_datasets(tmp_path):
+    """Four runs, oldest first, alternating between two dataset files of the same name in
+    two folders (a golden set and a support set), and one run of samples given in Python."""
+    import datetime as dt
+    import json
+
+    import sqlalchemy as sa
+
+    from ragmeter import evaluate
+    from ragmeter.store import Store
+    from tests.dashboard.conftest import varied_rows
+
+    store = Store(f"sqlite:///{tmp_path / 'two.db'}")
+    for folder in ("golden", "support"):
+        (tmp_path / folder).mkdir()
+    plan = [("golden", 0), ("support", 2), ("golden", 1), ("support", 0), (None, 1)]
+    ids = []
+    for day, (folder, shift) in enumerate(plan):
+        rows = varied_rows(shift)
+        if folder is None:
+            source: object = rows
+        else:
+            source = tmp_path / folder / "data.jsonl"
+            source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        info = store.record(evaluate(source, ["mrr", "recall@5"], progress=False), name="nightly")
+        with store.engine.begin() as connection:
+            connection.execute(
+                sa.text("UPDATE runs SET created_at = :when WHERE id = :id"),
+                {"when": dt.datetime(2026, 11, 1 + day, tzinfo=dt.timezone.utc), "id": info.id},
+            )
+        ids.append(info.id)
+    return TestClient(create_app(store, port=8321), base_url=LOCAL), ids, tmp_path
+
+
+def test_trends_draw_a_line_per_dataset_never_joining_two(two_datasets):
+    client, ids, tmp_path = two_datasets
+    body = client.get("/api/trends", params={"metric": "mrr"}).json()
+    golden, support = (
+        str(tmp_path / "golden" / "data.jsonl"),
+        str(tmp_path / "support" / "data.jsonl"),
+    )
+    assert [(d["dataset"], d["label"], d["runs"]) for d in body["datasets"]] == [
+        (golden, golden, 2),  # two files named data.jsonl: their whole paths tell them apart
+        (support, support, 2),
+        ("", "samples given in Python", 1),
+    ]
+    (mrr,) = body["metrics"]
+    assert [p["run"] for p in mrr["points"]] == ids  # oldest first, as before
+    assert [p["dataset"] for p in mrr["points"]] == [golden, support, golden, support, ""]
+    text = client.get("/trends", params={"metric": "mrr"}).text
+    chart = text[text.index('id="trend-mrr"') :]
+    chart = chart[: chart.index("</svg>")]
+    lines = re.findall(
+        r'<polyline class="series" points="([^"]*)"[^>]*data-dataset="([^"]*)"', chart
+    )
+    assert [label for _, label in lines] == [
+        golden,
+        support,
+    ]  # one point of Python samples: no line
+    assert all(len(points.split()) == 2 for points, _ in lines)
+    assert chart.count('class="legend-item"') == 3 and "samples given in Python" in chart
+    assert chart.count('class="point"') == 5
+    assert len(set(re.findall(r'class="point"[^>]*style="fill:(#[0-9a-f]{6})"', chart))) == 3
+    table = text[text.index('id="trend-table"') :]
+    assert "<th>dataset</th>" in table and table.count(html.escape(golden)) == 2
+    single = client.get("/trends", params={"metric": "mrr", "since": "2026-11-05"}).text
+    assert "legend-item" not in single and "style=" not in single.split('id="trend-mrr"')[1]
+
+
+def test_a_monitors_windows_are_one_line_under_their_source(tmp_path):
+    from ragmeter import evaluate
+    from ragmeter.store import Store
+    from tests.dashboard.conftest import varied_rows
+
+    store = Store(f"sqlite:///{tmp_path / 'windows.db'}")
+    for window in range(3):  # as ragmeter monitor records them: samples given in Python
+        result = evaluate(varied_rows(window), ["mrr"], progress=False)
+        store.record(result, name=f"monitor:m:window-{window}", params={"source": "traffic.jsonl"})
+    store.record(evaluate(varied_rows(0), ["mrr"], progress=False), name="notebook")
+    client = TestClient(create_app(store, port=8321), base_url=LOCAL)
+    body = client.get("/api/trends").json()
+    assert [(d["dataset"], d["label"], d["runs"]) for d in body["datasets"]] == [
+        ("traffic.jsonl", "traffic.jsonl", 3),
+        ("", "samples given in Python", 1),
+    ]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ragmeter import DatasetError, load_dataset
+from ragmeter import DatasetError, evaluate, load_dataset
 
 BAD_LINES = [
     {"id": "ok-1", "question": "fine", "contexts": ["c"]},
@@ -109,3 +109,34 @@ def test_invalid_json_column_points_into_the_line(tmp_path):
     with pytest.raises(DatasetError) as raised:
         load_dataset(path)
     assert "column 1:" not in raised.value.problems[0].message
+
+
+def test_a_problem_repeated_in_many_rows_is_one_line_and_no_other_problem_is_lost(tmp_path):
+    rows = [{"id": f"q{i}", "contexts": f"text {i}"} for i in range(1000)]
+    rows[3], rows[4] = {"id": "q3", "question": "fine"}, {"id": "q4", "question": "fine"}
+    rows[500] = {"id": "q500", "contexts": ["a", "b"], "retrieved_context_ids": ["d1"]}
+    rows += [{"id": "q3", "question": "a duplicate id"}, {"id": "q4", "question": "another"}]
+    with pytest.raises(DatasetError) as raised:
+        load_dataset(write_jsonl(tmp_path / "big.jsonl", rows))
+    assert len(raised.value.problems) == 1000  # every one is still there, for code
+    lines = str(raised.value).splitlines()
+    assert lines[0] == "1000 problem(s) in 1000 row(s):"
+    assert len(lines) == 5, lines  # the header, 3 kinds of problem, the hint
+    wrap = lines[1]
+    said = "field 'retrieved_contexts': Input should be a valid list, got str 'text 0' (row 1; "
+    assert said in wrap
+    assert "in 997/1002 rows (first rows 1, 2, 3, 6, 7)" in wrap
+    assert 'Fix: wrap a single item in a list, e.g. ["text 0"]' in wrap
+    assert "row 501, field 'retrieved_context_ids': 1 ids for 2 retrieved_contexts" in lines[2]
+    assert "duplicate sample id 'q3' (first seen in row 4) (row 1001; the others alike)" in lines[3]
+    assert "in 2/1002 rows (rows 1001, 1002). Fix: give every sample a unique id" in lines[3]
+
+
+def test_a_problem_in_a_few_rows_names_each_of_them():
+    rows = [{"id": i, "contexts": ["x"]} for i in ("a", "b", "c")]
+    with pytest.raises(DatasetError) as raised:
+        evaluate(rows, ["faithfulness"])
+    text = str(raised.value)
+    assert "field 'response': missing, and metric 'faithfulness' needs it, in 3/3 rows" in text
+    assert "(rows 1, 2, 3; ids 'a', 'b', 'c'). Fix: add response" in text
+    assert "first rows" not in text and "row 2" not in text

@@ -269,3 +269,13 @@ def test_credentials_in_the_base_url_are_used_but_shown_nowhere():
     assert embeddings.identity == "https://gw.example/v1?key=***|e"
     for text in (repr(embeddings.config), json.dumps(embeddings.describe())):
         assert "s3cret" not in text
+
+
+def test_a_wrong_embeddings_variable_is_said_by_its_name_without_pydantic():
+    env = {"RAGMETER_EMBEDDINGS_MODEL": "bge-m3", "RAGMETER_EMBEDDINGS_BASE_URL": "no-url"}
+    with pytest.raises(ValueError) as raised:
+        default_embeddings(env=env)
+    said = str(raised.value)
+    assert said.startswith("the embeddings settings of the environment: ")
+    assert "RAGMETER_EMBEDDINGS_BASE_URL: base_url must be the endpoint's http(s) API root" in said
+    assert "pydantic" not in said

@@ -218,3 +218,84 @@ def test_a_file_that_is_not_a_table_is_refused_naming_the_file(tmp_path, name, t
         with pytest.raises(ValueError, match=said) as caught:
             config.from_file(path)
         assert str(path) in str(caught.value)
+
+
+def write_judge_file(tmp_path, text: str):
+    path = tmp_path / "judge.toml"
+    path.write_text(f'[judge]\nmodel = "gpt-4o-mini"\n{text}\n', encoding="utf-8")
+    return path
+
+
+def test_a_mistaken_key_in_a_judge_file_names_the_file_the_closest_key_and_the_others(tmp_path):
+    from ragmeter.judge import judge_config
+
+    path = write_judge_file(tmp_path, "timout_s = 30")
+    with pytest.raises(ValueError) as raised:
+        judge_config(path)
+    said = str(raised.value)
+    assert said.startswith(f"{path} (judge settings, --judge-config): 'timout_s' is not a")
+    assert "did you mean 'timeout_s'?" in said
+    assert "The settings are api_key, api_key_env, api_version," in said and "temperature" in said
+    assert "pydantic" not in said and "validation error" not in said
+
+
+def test_a_wrong_type_and_a_bad_value_in_a_judge_file_are_said_with_the_key(tmp_path):
+    from ragmeter.judge import judge_config
+
+    with pytest.raises(ValueError) as raised:
+        judge_config(write_judge_file(tmp_path, 'timeout_s = "abc"'))
+    assert str(raised.value).endswith(
+        "'timeout_s': Input should be a valid number, unable to parse string as a number "
+        "(the default is 60.0)"
+    )
+    path = write_judge_file(tmp_path, f'temperature = 5\nstructured_output = "xml"\nx = "{KEY}"')
+    with pytest.raises(ValueError) as raised:
+        judge_config(path)
+    lines = str(raised.value).splitlines()
+    assert lines[0].endswith("3 settings are wrong:")
+    said = "'temperature': Input should be less than or equal to 2 (the default is 0.0)"
+    assert lines[1] == f"  - {said}"
+    assert "'structured_output': Input should be 'auto', 'json_schema', " in lines[2]
+    assert "'x' is not a setting. The settings are" in lines[3]
+    assert KEY not in str(raised.value) and "errors.pydantic.dev" not in str(raised.value)
+    both = 'azure_endpoint = "https://r.openai.azure.com"\nbase_url = "http://127.0.0.1:1/v1"'
+    with pytest.raises(ValueError) as raised:  # a mistake of the settings together
+        judge_config(write_judge_file(tmp_path, both))
+    assert str(raised.value).endswith(
+        "judge-config): give either azure_endpoint (with "
+        "azure_deployment and, for the dated API, api_version) or base_url, not both"
+    )
+
+
+def test_judge_variables_that_are_wrong_or_unknown_are_said_with_their_names():
+    from ragmeter.judge import judge_config
+
+    with pytest.raises(ValueError, match=r"^the judge settings of the environment: ") as raised:
+        judge_config(env={"RAGMETER_JUDGE_MODEL": "m", "RAGMETER_JUDGE_BASE_URL": "no-url"})
+    assert "RAGMETER_JUDGE_BASE_URL (or --judge-base-url): base_url must be" in str(raised.value)
+    assert "errors.pydantic.dev" not in str(raised.value)
+    with pytest.raises(ValueError) as raised:
+        judge_config(env={"RAGMETER_JUDGE_MODEL": "m", "RAGMETER_JUDGE_TIMEOUT_S": "abc"})
+    assert str(raised.value) == (
+        "RAGMETER_JUDGE_TIMEOUT_S is not a variable ragmeter reads (unset it): timeout_s is set "
+        "in a judge settings file: a TOML file with [judge] timeout_s = ..., given with "
+        "--judge-config"
+    )
+    with pytest.raises(ValueError, match=r"did you mean RAGMETER_JUDGE_MODEL\?"):
+        judge_config(env={"RAGMETER_JUDGE_MODLE": "m"})
+
+
+def test_ragmeter_eval_says_a_judge_file_mistake_without_pydantic(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"user_input": "q", "response": "a", "retrieved_contexts": ["c"]}\n')
+    judge = write_judge_file(tmp_path, "max_concurency = 4")
+    result = CliRunner().invoke(
+        app, ["eval", str(data), "-m", "faithfulness", "--judge-config", str(judge), "-q"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "'max_concurency' is not a setting: did you mean 'max_concurrency'?" in result.output
+    assert "pydantic" not in result.output

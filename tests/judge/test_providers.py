@@ -297,3 +297,62 @@ def test_embeddings_presets() -> None:
         EmbeddingsConfig.for_provider("nope", "m")
     with pytest.raises(ValueError, match="RAGMETER_EMBEDDINGS_MODEL"):
         EmbeddingsConfig.from_env({"RAGMETER_EMBEDDINGS_PROVIDER": "qwen"})
+
+
+def test_azure_from_the_openai_sdks_variables_with_provider_azure() -> None:
+    from ragmeter.judge import judge_config
+
+    sdk = {
+        "AZURE_OPENAI_ENDPOINT": "https://res.openai.azure.com/",
+        "AZURE_OPENAI_API_KEY": SECRET,
+        "OPENAI_API_VERSION": "2024-10-21",
+    }
+    config = judge_config(provider="azure", model="gpt4o-judge", env=sdk)
+    assert isinstance(config, JudgeConfig)
+    assert config.base_url == (
+        "https://res.openai.azure.com/openai/deployments/gpt4o-judge?api-version=2024-10-21"
+    )
+    assert config.azure_deployment == "gpt4o-judge"  # the model names the deployment
+    assert config.api_key is not None and config.api_key.get_secret_value() == SECRET
+    # RAGMETER_JUDGE_PROVIDER works as the option does; without OPENAI_API_VERSION, the v1 API
+    v1 = {k: v for k, v in sdk.items() if k != "OPENAI_API_VERSION"}
+    config = judge_config(model="gpt4o-judge", env={**v1, "RAGMETER_JUDGE_PROVIDER": "azure"})
+    assert isinstance(config, JudgeConfig) and config.base_url.endswith("/openai/v1")
+    assert config.request_model == "gpt4o-judge"
+    # ragmeter's own variables win
+    own = {
+        **sdk,
+        "RAGMETER_JUDGE_AZURE_DEPLOYMENT": "other-dep",
+        "RAGMETER_JUDGE_API_VERSION": "2025-01-01-preview",
+        "RAGMETER_JUDGE_API_KEY": "own-key-0123",
+    }
+    config = judge_config(provider="azure", model="gpt-4o", env=own)
+    assert isinstance(config, JudgeConfig) and config.model == "gpt-4o"
+    assert config.base_url.endswith("/deployments/other-dep?api-version=2025-01-01-preview")
+    assert config.api_key is not None and config.api_key.get_secret_value() == "own-key-0123"
+    elsewhere = {**sdk, "RAGMETER_JUDGE_AZURE_ENDPOINT": "https://other.openai.azure.com"}
+    config = judge_config(provider="azure", model="d", env=elsewhere)
+    assert isinstance(config, JudgeConfig) and config.api_key is None  # not that resource's key
+    assert config.base_url.startswith("https://other.openai.azure.com/openai/deployments/d?")
+    # without provider azure, the SDK's variables do not send the judge to Azure
+    assert judge_config(env=sdk) is None
+    config = judge_config(model="gpt-4o-mini", env=sdk)
+    assert isinstance(config, JudgeConfig) and config.azure_endpoint is None
+    with pytest.raises(ValueError, match="AZURE_OPENAI_ENDPOINT") as raised:
+        judge_config(provider="azure", model="d", env={"AZURE_OPENAI_API_KEY": SECRET})
+    assert SECRET not in str(raised.value)
+
+
+def test_azure_embeddings_from_the_openai_sdks_variables() -> None:
+    env = {
+        "RAGMETER_EMBEDDINGS_PROVIDER": "azure",
+        "RAGMETER_EMBEDDINGS_MODEL": "embed-3-small",
+        "AZURE_OPENAI_ENDPOINT": "https://res.openai.azure.com",
+        "AZURE_OPENAI_API_KEY": SECRET,
+        "OPENAI_API_VERSION": "2024-10-21",
+    }
+    config = EmbeddingsConfig.from_env(env)
+    assert config is not None and config.api_key is not None
+    assert config.base_url == (
+        "https://res.openai.azure.com/openai/deployments/embed-3-small?api-version=2024-10-21"
+    )

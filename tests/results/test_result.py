@@ -192,3 +192,57 @@ def test_results_never_started_are_counted_apart_from_failures_and_computed_agai
     in_memory = EvaluationResult(result.samples, result.metrics, result.config)
     assert in_memory.aggregates == result.aggregates  # counted alike from the samples
     db.close()
+
+
+INPUT_RECORDS = [
+    {
+        "id": "q1",
+        "user_input": "什么是 RAG？",
+        "response": "检索增强生成",
+        "retrieved_contexts": ["RAG 即检索增强生成", "c2"],
+        "retrieved_context_ids": ["d1", "d2"],
+        "reference_context_ids": ["d1"],
+    },
+    {"id": "q2", "user_input": "q", "retrieved_context_ids": ["d3"], "reference_context_ids": []},
+]
+INPUT_HEADER = [
+    "id",
+    "row",
+    "user_input",
+    "response",
+    "retrieved_contexts",
+    "retrieved_context_ids",
+    "reference_context_ids",
+    "mrr",
+    "mrr:status",
+    "mrr:reason",
+]
+
+
+def test_csv_export_holds_the_inputs_the_dataset_has(tmp_path):
+    result = evaluate(INPUT_RECORDS, ["mrr"])
+    for source in (result, EvaluationResult.load(result.save(tmp_path / "run"))):
+        path = source.to_csv(tmp_path / "r.csv")
+        with path.open(encoding="utf-8", newline="") as handle:
+            header = next(csv.reader(handle))
+        assert header == INPUT_HEADER  # no reference or reference_contexts: none has them
+        rows = list(csv.DictReader(path.open(encoding="utf-8", newline="")))
+        assert rows[0]["user_input"] == "什么是 RAG？" and rows[0]["response"] == "检索增强生成"
+        assert json.loads(rows[0]["retrieved_contexts"]) == ["RAG 即检索增强生成", "c2"]
+        assert json.loads(rows[1]["reference_context_ids"]) == []
+        assert rows[1]["response"] == "" and rows[1]["retrieved_contexts"] == ""
+        assert rows[0]["mrr"] == "1.0" and rows[1]["mrr:status"] == "not_applicable"
+
+
+def test_to_pandas_holds_the_inputs_as_lists(tmp_path):
+    pytest.importorskip("pandas")
+    result = evaluate(INPUT_RECORDS, ["mrr"])
+    loaded = EvaluationResult.load(result.save(tmp_path / "run"))
+    for frame in (result.to_pandas(), loaded.to_pandas()):
+        assert list(frame.columns) == INPUT_HEADER
+        assert frame["retrieved_contexts"][0] == ["RAG 即检索增强生成", "c2"]
+        assert frame["retrieved_context_ids"].tolist() == [["d1", "d2"], ["d3"]]
+        assert frame["user_input"].tolist() == ["什么是 RAG？", "q"]
+    frame = evaluate(RECORDS, ["mrr"]).to_pandas()  # ids only: no text columns
+    ids = ["retrieved_context_ids", "reference_context_ids"]
+    assert list(frame.columns)[:4] == ["id", "row", *ids]

@@ -134,8 +134,12 @@ def test_many_problems_are_counted_and_the_first_ones_listed(tmp_path, monkeypat
     path = write(tmp_path / "data.jsonl", [*lines, "{", json.dumps(row(9))])
     with pytest.raises(DatasetError) as raised:
         evaluate(path, ["mrr"])
-    assert [p.row for p in raised.value.problems] == [1, 2, 3, 4]
-    assert "(The first 4 of 7 problems in 7 rows.)" in str(raised.value)
+    # the first 4, and the first of each other kind (the line that is no JSON): none is lost
+    assert [p.row for p in raised.value.problems] == [1, 2, 3, 4, 7]
+    text = str(raised.value)
+    assert "(The first 4 of 7 problems in 7 rows, and the first of each other kind.)" in text
+    assert "needs it, in 6/8 rows (first rows 1, 2, 3, 4; ids 'q0', 'q1'," in text
+    assert "row 7: invalid JSON" in text
 
 
 def test_a_streamed_run_resumes_and_refuses_other_data(tmp_path, small_chunks):

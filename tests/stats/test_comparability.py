@@ -183,3 +183,22 @@ def test_the_same_change_on_several_metrics_is_one_line_and_to_dict_is_json_read
     assert comparability(before, after, metrics=["answer_relevancy"]).lines() == [
         f"answer_relevancy: judge differs: {GPT_LABEL} vs {DEEPSEEK_LABEL}"
     ]
+
+
+def test_a_verdict_calibration_is_part_of_the_judge():
+    calibrated = {**GPT, "verdict_calibration": "team@v2 (sha256 0123456789abcdef)"}
+    plain = GPT  # a judge record without one: judged without
+    checked = comparability(judged(plain), judged(calibrated))
+    assert not checked.comparable
+    faith = checked.metrics["faithfulness"]
+    assert faith.refusal.reason.startswith("judge changed (")
+    (line,) = checked.lines()
+    assert line == (
+        "faithfulness: judge differs: gpt-4o-mini @ api.openai.com (verdict_calibration unset, "
+        "temperature 0) vs gpt-4o-mini @ api.openai.com (verdict_calibration team@v2 "
+        "(sha256 0123456789abcdef), temperature 0)"
+    )
+    other = {**GPT, "verdict_calibration": "team@v3 (sha256 fedcba9876543210)"}
+    assert not comparability(judged(calibrated), judged(other)).comparable
+    assert comparability(judged(calibrated), judged(dict(calibrated))).comparable
+    assert comparability(judged(plain), judged({**GPT, "verdict_calibration": None})).comparable

@@ -34,8 +34,22 @@ def ragmeter_embeddings():
 """
 
 
+@pytest.fixture(scope="module")
+def _loaded() -> None:
+    """The modules the inner sessions use, imported here first. pytester's in-process runs
+    drop from ``sys.modules`` what an inner session imported, so a module first imported
+    there is imported again, as new classes, by the next session, while the modules loaded
+    before keep the old ones: the scripted judge's answers were then read another way (2
+    claims scored by P(supported) instead of 3 by verdict), and the sessions' results
+    depended on which test ran first in the process (10 of 25 failed with the file alone)."""
+    from ragmeter import evaluate
+
+    metrics = ["faithfulness", "context_recall", "context_precision", "answer_relevancy"]
+    evaluate([scripts.SAMPLE], metrics, judge=scripts.judge(), embeddings=scripts.embeddings())
+
+
 @pytest.fixture
-def inner(pytester: pytest.Pytester) -> pytest.Pytester:
+def inner(pytester: pytest.Pytester, _loaded: None) -> pytest.Pytester:
     """A pytester directory that imports this repository's ``tests`` package."""
     pytester.syspathinsert(ROOT)
     pytester.makeconftest(CONFTEST)

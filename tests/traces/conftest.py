@@ -2,4 +2,4 @@
 opentelemetry-exporter-otlp-proto-common and openinference-semantic-conventions, which the
 test environment does not install): pytest's doctest collection must not import it."""
 
-collect_ignore = ["fixtures/make_fixtures.py"]
+collect_ignore = ["fixtures/make_fixtures.py", "fixtures/make_traceloop_fixtures.py"]

@@ -118,7 +118,11 @@ def test_a_missing_file_is_exit_4(tmp_path: Path) -> None:
 
 
 def test_python_api_and_registry() -> None:
-    assert set(FORMATS) == {"openinference", "phoenix", "otel", "langfuse", "langsmith"}
+    assert set(FORMATS) == {"openinference", "phoenix", "otel", "langfuse", "langsmith"} | {
+        "otlp",
+        "traceloop",
+        "openllmetry",
+    }
     for format in FORMATS:  # each has a reader
         assert import_traces(format, []).samples == []
     # a date as --until keeps that whole day: a4 started on March 3rd at 09:00

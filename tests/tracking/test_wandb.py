@@ -127,3 +127,39 @@ def test_the_settings_bound_the_waits_unless_the_environment_or_you_say_otherwis
     trackers.setenv("WANDB_INIT_TIMEOUT", "5")  # left unset, for W&B to read at init
     assert "init_timeout" not in run_settings().model_fields_set
     assert run_settings({"x_disable_meta": False}).x_disable_meta is False
+
+
+SECOND_RUN = """
+import os, sys
+from ragmeter.tracking import log_to_wandb
+from tests.tracking.runs import small_run
+result = small_run()
+log_to_wandb(result, project="rag-evals", mode="offline", artifacts=False)
+os.environ["WANDB_MODE"] = "offline"  # set after W&B read its variables, as a test would
+print(log_to_wandb(result, project="rag-evals", artifacts=False).run_id)
+"""
+
+
+def test_wandb_mode_set_after_an_earlier_run_of_the_process_is_honoured(tmp_path):
+    """W&B reads its variables once per process: $WANDB_MODE set after a first run was
+    ignored (the second run went online and stopped: "No API key configured"). A fresh
+    interpreter, since W&B's state is the process's."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    with private_trackers(tmp_path) as patch:
+        patch.delenv("WANDB_MODE", raising=False)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
+        done = subprocess.run(
+            [sys.executable, "-c", SECOND_RUN],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip(), done.stdout

@@ -13,22 +13,14 @@ if TYPE_CHECKING:
     from ragmeter._services._cache import NullCache as NullCache
     from ragmeter._services._cache import SQLiteCache as SQLiteCache
     from ragmeter._services._cache import cache_key as cache_key
-    from ragmeter._services._config import OPENAI_BASE_URL as OPENAI_BASE_URL
     from ragmeter._services._config import PROVIDER_URLS as PROVIDER_URLS
-    from ragmeter._services._config import azure_key_for as azure_key_for
-    from ragmeter._services._config import azure_request_model as azure_request_model
-    from ragmeter._services._config import check_ca_bundle as check_ca_bundle
-    from ragmeter._services._config import check_extra_headers as check_extra_headers
-    from ragmeter._services._config import check_proxy as check_proxy
-    from ragmeter._services._config import network_description as network_description
-    from ragmeter._services._config import network_from_env as network_from_env
     from ragmeter._services._config import openai_key_for as openai_key_for
     from ragmeter._services._config import preset_named as preset_named
     from ragmeter._services._config import read_table as read_table
-    from ragmeter._services._config import resolve_azure as resolve_azure
     from ragmeter._services._endpoint import EndpointConfig as EndpointConfig
     from ragmeter._services._endpoint import EndpointLimits as EndpointLimits
     from ragmeter._services._endpoint import OpenAICompatible as OpenAICompatible
+    from ragmeter._services._endpoint import settings_error as settings_error
     from ragmeter._services._errors import EndpointUnavailableError as EndpointUnavailableError
     from ragmeter._services._errors import JudgeConfigError as JudgeConfigError
     from ragmeter._services._errors import JudgeError as JudgeError
@@ -37,24 +29,16 @@ if TYPE_CHECKING:
     from ragmeter._services._files import read_settings as read_settings
     from ragmeter._services._files import replaced_atomically as replaced_atomically
     from ragmeter._services._gc import fewer_collections as fewer_collections
-    from ragmeter._services._http import DEFAULT_MAX_RETRY_WAIT_S as DEFAULT_MAX_RETRY_WAIT_S
     from ragmeter._services._http import EndpointClient as EndpointClient
-    from ragmeter._services._http import EndpointSettings as EndpointSettings
     from ragmeter._services._http import StatusRejected as StatusRejected
-    from ragmeter._services._http import check_base_url as check_base_url
     from ragmeter._services._http import endpoint_client as endpoint_client
     from ragmeter._services._http import endpoint_limiter as endpoint_limiter
     from ragmeter._services._http import error_of as error_of
-    from ragmeter._services._http import redact_secrets as redact_secrets
-    from ragmeter._services._http import redact_url as redact_url
     from ragmeter._services._http import retry_after_seconds as retry_after_seconds
-    from ragmeter._services._http import retry_wait as retry_wait
     from ragmeter._services._http import send_once as send_once
     from ragmeter._services._http import status_error as status_error
     from ragmeter._services._http import wait_asked as wait_asked
     from ragmeter._services._http import with_retries as with_retries
-    from ragmeter._services._limits import DEFAULT_BREAKER_FAILURES as DEFAULT_BREAKER_FAILURES
-    from ragmeter._services._limits import DEFAULT_BREAKER_SILENCE_S as DEFAULT_BREAKER_SILENCE_S
     from ragmeter._services._limits import Breaker as Breaker
     from ragmeter._services._limits import Limiter as Limiter
     from ragmeter._services._limits import LimitSettings as LimitSettings
@@ -63,9 +47,10 @@ if TYPE_CHECKING:
     from ragmeter._services._limits import reset_breakers as reset_breakers
     from ragmeter._services._limits import share_limits as share_limits
     from ragmeter._services._portable import Portable as Portable
+    from ragmeter._services._redact import redact_secrets as redact_secrets
+    from ragmeter._services._redact import redact_url as redact_url
     from ragmeter._services._sync import run_sync as run_sync
     from ragmeter._services._types import Message as Message
-    from ragmeter._services._types import Role as Role
     from ragmeter._services._types import Usage as Usage
     from ragmeter._services._usage import UsageLedger as UsageLedger
     from ragmeter._services._usage import estimate_tokens as estimate_tokens

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ragmeter._services._files import read_settings
-from ragmeter._services._http import redact_url
+from ragmeter._services._redact import redact_url
 
 #: The OpenAI API root: the default base URL of every OpenAI-compatible endpoint config.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -101,16 +101,6 @@ def is_azure_v1(api_version: str | None) -> bool:
     return not version or version in AZURE_V1_VERSIONS
 
 
-def azure_request_model(
-    model: str, azure_endpoint: str | None, azure_deployment: str | None, api_version: str | None
-) -> str:
-    """The ``model`` a request names: on Azure's v1 API the deployment (Azure routes by it),
-    elsewhere the model (the dated API routes by the URL and ignores it)."""
-    if azure_endpoint and azure_deployment and is_azure_v1(api_version):
-        return azure_deployment
-    return model
-
-
 def azure_base_url(endpoint: str, deployment: str, api_version: str | None) -> str:
     """The API root of an Azure OpenAI deployment. Without ``api_version`` (or with ``v1``),
     Azure's v1 API, where the deployment name is the request's ``model``; with a dated
@@ -173,7 +163,8 @@ def preset_named(
         if not values.get("azure_endpoint"):
             raise ValueError(
                 "provider 'azure' needs azure_endpoint (https://NAME.openai.azure.com) and "
-                f"azure_deployment ({env_prefix}_AZURE_ENDPOINT, {env_prefix}_AZURE_DEPLOYMENT)"
+                f"azure_deployment ({env_prefix}_AZURE_ENDPOINT or AZURE_OPENAI_ENDPOINT, "
+                f"{env_prefix}_AZURE_DEPLOYMENT or the model)"
             )
         return None
     names = list(known)
@@ -245,25 +236,6 @@ def check_extra_headers(headers: Mapping[str, Any]) -> dict[str, Any]:
         if "\r" in raw or "\n" in raw:
             raise ValueError(f"extra_headers: the value of {name!r} holds a line break")
     return dict(headers)
-
-
-def network_description(
-    *,
-    proxy: str | None,
-    ca_bundle: str | None,
-    trust_env: bool,
-    extra_headers: Mapping[str, Any],
-    extra_query: Mapping[str, Any],
-) -> dict[str, Any]:
-    """The network settings as a record may show them: the proxy without its credentials,
-    the names of the extra headers and query parameters, never their values."""
-    return {
-        "proxy": None if proxy is None else redact_url(proxy),
-        "ca_bundle": ca_bundle,
-        "trust_env": trust_env,
-        "extra_headers": sorted(extra_headers),
-        "extra_query": sorted(extra_query),
-    }
 
 
 def network_from_env(env: Mapping[str, str], prefix: str) -> dict[str, Any]:

@@ -9,29 +9,40 @@ base's fields first (``model``, ``base_url``, ``api_key``), then each base's in 
 
 from __future__ import annotations
 
+import difflib
 import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticUndefined
 
 from ragmeter._services._config import (
     OPENAI_BASE_URL,
     azure_key_for,
-    azure_request_model,
     check_ca_bundle,
     check_extra_headers,
     check_proxy,
-    network_description,
+    is_azure_v1,
     network_from_env,
     openai_key_for,
     read_table,
     resolve_azure,
 )
-from ragmeter._services._http import DEFAULT_MAX_RETRY_WAIT_S, check_base_url, redact_url
+from ragmeter._services._http import DEFAULT_MAX_RETRY_WAIT_S, check_base_url
 from ragmeter._services._limits import DEFAULT_BREAKER_FAILURES, DEFAULT_BREAKER_SILENCE_S
+from ragmeter._services._redact import redact_url
 
 #: Fields holding a URL, shown without credentials.
 _URL_FIELDS = frozenset({"base_url", "proxy", "azure_endpoint"})
@@ -155,14 +166,16 @@ class OpenAICompatible(EndpointConfig):
     #: The variable holding a Microsoft Entra ID token, sent as ``Authorization: Bearer``.
     azure_ad_token_env: str | None = None
     #: An HTTP(S) proxy for this endpoint only (``http://user:pw@proxy:3128``).
-    proxy: str | None = None
+    proxy: Annotated[str | None, AfterValidator(check_proxy)] = None
     #: A PEM file of CA certificates to verify the endpoint with (a corporate CA).
-    ca_bundle: str | None = None
+    ca_bundle: Annotated[str | None, AfterValidator(check_ca_bundle)] = None
     #: Whether HTTPS_PROXY / ALL_PROXY / NO_PROXY and SSL_CERT_FILE apply: off by default, so
     #: a proxy set for other tools does not carry this endpoint's traffic unless asked.
     trust_env: bool = False
     #: Sent with every request; the values are secrets (never shown, only the names).
-    extra_headers: dict[str, SecretStr] = Field(default_factory=dict)
+    extra_headers: Annotated[dict[str, SecretStr], AfterValidator(check_extra_headers)] = Field(
+        default_factory=dict
+    )
     extra_query: dict[str, SecretStr] = Field(default_factory=dict)
 
     @classmethod
@@ -179,21 +192,6 @@ class OpenAICompatible(EndpointConfig):
             data = resolve_azure(cls._preset(data))
         return data
 
-    @field_validator("proxy")
-    @classmethod
-    def _proxy_is_a_url(cls, value: str | None) -> str | None:
-        return check_proxy(value)
-
-    @field_validator("ca_bundle")
-    @classmethod
-    def _ca_bundle_is_a_file(cls, value: str | None) -> str | None:
-        return check_ca_bundle(value)
-
-    @field_validator("extra_headers")
-    @classmethod
-    def _headers_can_be_sent(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
-        return check_extra_headers(value)
-
     @property
     def identity(self) -> str:
         """The endpoint (without credentials) and model: what cache entries and rate limits
@@ -205,27 +203,31 @@ class OpenAICompatible(EndpointConfig):
 
     @property
     def request_model(self) -> str:
-        """The ``model`` a request names: on Azure's v1 API the deployment, else ``model``."""
-        return azure_request_model(
-            self.model, self.azure_endpoint, self.azure_deployment, self.api_version
-        )
+        """The ``model`` a request names: on Azure's v1 API the deployment (Azure routes by
+        it), elsewhere the model (the dated API routes by the URL and ignores it)."""
+        if self.azure_endpoint and self.azure_deployment and is_azure_v1(self.api_version):
+            return self.azure_deployment
+        return self.model
 
     def describe(self) -> dict[str, Any]:
         """For run records and reports: everything but the key, the base URL and proxy
         without credentials, and only the names of the extra headers and query parameters."""
         data = super().describe()
         data.update(
-            network_description(
-                proxy=self.proxy,
-                ca_bundle=self.ca_bundle,
-                trust_env=self.trust_env,
-                extra_headers=self.extra_headers,
-                extra_query=self.extra_query,
-            )
+            proxy=None if self.proxy is None else redact_url(self.proxy),
+            ca_bundle=self.ca_bundle,
+            trust_env=self.trust_env,
+            extra_headers=sorted(self.extra_headers),
+            extra_query=sorted(self.extra_query),
         )
         if self.azure_endpoint is not None:
             data["azure_endpoint"] = redact_url(self.azure_endpoint)
         return data
+
+    @staticmethod
+    def env_reader(env: Mapping[str, str], prefix: str) -> Callable[[str], str | None]:
+        """Reads ``{prefix}_NAME`` from ``env``: an empty variable reads as unset."""
+        return lambda name: env.get(f"{prefix}_{name}") or None
 
     @classmethod
     def env_values(
@@ -239,11 +241,11 @@ class OpenAICompatible(EndpointConfig):
         """``values`` read from the environment, with its ``{prefix}_AZURE_*`` and network
         settings (``azure``: the Azure endpoint already chosen), ``overrides`` that are not
         ``None`` winning, the provider preset applied and, when an Azure endpoint names no
-        model, the deployment as the model; settings that are ``None`` left out."""
-
-        def own(name: str) -> str | None:
-            return env.get(f"{prefix}_{name}") or None
-
+        model, the deployment as the model; settings that are ``None`` left out. With
+        provider ``azure``, the openai SDK's ``AZURE_OPENAI_ENDPOINT`` and
+        ``OPENAI_API_VERSION`` where the ``{prefix}_*`` variables give none (the model is
+        the deployment when none is named)."""
+        own = cls.env_reader(env, prefix)
         values = {
             **values,
             "azure_endpoint": azure,
@@ -253,6 +255,13 @@ class OpenAICompatible(EndpointConfig):
             **network_from_env(env, prefix),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if values.get("provider") == "azure":
+            # the openai SDK's own variables, as LangChain's AzureChatOpenAI reads them; the
+            # {prefix}_* ones win (the key: with_env_key, for AZURE_OPENAI_ENDPOINT's resource)
+            values["azure_endpoint"] = values.get("azure_endpoint") or env.get(
+                "AZURE_OPENAI_ENDPOINT"
+            )
+            values["api_version"] = values.get("api_version") or env.get("OPENAI_API_VERSION")
         values = cls._preset({k: v for k, v in values.items() if v is not None})
         if values.get("azure_endpoint") and not values.get("model"):
             values = {**values, "model": values.get("azure_deployment")}
@@ -272,3 +281,52 @@ class OpenAICompatible(EndpointConfig):
         else:
             key = openai_key_for(values.get("base_url", OPENAI_BASE_URL), env)
         return {**values, "api_key": key} if key else values
+
+
+def settings_error(
+    error: ValidationError,
+    config: type[BaseModel],
+    *,
+    where: str,
+    name: Callable[[str], str] = repr,
+    extra_keys: tuple[str, ...] = (),
+) -> ValueError:
+    """``error`` (a config that refused its settings) said for people: ``where`` the settings
+    came from (a file, the environment), each wrong setting by its ``name`` there (a file's
+    key, a variable), what is wrong with it and the fix: for an unknown key the closest
+    allowed one and every allowed key (``config``'s fields and ``extra_keys``), for a wrong
+    value the type wanted and the default. Never a value (it may be a secret), never
+    pydantic's links."""
+    allowed = sorted({*config.model_fields, *extra_keys})
+    lines = []
+    for found in error.errors(include_url=False, include_input=False):
+        loc = [str(part) for part in found["loc"]]
+        key = ".".join(loc)
+        named = name(key) if key else "the settings"
+        if found["type"] == "extra_forbidden" and len(loc) == 1:
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            lines.append(
+                f"{named} is not a setting"
+                + (f": did you mean {name(close[0])}?" if close else ".")
+                + f" The settings are {', '.join(allowed)}"
+            )
+            continue
+        message = str(found["msg"]).removeprefix("Value error, ")
+        if found["type"] == "missing":
+            lines.append(f"{named} is missing: set it")
+            continue
+        field = config.model_fields.get(loc[0]) if loc else None
+        default = None if field is None else field.default
+        fix = (
+            f" (the default is {default!r})"
+            if len(loc) == 1
+            and default not in (None, PydanticUndefined)
+            and not isinstance(default, dict | list)
+            else ""
+        )
+        lines.append(f"{named}: {message}{fix}" if key else message)  # no key: the whole
+    if len(lines) == 1:
+        return ValueError(f"{where}: {lines[0]}")
+    return ValueError(
+        f"{where}: {len(lines)} settings are wrong:\n" + "\n".join(f"  - {line}" for line in lines)
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 Role = Literal["system", "user", "assistant"]
@@ -14,7 +14,7 @@ class Message:
     content: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
+        return asdict(self)
 
 
 @dataclass

@@ -4,7 +4,8 @@ Pure functions of two equally long sequences, the human labels first and the met
 A statistic that has no value on the data given (Cohen's kappa when one label is everywhere,
 a correlation when one side is constant) raises :class:`AgreementUndefined` with the reason,
 never returns NaN. Everything is numpy; the results equal ``scipy.stats.spearmanr`` /
-``pearsonr`` and scikit-learn's ``cohen_kappa_score``.
+``pearsonr`` and scikit-learn's ``cohen_kappa_score`` (and, for pass / fail labels,
+:func:`pairwise_agreement` its ``roc_auc_score``).
 """
 
 from __future__ import annotations
@@ -219,6 +220,57 @@ def spearman(human: Sequence[float], metric: Sequence[float]) -> float:
     return _correlation(ranks(h), ranks(m), "Spearman's rho")
 
 
+def pairwise_counts(
+    human: Sequence[float] | np.ndarray, metric: Sequence[float] | np.ndarray
+) -> tuple[int, float, int]:
+    """Over the pairs of items people ordered (different human labels): how many there are,
+    how many the metric orders the same way, and how many it ties: ``(pairs, concordant,
+    ties)``. Two-valued labels (pass / fail) take O(n log n) through ranks; others compare
+    every pair.
+
+    >>> pairwise_counts([0, 0, 1, 1], [0.2, 0.6, 0.6, 0.9])
+    (4, 3.0, 1)
+    """
+    h = as_values(human, "human labels")
+    m = as_values(metric, "metric scores")
+    values = np.unique(h)
+    if len(values) == 2:  # pass / fail: the Mann-Whitney count, ties from the shared values
+        high = h == values[1]
+        n_high, n_low = int(high.sum()), int((~high).sum())
+        ranked = ranks(m)
+        above = float(ranked[high].sum() - n_high * (n_high + 1) / 2)  # ties count half
+        shared, inverse = np.unique(m, return_inverse=True)
+        per_value_high = np.bincount(inverse.reshape(-1), weights=high, minlength=len(shared))
+        per_value_low = np.bincount(inverse.reshape(-1), weights=~high, minlength=len(shared))
+        ties = int(np.dot(per_value_high, per_value_low))
+        return n_high * n_low, above - ties / 2, ties
+    ordered = np.sign(h[:, None] - h[None, :]) > 0
+    agree = np.sign(m[:, None] - m[None, :])[ordered]
+    ties = int((agree == 0).sum())
+    return int(ordered.sum()), float((agree > 0).sum()), ties
+
+
+def pairwise_agreement(human: Sequence[float], metric: Sequence[float]) -> float:
+    """The share of the pairs of items people ordered (different labels) that the metric
+    orders the same way, a tie of the metric counting half; for pass / fail labels this is
+    the area under the ROC curve of the metric's scores.
+
+    Worked example: labels 0 0 1 1 and scores 0.2 0.6 0.6 0.9 make 4 ordered pairs, of
+    which the metric orders 3 the same way and ties 1 (0.6 and 0.6): (3 + 0.5) / 4.
+
+    >>> pairwise_agreement([0, 0, 1, 1], [0.2, 0.6, 0.6, 0.9])
+    0.875
+    """
+    _check_pair(human, metric)
+    pairs, concordant, ties = pairwise_counts(human, metric)
+    if pairs == 0:
+        raise AgreementUndefined(
+            "pairwise agreement is undefined: the human labels are the same on every item, so "
+            "no pair is ordered"
+        )
+    return (concordant + ties / 2) / pairs
+
+
 #: The statistic functions by name.
 FUNCTIONS: dict[str, Callable[..., float]] = {
     "accuracy": accuracy,
@@ -226,6 +278,7 @@ FUNCTIONS: dict[str, Callable[..., float]] = {
     "quadratic_weighted_kappa": quadratic_weighted_kappa,
     "spearman": spearman,
     "pearson": pearson,
+    "pairwise_agreement": pairwise_agreement,
 }
 
 
@@ -365,11 +418,9 @@ def measure(
     numbers for the others.
     """
     function = _statistic(name)
-
-    def statistic(i: np.ndarray | slice) -> float:
-        return function(human[i], metric[i])
-
-    return _measured(name, statistic, len(human), level, n_resamples, seed)
+    return _measured(
+        name, lambda i: function(human[i], metric[i]), len(human), level, n_resamples, seed
+    )
 
 
 def measure_change(

@@ -152,15 +152,8 @@ class Split:
     stratified: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "train_ids": list(self.train_ids),
-            "test_ids": list(self.test_ids),
-            "example_ids": list(self.example_ids),
-            "examples": [_plain(e) for e in self.examples],
-            "test_share": self.test_share,
-            "seed": self.seed,
-            "stratified": self.stratified,
-        }
+        data = {k: list(v) if isinstance(v, tuple) else v for k, v in vars(self).items()}
+        return {**data, "examples": [_plain(e) for e in self.examples]}
 
 
 @dataclass
@@ -279,17 +272,14 @@ def _ids(ids: Sequence[str], most: int = 10) -> str:
 
 def _coverage(m: Measurement, most: int = 5) -> list[str]:
     lines = [f"{m.n_compared}/{len(m.sample_ids)} items scored ({m.coverage:.0%})"]
-    for u in m.unscored[:most]:
-        lines.append(f"  not scored: {u.sample_id} ({u.status}): {u.message}")
+    lines += [f"  not scored: {u.sample_id} ({u.status}): {u.message}" for u in m.unscored[:most]]
     if len(m.unscored) > most:
         lines.append(f"  ... and {len(m.unscored) - most} more not scored")
     return lines
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def _disagreement_lines(title: str, kind: str, m: Measurement, top: int) -> list[str]:
@@ -345,14 +335,29 @@ def _number(value: Any) -> float | None:
     return None
 
 
+#: Text labels of a pass / fail verdict, compared as 1 and 0 (a 0-1 score matches them).
+BINARY_LABELS: dict[str, float] = {
+    **dict.fromkeys(("pass", "passed", "yes", "true", "是", "通过"), 1.0),
+    **dict.fromkeys(("fail", "failed", "no", "false", "否", "不通过"), 0.0),
+}
+
+#: A 0-1 score without a label passes (1) at this or more against pass / fail labels.
+BINARY_THRESHOLD = 0.5
+
+
 def discrete_key(value: Any) -> float | str | None:
     """The key two discrete labels are compared by: numbers, booleans and numeric text as
-    floats (so ``true``, ``1`` and ``"1.0"`` match a score of 1.0), other text trimmed and
-    case-folded."""
+    floats (so ``true``, ``1`` and ``"1.0"`` match a score of 1.0), the verdicts of
+    :data:`BINARY_LABELS` (pass / fail, yes / no, true / false, 是 / 否, 通过 / 不通过) as 1.0
+    and 0.0, other text trimmed and case-folded.
+
+    >>> discrete_key(" PASS "), discrete_key("No"), discrete_key("不通过"), discrete_key("partial")
+    (1.0, 0.0, 0.0, 'partial')
+    """
     if value is None:
         return None
-    if isinstance(value, str) and value.strip().casefold() in ("true", "false"):
-        return 1.0 if value.strip().casefold() == "true" else 0.0
+    if isinstance(value, str) and value.strip().casefold() in BINARY_LABELS:
+        return BINARY_LABELS[value.strip().casefold()]
     number = _number(value)
     if number is not None:
         return number
@@ -421,9 +426,7 @@ def _score(
         embeddings=embeddings,
         progress=progress,
     )
-    out: dict[str, MetricResult | str] = {}
-    for sample_result in result:
-        out[sample_result.sample_id] = sample_result.scores[metric.name]
+    out: dict[str, MetricResult | str] = {r.sample_id: r.scores[metric.name] for r in result}
     by_id = dict(zip(dataset.ids, dataset.samples))
     for invalid in result.skipped:
         sample_id = invalid.sample_id or dataset.ids[invalid.row - 1]
@@ -437,7 +440,7 @@ def _score(
 
 
 def _prediction(
-    kind: str, result: MetricResult | str, numeric_labels: bool
+    kind: str, result: MetricResult | str, numeric_labels: bool, binary_labels: bool = False
 ) -> _Prediction | Unscored:
     if isinstance(result, str):
         return Unscored("", "skipped", result)
@@ -448,60 +451,24 @@ def _prediction(
     if kind == "discrete":
         if label is not None and discrete_key(label) is not None:
             return _Prediction(discrete_key(label), label, score, result.reason)
+        if binary_labels and 0.0 <= score <= 1.0:
+            # pass / fail labels against a 0-1 score: the metric passes at 0.5 or more
+            verdict = 1.0 if score >= BINARY_THRESHOLD else 0.0
+            return _Prediction(verdict, verdict, score, result.reason)
         if numeric_labels:
             return _Prediction(score, score, score, result.reason)
         return Unscored(
             "",
             "no_label",
             f"the metric gave no label (details['label']) and its score {score:.3g} cannot be "
-            "compared with text labels",
+            "compared with text labels other than pass/fail, yes/no, true/false or 1/0 "
+            "(compared as 1 and 0)",
         )
     if kind == "rubric":
         level = result.details.get("level", label)
         if level is not None and _number(level) is not None:
             return _Prediction(_number(level), level, score, result.reason)
     return _Prediction(score, score, score, result.reason)
-
-
-def _measurement(
-    name: str,
-    kind: str,
-    items: Sequence[_Item],
-    results: Mapping[str, MetricResult | str],
-    *,
-    numeric_labels: bool,
-    level: float,
-    n_resamples: int,
-    seed: int,
-) -> tuple[Measurement, dict[str, _Prediction]]:
-    predictions: dict[str, _Prediction] = {}
-    unscored: list[Unscored] = []
-    for item in items:
-        found = _prediction(kind, results[item.sample_id], numeric_labels)
-        if isinstance(found, Unscored):
-            unscored.append(Unscored(item.sample_id, found.status, found.message))
-        else:
-            predictions[item.sample_id] = found
-    compared = [item for item in items if item.sample_id in predictions]
-    human, metric = _arrays(
-        kind, [i.value for i in compared], [predictions[i.sample_id].value for i in compared]
-    )
-    agreement = {
-        statistic: measure(
-            statistic, human, metric, level=level, n_resamples=n_resamples, seed=seed
-        )
-        for statistic in STATISTICS[kind]
-    }
-    measurement = Measurement(
-        name,
-        tuple(item.sample_id for item in items),
-        len(compared),
-        agreement,
-        unscored,
-        _disagreements(kind, compared, predictions),
-        _confusion(kind, compared, predictions),
-    )
-    return measurement, predictions
 
 
 def _arrays(kind: str, *columns: list[Any]) -> tuple[np.ndarray, ...]:
@@ -752,19 +719,45 @@ class _Measure:
     level: float
     n_resamples: int
     seed: int
+    #: Every human label is 1 or 0 (pass / fail): a 0-1 score without a label is a verdict.
+    binary_labels: bool = False
 
     def __call__(
         self, name: str, items: Sequence[_Item], results: Mapping[str, MetricResult | str]
     ) -> tuple[Measurement, dict[str, _Prediction]]:
-        return _measurement(
+        kind = self.kind
+        predictions: dict[str, _Prediction] = {}
+        unscored: list[Unscored] = []
+        for item in items:
+            found = _prediction(
+                kind, results[item.sample_id], self.numeric_labels, self.binary_labels
+            )
+            if isinstance(found, Unscored):
+                unscored.append(Unscored(item.sample_id, found.status, found.message))
+            else:
+                predictions[item.sample_id] = found
+        compared = [item for item in items if item.sample_id in predictions]
+        human, metric = _arrays(
+            kind, [i.value for i in compared], [predictions[i.sample_id].value for i in compared]
+        )
+        agreement = {
+            statistic: self.agreement(statistic, human, metric) for statistic in STATISTICS[kind]
+        }
+        measurement = Measurement(
             name,
-            self.kind,
-            items,
-            results,
-            numeric_labels=self.numeric_labels,
-            level=self.level,
-            n_resamples=self.n_resamples,
-            seed=self.seed,
+            tuple(item.sample_id for item in items),
+            len(compared),
+            agreement,
+            unscored,
+            _disagreements(kind, compared, predictions),
+            _confusion(kind, compared, predictions),
+        )
+        return measurement, predictions
+
+    def agreement(self, statistic: str, human: np.ndarray, metric: np.ndarray) -> Agreement:
+        """``statistic`` of the two sides with its bootstrap CI, at these options."""
+        return measure(
+            statistic, human, metric, level=self.level, n_resamples=self.n_resamples, seed=self.seed
         )
 
     def change(
@@ -812,16 +805,6 @@ def _items(
     return items, unlabelled, kind, kind_source
 
 
-def _improved(metric: Metric, examples: list[dict[str, Any]]) -> Metric:
-    improved = cast(SupportsExamples, metric).with_examples(examples)
-    if not isinstance(improved, Metric):
-        raise TypeError(
-            f"{type(metric).__name__}.with_examples returned {type(improved).__name__}, "
-            "not a Metric"
-        )
-    return improved
-
-
 def _improve(
     report: AlignmentReport,
     metric: Metric,
@@ -845,7 +828,12 @@ def _improve(
     test_ids = {item.sample_id for item in test}
     if test_ids & {item.sample_id for item in train}:  # a guard: _split never does this
         raise RuntimeError("the train and test splits share items")
-    improved_metric = _improved(metric, examples)
+    improved_metric = cast(SupportsExamples, metric).with_examples(examples)
+    if not isinstance(improved_metric, Metric):
+        raise TypeError(
+            f"{type(metric).__name__}.with_examples returned {type(improved_metric).__name__}, "
+            "not a Metric"
+        )
     original, before = measure_on(metric.name, test, {i: results[i] for i in test_ids})
     improved, after = measure_on(improved_metric.name, test, score(improved_metric, test))
     report.change = measure_on.change(test, before, after)
@@ -914,6 +902,7 @@ def align(
         options.level,
         options.n_resamples,
         options.seed,
+        binary_labels=kind == "discrete" and all(item.value in (0.0, 1.0) for item in items),
     )
 
     def score(scored: Metric, some: Sequence[_Item]) -> dict[str, MetricResult | str]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 from rich.markup import escape
 
-from ragmeter.cli._app import _fail, app, console, errors
+from ragmeter.cli._app import RunStoreOption, _fail, app, console, errors, print_error
 from ragmeter.cli._exit import (
     ExitCode,
     FailureGroup,
@@ -92,7 +92,7 @@ def _nothing_scored(message: str) -> NoReturn:
     exit 2 when the judge refused its configuration or the items do not suit the metric."""
     if ": failed, " not in message or NOT_JUDGED in message:
         _fail(message)
-    errors.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
+    print_error(message)
     outcome = Outcome()
     outcome.add(
         ExitCode.RESULTS_FAILED,
@@ -100,15 +100,6 @@ def _nothing_scored(message: str) -> NoReturn:
         "answers (answers already given come from the judge cache)",
     )
     outcome.exit("")
-
-
-def _write_json(report: "AlignmentReport", path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False),
-        encoding="utf-8",
-    )
-    console.print(f"report: {escape(str(path))}", highlight=False)
 
 
 @app.command("align")
@@ -122,9 +113,12 @@ def align_command(
         ),
     ],
     labelled: Annotated[
-        Path,
-        typer.Argument(help="Human-labelled samples: .jsonl, .json, .csv or .parquet."),
-    ],
+        Path | None,
+        typer.Argument(
+            help="Human-labelled samples: .jsonl, .json, .csv or .parquet (or --run).",
+            show_default=False,
+        ),
+    ] = None,
     kind: Annotated[
         str | None,
         typer.Option(
@@ -160,6 +154,15 @@ def align_command(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the full report as JSON to this file.")
     ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            help="Instead of LABELLED: measure this stored run's verdicts against the labels "
+            "kept in the run store, without calling the judge (as ragmeter labels agreement).",
+        ),
+    ] = None,
+    store: RunStoreOption = None,
     judge: JudgeGroup = JudgeOptions(),
     cache: CacheGroup = CacheOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
@@ -170,6 +173,10 @@ def align_command(
     quadratic-weighted kappa for rubric levels, Spearman and Pearson for numbers), the items
     it did not score, and the largest disagreements with the metric's reasons.
 
+    With --run RUN the figures come from a stored run and the labels kept in the run store
+    (ragmeter labels import), per level (sample, claim, context), as ragmeter labels
+    agreement prints them: nothing is judged again.
+
     With --improve the metric gets few-shot examples chosen from a train split, and the
     original and the improved metric are measured on the held-out test split only.
 
@@ -178,6 +185,11 @@ def align_command(
     --max-failed-share allows (default 0; --allow-failures accepts them), 4 when a file could
     not be read or written. Items the metric does not apply to are reported, not failures.
     """
+    if run is not None or labelled is None:
+        from ragmeter.cli._labels import align_on_stored_labels
+
+        align_on_stored_labels(metric, labelled, run, store, top=top, json_out=json_out)
+        return
     from ragmeter.align import AlignOptions, align
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
@@ -220,7 +232,12 @@ def align_command(
     outcome = Outcome()
     if json_out is not None:
         try:
-            _write_json(report, json_out)
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            json_out.write_text(
+                json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False),
+                encoding="utf-8",
+            )
+            console.print(f"report: {escape(str(json_out))}", highlight=False)
         except OSError as error:
             errors.print(f"[bold red]error:[/bold red] {escape(io_message(error))}")
             outcome.add(ExitCode.IO_ERROR, f"the report {json_out} was not written")

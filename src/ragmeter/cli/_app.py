@@ -1,7 +1,8 @@
 """The ``ragmeter`` command line."""
 
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -11,7 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter.cli._coerce import install as _install_light_coercion
 from ragmeter.cli._exit import EXIT_CODES_HELP, ExitCode, fail_io, io_message
+
+_install_light_coercion()  # typer reads plain values without loading pydantic
 
 # Only typer, rich and the standard library load with the command line: `ragmeter --help`
 # stays fast. Each command imports what it runs (the dataset, metrics, judge, store...).
@@ -22,7 +26,7 @@ if TYPE_CHECKING:
     from ragmeter.dataset import InvalidRow
     from ragmeter.diagnosis import Finding
     from ragmeter.results import EvaluationResult
-    from ragmeter.stats import Comparability
+    from ragmeter.stats import Comparability, LabelledPairs, Validation
     from ragmeter.stats import Comparison as StatsComparison
     from ragmeter.store import Store
 
@@ -53,8 +57,6 @@ app = typer.Typer(
 console = Console()
 errors = Console(stderr=True)
 
-EXIT_USAGE = int(ExitCode.USAGE)
-
 
 def _version(value: bool) -> None:
     if value:
@@ -73,19 +75,49 @@ def _main(
     """Evaluate RAG systems: is it good, where does it fail, did a change help?"""
 
 
+#: A problem as a run records it (``str(Problem)``): read back to be grouped with its kind.
+_RECORDED_PROBLEM = re.compile(
+    r"^(?:(?P<source>.+), )?row (?P<row>\d+)(?:, turn (?P<turn>\d+))?(?:, id '(?P<id>[^']*)')?"
+    r"(?:, field '(?P<field>[^']*)')?: (?P<message>.*)\. Fix: (?P<fix>.*)$",
+    re.DOTALL,
+)
+
+
 def _print_problems(rows: "list[InvalidRow]") -> None:
+    from ragmeter.dataset import Problem, grouped_problems
+
+    problems = []
     for invalid in rows:
         for problem in invalid.problems:
-            errors.print(f"  - {problem}", highlight=False, markup=False, soft_wrap=True)
+            found = None if problem.fix else _RECORDED_PROBLEM.match(str(problem))
+            if found is not None:  # a run's record of it: its parts again
+                turn = found["turn"]
+                problem = Problem(
+                    int(found["row"]),
+                    found["field"],
+                    found["message"],
+                    found["fix"],
+                    source=found["source"],
+                    sample_id=found["id"],
+                    turn=None if turn is None else int(turn),
+                )
+            problems.append(problem)
+    # one line per kind of problem, not one per row (a column missing in 1,000 rows)
+    for line in grouped_problems(problems):
+        errors.print(f"  - {line}", highlight=False, markup=False, soft_wrap=True)
+
+
+def print_error(message: str) -> None:
+    """``error: message`` on stderr, in one line (``message`` is text, not markup)."""
+    errors.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def _fail(message: str, rows: "list[InvalidRow] | None" = None) -> NoReturn:
     from ragmeter._services import redact_secrets
 
-    message = redact_secrets(message)  # a URL quoted by an error shows no credentials
-    errors.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
+    print_error(redact_secrets(message))  # a URL quoted by an error shows no credentials
     _print_problems(rows or [])
-    raise typer.Exit(EXIT_USAGE)
+    raise typer.Exit(int(ExitCode.USAGE))
 
 
 def _format(value: float | None, digits: int = 4) -> str:
@@ -110,11 +142,8 @@ def summary_table(result: "EvaluationResult") -> Table:
     table.add_column("metric", no_wrap=True)
     table.add_column("mean", justify="right")
     table.add_column("95% CI", justify="right", no_wrap=True)
-    table.add_column("scored", justify="right")
-    table.add_column("n/a", justify="right")
-    table.add_column("failed", justify="right")
-    if unstarted:
-        table.add_column("not started", justify="right")
+    for column in ("scored", "n/a", "failed", *(["not started"] if unstarted else [])):
+        table.add_column(column, justify="right")
     table.add_column("", justify="center")
     for name, agg in result.aggregates.items():
         ci = estimates[name].ci
@@ -204,11 +233,68 @@ def usage_line(result: "EvaluationResult") -> str | None:
     return line
 
 
-def print_run(result: "EvaluationResult", *, breakdowns: bool = True) -> "list[Finding]":
-    """Summary table, breakdowns, usage and diagnosis of a run."""
+#: Per metric, its labelled (judge score, human label) pairs, or a :class:`LabelledPairs`.
+Labelled = Mapping[str, "Sequence[Sequence[Any]] | LabelledPairs"]
+
+
+def print_validations(validations: "Mapping[str, Validation]", run: str) -> None:
+    """Per judged metric, whether it was checked against the team's labels: "validated on
+    120 of your labels: kappa 0.71 [0.58, 0.83]" or "not validated on your data"."""
+    if not validations:
+        return
+    console.print("[bold]on your labels[/bold]")
+    for metric, validation in validations.items():
+        console.print(f"  {escape(metric)}: {escape(validation.describe())}", highlight=False)
+    if not all(v.n_labels for v in validations.values()):
+        console.print(
+            f"[dim]  label what the judge said: ragmeter labels queue {escape(run)} -o "
+            "queue.jsonl, fill value, then ragmeter labels import queue.jsonl[/dim]",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def print_judge_error(result: "EvaluationResult", labelled: Labelled) -> None:
+    """Per metric with labelled (judge score, human label) pairs: its mean with the
+    sampling-only interval and the one with the judge's measured error
+    (:func:`ragmeter.stats.with_judge_error`), or why that could not be computed. Bad pairs
+    or an unknown metric: an error naming the row, exit 2."""
+    from ragmeter.stats import with_judge_error
+
+    n_resamples = max(200, min(2_000, 40_000_000 // max(1, len(result))))  # as the summary
+    lines = []
+    for metric, pairs in labelled.items():
+        try:
+            estimate = with_judge_error(result, metric, pairs, n_resamples=n_resamples)
+        except (KeyError, ValueError) as error:
+            _fail(f"judge error of {metric}: {error.args[0] if error.args else error}")
+        basis = f" [dim]({escape(estimate.basis)})[/dim]" if estimate.basis else ""
+        lines.append(f"  {escape(metric)}: {escape(estimate.sentence())}{basis}")
+    if lines:
+        console.print("[bold]with judge error[/bold]")
+        for line in lines:
+            console.print(line, highlight=False)
+
+
+def print_run(
+    result: "EvaluationResult",
+    *,
+    quiet: bool = False,
+    run: str = "RUN",
+    labelled: Labelled | None = None,
+    validations: "Mapping[str, Validation] | None" = None,
+) -> "list[Finding]":
+    """Summary table, breakdowns, usage and diagnosis of a run; ``quiet`` (``eval -q``)
+    prints, instead of the per-tag breakdowns, one line saying ``ragmeter show run`` has
+    them. ``validations`` (metric -> its validation on the team's labels) and ``labelled``
+    (metric -> labelled pairs: each such metric's interval with the judge's error,
+    :func:`print_judge_error`) come from the run store's labels (``cli._trust``)."""
     from ragmeter.diagnosis import diagnose
 
     console.print(summary_table(result))
+    print_validations(validations or {}, run)
+    if labelled:
+        print_judge_error(result, labelled)
     unstarted = sum(a.n_not_started for a in result.aggregates.values())
     if unstarted:
         console.print(
@@ -218,7 +304,13 @@ def print_run(result: "EvaluationResult", *, breakdowns: bool = True) -> "list[F
             highlight=False,
         )
     print_judge_noise(result)
-    if breakdowns:
+    tags = list(result.breakdowns()) if quiet else []
+    if tags:
+        console.print(
+            f"[dim]breakdowns by {escape(', '.join(tags))}: ragmeter show {escape(run)}[/dim]",
+            highlight=False,
+        )
+    elif not quiet:
         for table in breakdown_tables(result):
             console.print(table)
     line = usage_line(result)
@@ -318,29 +410,31 @@ def run_folder(ref: str | Path) -> Path | None:
     return None
 
 
-def resolve_run(ref: str | Path) -> "EvaluationResult":
+def resolve_run(ref: str | Path, store: str | None = None) -> "EvaluationResult":
     """A run named any of three ways: a run directory (``ragmeter eval -o``), a run id or a
-    unique id prefix in the run store ($RAGMETER_STORE_URL), or a run name (its latest run).
+    unique id prefix in the run store (``store``, else $RAGMETER_STORE_URL, else the SQLite
+    default: the command's ``--store``), or a run name (its latest run).
     Exit 2 when nothing matches (saying what was tried) or a prefix fits several runs, exit 4
     when the run or the store cannot be read (also on read-only media)."""
-    from ragmeter._services import redact_url
     from ragmeter.results import EvaluationResult
-    from ragmeter.store import AmbiguousRunError, RunNotFoundError, store_exists, store_url
 
     folder = run_folder(ref)
-    if folder is not None:
+    if folder is not None:  # read as it is: the run store (SQLAlchemy) is not opened
         try:
             return EvaluationResult.load(folder)
         except (FileNotFoundError, ValueError) as error:
             _fail(str(error))
         except OSError as error:
             fail_io(error, kept=f"the run {folder} could not be read")
+    from ragmeter._services import redact_url
+    from ragmeter.store import AmbiguousRunError, RunNotFoundError, store_exists, store_url
+
     text = str(ref)
-    where = redact_url(store_url(None))
-    if store_exists(None):
-        store = open_run_store(None)
+    where = redact_url(store_url(store))
+    if store_exists(store):
+        opened = open_run_store(store)
         try:
-            return store.load(store.get(text).id)
+            return opened.load(text)
         except AmbiguousRunError as error:
             _fail(str(error))
         except RunNotFoundError:
@@ -364,13 +458,16 @@ def apply_gate(
     markdown: Path | None = None,
     allow_judge_change: bool = False,
     min_coverage: float = 1.0,
+    store: str | None = None,
+    validations: "Mapping[str, Validation] | None" = None,
 ) -> tuple[ExitCode, str]:
     """Run the gate, print and write its report; the exit code and why (0 pass, 1 a rule
     failed, 2 usage, 3 a rule's metric has fewer results scored than its floor,
     ``min_coverage`` unless the rule sets one; 4 a report file could not be written).
     Regression rules across a changed judge or embedding model are refused (exit 2, both
     named) unless ``allow_judge_change``; every way the runs were measured differently is
-    printed as a warning."""
+    printed as a warning. A baseline named by id or name is looked up in ``store``, and so
+    are the labels of ``min_agreement`` rules (their ``validations``, unless given)."""
     import os
 
     from ragmeter.gate import (
@@ -385,7 +482,11 @@ def apply_gate(
 
     try:
         rules = load_rules(gate_file)
-        baseline = resolve_run(baseline_dir) if baseline_dir is not None else None
+        baseline = resolve_run(baseline_dir, store) if baseline_dir is not None else None
+        if rules.agreements and validations is None:
+            from ragmeter.cli._trust import stored_trust
+
+            validations = stored_trust(candidate, store).validations
         report = run_gate(
             candidate,
             rules,
@@ -394,17 +495,13 @@ def apply_gate(
             baseline_name=None if baseline_dir is None else str(baseline_dir),
             allow_judge_change=allow_judge_change,
             min_coverage=min_coverage,
+            validations=validations,
         )
     except (GateFileError, GateUsageError, FileNotFoundError, ImportError) as error:
-        errors.print(
-            f"[bold red]error:[/bold red] {escape(str(error))}", highlight=False, soft_wrap=True
-        )
+        print_error(str(error))
         return ExitCode.USAGE, "the gate could not be applied"
-    print_differences(report.differences)
-    table = Table(title="gate", title_justify="left")
-    table.add_column("")
-    table.add_column("rule")
-    table.add_column("figures")
+    print_warnings(report.differences)
+    table = Table("", "rule", "figures", title="gate", title_justify="left")
     for outcome in report.outcomes:
         mark = "[green]pass[/green]" if outcome.passed else "[bold red]FAIL[/bold red]"
         table.add_row(mark, escape(outcome.rule), escape(outcome.message))
@@ -412,24 +509,17 @@ def apply_gate(
     summary = to_markdown(report)
     written = True
     try:
-        if junit is not None:
-            junit.parent.mkdir(parents=True, exist_ok=True)
-            junit.write_text(to_junit(report), encoding="utf-8")
-        if markdown is not None:
-            markdown.parent.mkdir(parents=True, exist_ok=True)
-            markdown.write_text(summary, encoding="utf-8")
+        for path, render in ((junit, to_junit), (markdown, to_markdown)):
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(render(report), encoding="utf-8")
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if step_summary:
             with open(step_summary, "a", encoding="utf-8") as handle:
                 handle.write(summary)
     except OSError as error:
         written = False
-        errors.print(
-            f"[bold red]error:[/bold red] the gate's report was not written: "
-            f"{escape(io_message(error))}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        print_error(f"the gate's report was not written: {io_message(error)}")
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github_annotations(report):
             print(line)
@@ -465,8 +555,8 @@ def print_comparison(found: "StatsComparison") -> None:
     console.print(f"[{colour}]● {word}[/{colour}]{escape(found.verdict())}", highlight=False)
 
 
-def print_differences(lines: Iterable[str]) -> None:
-    """How two runs were measured differently, as warnings (on stderr)."""
+def print_warnings(lines: Iterable[str]) -> None:
+    """Each line as a warning, on stderr (e.g. how two runs were measured differently)."""
     for line in lines:
         errors.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
 
@@ -488,7 +578,7 @@ def print_comparability(checked: "Comparability", *, allowed: bool) -> None:
             "--allow-judge-change to compare anyway)[/dim]",
             highlight=False,
         )
-    print_differences(checked.lines(refusing=False) if not allowed else checked.lines())
+    print_warnings(checked.lines(refusing=False) if not allowed else checked.lines())
 
 
 AllowJudgeChangeOption = Annotated[
@@ -499,10 +589,14 @@ AllowJudgeChangeOption = Annotated[
         "embedding models) anyway; the differences are still printed.",
     ),
 ]
+#: ``--store``: every command that records a run or names one (by id, id prefix or name)
+#: takes it, so a run recorded with ``eval --store URL`` is found with ``show ID --store URL``.
 RunStoreOption = Annotated[
     str | None,
     typer.Option(
-        "--store", help="Run store URL (default $RAGMETER_STORE_URL or .ragmeter/runs.db)."
+        "--store",
+        help="Run store URL: where runs named by id or name are looked up (default "
+        "$RAGMETER_STORE_URL or sqlite .ragmeter/runs.db).",
     ),
 ]
 GateOption = Annotated[
@@ -540,9 +634,5 @@ def main() -> None:
         from ragmeter._services import redact_secrets
 
         # A file or store failure no command caught: one line and exit 4, never a traceback.
-        errors.print(
-            f"[bold red]error:[/bold red] {escape(redact_secrets(io_message(error)))}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        print_error(redact_secrets(io_message(error)))
         raise SystemExit(int(ExitCode.IO_ERROR)) from None

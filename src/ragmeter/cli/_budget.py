@@ -3,7 +3,7 @@ so ``--resume`` picks the same one), ``--dry-run`` (what the run would ask its j
 ``--max-cost`` (what a run stopped by its budget says)."""
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -69,31 +69,15 @@ class SubsetOptions:
     stratify: str | None = None
 
     def to_record(self) -> dict[str, Any]:
-        given = {
-            "limit": self.limit,
-            "sample": self.sample,
-            "seed": self.seed,
-            "stratify": self.stratify,
-        }
-        return {key: value for key, value in given.items() if value is not None}
+        return {key: value for key, value in asdict(self).items() if value is not None}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "SubsetOptions":
-        return cls(
-            limit=record.get("limit"),
-            sample=record.get("sample"),
-            seed=record.get("seed"),
-            stratify=record.get("stratify"),
-        )
+        return cls(**{f.name: record.get(f.name) for f in fields(cls)})
 
     def or_recorded(self, recorded: "SubsetOptions") -> "SubsetOptions":
         """These options, each one not given taken from ``recorded`` (a resumed run's)."""
-        return SubsetOptions(
-            limit=self.limit if self.limit is not None else recorded.limit,
-            sample=self.sample if self.sample is not None else recorded.sample,
-            seed=self.seed if self.seed is not None else recorded.seed,
-            stratify=self.stratify if self.stratify is not None else recorded.stratify,
-        )
+        return replace(recorded, **{k: v for k, v in asdict(self).items() if v is not None})
 
     def arguments(self) -> dict[str, Any]:
         """As ``evaluate()`` / ``estimate()`` take them."""
@@ -101,12 +85,7 @@ class SubsetOptions:
             raise typer.BadParameter("give --limit or --sample, not both", param_hint="--limit")
         if self.stratify is not None and self.sample is None:
             raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
-        return {
-            "limit": self.limit,
-            "sample": self.sample,
-            "seed": self.seed or 0,
-            "stratify": self.stratify,
-        }
+        return {**asdict(self), "seed": self.seed or 0}
 
 
 def _money(amount: float, currency: str | None) -> str:
@@ -159,10 +138,7 @@ def print_estimate(found: "RunEstimate", *, max_cost: float | None = None) -> No
         )
     if max_cost is not None and cost:
         verdict = "within" if found.total.cost <= max_cost else "over"
-        console.print(
-            f"--max-cost {max_cost:g}: the estimate is {verdict} it",
-            highlight=False,
-        )
+        console.print(f"--max-cost {max_cost:g}: the estimate is {verdict} it", highlight=False)
     for note in found.notes:
         console.print(f"note: {escape(note)}", highlight=False)
 

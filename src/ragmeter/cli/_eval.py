@@ -4,7 +4,7 @@ import datetime as dt
 import os
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
@@ -27,7 +27,9 @@ from ragmeter.cli._app import (
     errors,
     open_run_store,
     parse_params,
+    print_error,
     print_run,
+    print_warnings,
     record_run,
 )
 from ragmeter.cli._backend import BackendGroup, BackendOptions
@@ -41,6 +43,7 @@ from ragmeter.cli._budget import (
     SubsetOptions,
     budget_stopped,
 )
+from ragmeter.cli._defaults import announce_defaults
 from ragmeter.cli._exit import (
     ExitCode,
     FailureGroup,
@@ -61,14 +64,15 @@ from ragmeter.cli._judging import (
     whole_paragraphs,
 )
 from ragmeter.cli._tracking import TrackingGroup, TrackingOptions
+from ragmeter.cli._trust import Trust, stored_trust
 
 # ragmeter.runner._defaults: imports nothing
 from ragmeter.runner import DEFAULT_CONCURRENCY, DEFAULT_INTERRUPT_WAIT_S
 
 if TYPE_CHECKING:
+    from ragmeter.judge import VerdictCalibration
     from ragmeter.prompts import Language
     from ragmeter.results import EvaluationResult
-    from ragmeter.runner import RayBackend
     from ragmeter.store import Store
 
 LANGUAGES = (None, "en", "zh")
@@ -94,6 +98,9 @@ class EvalOptions:
     name: str | None = None
     run_tags: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
+    # --calibration NAME, NAME@vN or a .json file; --force-calibration for another judge.
+    calibration: str | None = None
+    force_calibration: bool = False
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -110,6 +117,8 @@ class EvalOptions:
             **({} if self.name is None else {"name": self.name}),
             **({"run_tags": list(self.run_tags)} if self.run_tags else {}),
             **({"params": list(self.params)} if self.params else {}),
+            **({"calibration": self.calibration} if self.calibration else {}),
+            **({"force_calibration": True} if self.force_calibration else {}),
         }
 
     @classmethod
@@ -129,25 +138,28 @@ class EvalOptions:
             name=record.get("name"),
             run_tags=tuple(record.get("run_tags") or ()),
             params=tuple(record.get("params") or ()),
+            calibration=record.get("calibration"),
+            force_calibration=bool(record.get("force_calibration")),
         )
 
     def or_recorded(self, recorded: "EvalOptions") -> "EvalOptions":
         """These options, each one not given taken from ``recorded``; the larger repeats."""
+        given = {f.name: getattr(self, f.name) or getattr(recorded, f.name) for f in fields(self)}
         return EvalOptions(
-            data=self.data or recorded.data,
-            metrics=self.metrics or recorded.metrics,
-            column_map=self.column_map or recorded.column_map,
-            format=self.format or recorded.format,
-            skip_invalid=self.skip_invalid or recorded.skip_invalid,
-            language=self.language or recorded.language,
-            judge=self.judge.or_recorded(recorded.judge),
-            repeats=max(self.repeats, recorded.repeats),
-            subset=self.subset.or_recorded(recorded.subset),
-            tags=self.tags if self.tags is not None else recorded.tags,
-            name=self.name or recorded.name,
-            run_tags=self.run_tags or recorded.run_tags,
-            params=self.params or recorded.params,
+            **{
+                **given,
+                "judge": self.judge.or_recorded(recorded.judge),
+                "repeats": max(self.repeats, recorded.repeats),
+                "subset": self.subset.or_recorded(recorded.subset),
+                "tags": self.tags if self.tags is not None else recorded.tags,
+            }
         )
+
+    def loaded_calibration(self) -> "VerdictCalibration | None":
+        """The --calibration named (a usage error listing those saved when not found)."""
+        from ragmeter.judge import load_calibration
+
+        return None if self.calibration is None else load_calibration(self.calibration)
 
     def require_data(self) -> Path:
         """The data file; a usage error when the data or the metrics are missing."""
@@ -219,71 +231,6 @@ def _dry_run(
     print_estimate(found, max_cost=max_cost)
 
 
-def run_eval(
-    options: EvalOptions,
-    run_dir: Path,
-    *,
-    resume: bool,
-    cache: CacheOptions,
-    concurrency: int,
-    quiet: bool,
-    max_cost: float | None = None,
-    backend: "str | RayBackend" = "local",
-    interrupt_wait_s: float = DEFAULT_INTERRUPT_WAIT_S,
-) -> "EvaluationResult":
-    """Score ``options.data`` into ``run_dir``, recording ``options`` with the run."""
-    from ragmeter.metrics import resolve_metrics
-    from ragmeter.runner import evaluate
-
-    data = options.require_data()
-    metrics = resolve_metrics(cast(str, options.metrics))
-    judge = options.judge.build_if_needed(metrics, cache)
-    if options.language not in LANGUAGES:
-        raise ValueError(f"--language must be en or zh, got {options.language!r}")
-    return evaluate(
-        data,
-        metrics,
-        column_map=options.column_mapping(),
-        skip_invalid=options.skip_invalid,
-        format=options.format,
-        judge=judge,
-        language=cast("Language | None", options.language),
-        concurrency=concurrency,
-        run_dir=run_dir,
-        resume=resume,
-        progress=not quiet,
-        record=options.to_record(),
-        repeats=options.repeats,
-        max_cost=max_cost,
-        **options.subset.arguments(),
-        tags=options.tags,
-        backend=backend,
-        interrupt_wait_s=interrupt_wait_s,
-    )
-
-
-def _store_run(
-    result: "EvaluationResult",
-    store: "Store",
-    name: str | None,
-    tags: list[str],
-    params: dict[str, Any],
-) -> bool:
-    """Record the run in ``store``; whether it was (an error line says why not)."""
-    recorded = record_run(result, store, name=name, tags=tags, params=params)
-    if recorded is not None:
-        console.print(f"recorded as run {recorded.id[:8]} ({escape(recorded.name)})")
-    return recorded is not None
-
-
-def _write_report(result: "EvaluationResult", path: Path) -> None:
-    from ragmeter.diagnosis import diagnose
-    from ragmeter.report import write_report
-
-    write_report(result, path, findings=diagnose(result))
-    console.print(f"report: {path}", highlight=False)
-
-
 def _judge_refused(result: "EvaluationResult", run_dir: Path) -> str | None:
     """When the judge refused the run's requests for a reason retrying cannot fix (a rejected
     key, a model that does not exist: HTTP 400/401/403/404), the run stopped at once: print
@@ -294,11 +241,7 @@ def _judge_refused(result: "EvaluationResult", run_dir: Path) -> str | None:
     judge_error = result.config.get("judge_error")
     if not judge_error:
         return None
-    errors.print(
-        f"[bold red]error:[/bold red] {escape(redact_secrets(str(judge_error)))}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    print_error(redact_secrets(str(judge_error)))
     computed, total = _counts(result)
     return (
         f"the judge refused its configuration, so the run stopped: {computed} of {total} "
@@ -401,39 +344,45 @@ def _stopped_by_storage(error: OSError, run_dir: Path | None) -> NoReturn:
 
 def _report_written(result: "EvaluationResult", report: Path) -> bool:
     """Write the HTML report; a file that cannot be written is said on stderr (False)."""
+    from ragmeter.diagnosis import diagnose
+    from ragmeter.report import write_report
+
     try:
-        _write_report(result, report)
+        write_report(result, report, findings=diagnose(result))
     except OSError as error:
-        errors.print(
-            f"[bold red]error:[/bold red] {escape(io_message(error))}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        print_error(io_message(error))
         return False
+    console.print(f"report: {report}", highlight=False)
     return True
 
 
-def _print_notes(result: "EvaluationResult", run_dir: Path, quiet: bool) -> None:
-    """The rows skipped, the column warnings and (unless ``quiet``) where the results are."""
+def _print_notes(result: "EvaluationResult", run_dir: Path) -> None:
+    """The rows skipped, the column warnings and where the results are (also with -q)."""
     if result.skipped:
         errors.print(f"[yellow]skipped {len(result.skipped)} invalid row(s):[/yellow]")
         _print_problems(result.skipped)
-    for note in result.config.get("column_warnings") or []:  # e.g. a misspelt field name
-        errors.print(f"[yellow]warning:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
-    if not quiet:
-        console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
+    print_warnings(result.config.get("column_warnings") or [])  # e.g. a misspelt field name
+    console.print(f"per-sample results: {run_dir / 'results.jsonl'}", highlight=False)
 
 
-def _unfinished(
-    result: "EvaluationResult", run_dir: Path, policy: FailurePolicy
-) -> list[tuple[ExitCode, str]]:
-    """What a run that was not stopped left undone: more failed results than ``policy``
-    allows, then samples never started; each with its exit code and reason."""
-    return [
-        problem
-        for problem in (_failed_results(result, run_dir, policy), _not_started(result, run_dir))
-        if problem is not None
-    ]
+def _print_summary(
+    result: "EvaluationResult",
+    quiet: bool,
+    run_dir: Path,
+    opened: "Store | None",
+    store: str | None,
+) -> Trust:
+    """The run's summary, with each judged metric's validation on the labels kept in the
+    run store (none read with --no-store); returns them for the gate."""
+    trust = Trust() if opened is None else stored_trust(result, store, opened)
+    print_run(
+        result,
+        quiet=quiet,
+        run=str(run_dir),
+        labelled=trust.labelled,
+        validations=trust.validations,
+    )
+    return trust
 
 
 @app.command("eval")
@@ -471,7 +420,13 @@ def eval_command(
         typer.Option("--format", help="jsonl, json, csv or parquet (default: from extension)."),
     ] = None,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress display; print only the summary.")
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="No progress display and no per-tag breakdowns (ragmeter show prints them); "
+            "the summary, diagnosis, notes, where the results are and the exit line stay.",
+        ),
     ] = False,
     judge: JudgeGroup = JudgeOptions(),
     language: JudgeLanguageOption = None,
@@ -527,6 +482,21 @@ def eval_command(
             "text fields with few values; not scores, numbers, free text or ids).",
         ),
     ] = None,
+    calibration: Annotated[
+        str | None,
+        typer.Option(
+            "--calibration",
+            help="Decide verdicts on P(yes) calibrated by a calibration fitted on your labels "
+            "(ragmeter calibrate fit): NAME (its latest version), NAME@vN or a .json file.",
+        ),
+    ] = None,
+    force_calibration: Annotated[
+        bool,
+        typer.Option(
+            "--force-calibration",
+            help="Use --calibration even though it was fitted for another judge.",
+        ),
+    ] = False,
     tracking: TrackingGroup = TrackingOptions(),
     backend: BackendGroup = BackendOptions(),
     interrupt_wait: Annotated[
@@ -558,8 +528,8 @@ def eval_command(
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeError
-    from ragmeter.metrics import UnknownMetricError
-    from ragmeter.runner import RayBackendError
+    from ragmeter.metrics import UnknownMetricError, resolve_metrics
+    from ragmeter.runner import RayBackendError, evaluate
 
     given = EvalOptions(
         data=data,
@@ -575,6 +545,8 @@ def eval_command(
         name=name,
         run_tags=tuple(run_tag or ()),
         params=tuple(param or ()),
+        calibration=calibration,
+        force_calibration=force_calibration,
     )
     cache = replace(cache, refresh=refresh_cache)
     run_dir: Path | None = resume or output
@@ -590,16 +562,33 @@ def eval_command(
         run_dir = run_dir or default_run_dir(data)
         # A store that cannot be used fails now, before the run pays for any judge call.
         opened = None if no_store else open_run_store(store, hint="; or pass --no-store")
-        result = run_eval(
-            options,
-            run_dir,
-            resume=resume is not None,
-            cache=cache,
+        # A calibration that cannot be found fails now, listing those there are.
+        chosen_backend, calibrated = backend.checked(), options.loaded_calibration()
+        resolved = resolve_metrics(cast(str, options.metrics))
+        built = announce_defaults(options.judge.build_if_needed(resolved, cache), resolved)
+        if options.language not in LANGUAGES:
+            raise ValueError(f"--language must be en or zh, got {options.language!r}")
+        result = evaluate(  # recording the options with the run, for --resume
+            data,
+            resolved,
+            column_map=options.column_mapping(),
+            skip_invalid=options.skip_invalid,
+            format=options.format,
+            judge=built,
+            language=cast("Language | None", options.language),
             concurrency=concurrency,
-            quiet=quiet,
+            run_dir=run_dir,
+            resume=resume is not None,
+            progress=not quiet,
+            record=options.to_record(),
+            repeats=options.repeats,
             max_cost=max_cost,
-            backend=backend.checked(),
+            **options.subset.arguments(),
+            tags=options.tags,
+            backend=chosen_backend,
             interrupt_wait_s=interrupt_wait,
+            calibration=calibrated,
+            force_calibration=options.force_calibration,
         )
     except KeyboardInterrupt:
         interrupted(f"what was computed is saved; continue with ragmeter eval --resume {run_dir}")
@@ -620,9 +609,13 @@ def eval_command(
         _fail(f"no valid row to evaluate in {data}", result.skipped)
 
     outcome = Outcome()
-    print_run(result, breakdowns=not quiet)
-    if opened is not None and not _store_run(result, opened, name, run_tag or [], run_params):
-        outcome.add(ExitCode.IO_ERROR, "the run was not recorded in the run store")
+    trust = _print_summary(result, quiet, run_dir, opened, store)
+    if opened is not None:  # a store that fails says why on stderr
+        recorded = record_run(result, opened, name=name, tags=run_tag or [], params=run_params)
+        if recorded is None:
+            outcome.add(ExitCode.IO_ERROR, "the run was not recorded in the run store")
+        else:
+            console.print(f"recorded as run {recorded.id[:8]} ({escape(recorded.name)})")
     for problem in tracking.log(result, name=name, tags=run_tag or [], params=run_params):
         outcome.add(*problem)
     if report is not None and not _report_written(result, report):
@@ -633,10 +626,12 @@ def eval_command(
         outcome.add(ExitCode.RESULTS_FAILED, stopped)
     if refused is not None:
         outcome.add(ExitCode.USAGE, refused)
-    _print_notes(result, run_dir, quiet)
+    _print_notes(result, run_dir)
     if refused is None and stopped is None:  # results the run did not reach are not failures
-        for unfinished in _unfinished(result, run_dir, failures):
-            outcome.add(*unfinished)
+        # What it left undone: more failed results than allowed, then samples never started.
+        for left in (_failed_results(result, run_dir, failures), _not_started(result, run_dir)):
+            if left is not None:
+                outcome.add(*left)
         if gate is not None:
             outcome.add(
                 *apply_gate(
@@ -648,6 +643,8 @@ def eval_command(
                     markdown=markdown,
                     allow_judge_change=allow_judge_change,
                     min_coverage=min_coverage,
+                    store=store,
+                    validations=trust.validations if opened is not None else None,
                 )
             )
     if result.store is not None:

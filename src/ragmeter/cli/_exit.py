@@ -192,10 +192,9 @@ def interrupted(kept: str) -> NoReturn:
 def fail_io(error: OSError, *, kept: str | None = None) -> NoReturn:
     """End the command with exit 4: the error in one line, and what is kept where."""
     from ragmeter._services import redact_secrets
-    from ragmeter.cli._app import errors
+    from ragmeter.cli._app import print_error
 
-    message = redact_secrets(io_message(error))  # a store URL quoted shows no credentials
-    errors.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
+    print_error(redact_secrets(io_message(error)))  # a store URL quoted shows no credentials
     outcome = Outcome()
     outcome.add(ExitCode.IO_ERROR, kept or "a file could not be read or written")
     outcome.exit("")

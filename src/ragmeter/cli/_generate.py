@@ -31,8 +31,6 @@ from ragmeter.cli._judging import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.judge import Judge
-    from ragmeter.runner import RayBackend
     from ragmeter.testset import GeneratedTestset, KnowledgeGraph, LinkSettings
 
 
@@ -137,35 +135,9 @@ def _sources(docs: list[Path], chunks: bool) -> object:
     return chunks_from_documents(documents_from_chunks(read_chunk_file(docs[0])))
 
 
-def run_generate(
-    options: GenerateOptions,
-    sources: object,
-    *,
-    judge: "Judge",
-    graph: "KnowledgeGraph | None",
-    work_dir: Path,
-    resume: bool,
-    quiet: bool,
-    backend: "str | RayBackend" = "local",
-) -> "GeneratedTestset":
-    """Generate the test set; its progress is saved in ``work_dir``."""
-    from ragmeter.runner import make_progress
-    from ragmeter.testset import generate_testset
-
-    return generate_testset(
-        sources,  # type: ignore[arg-type]  # paths or chunks, checked by generate_testset
-        **options.arguments(),
-        judge=judge,
-        link=options.link(graph),
-        graph=graph,
-        work_dir=work_dir,
-        resume=resume,
-        progress=make_progress(None if not quiet else False),
-        backend=backend,
-    )
-
-
-def _print_accounting(result: "GeneratedTestset", n: int, output: Path) -> None:
+def _print_accounting(result: "GeneratedTestset", n: int, output: Path, work_dir: Path) -> None:
+    """What each synthesizer kept, tried and rejected, the notes, the judge's usage and the
+    knowledge graph."""
     table = Table(title=f"{len(result)} of {n} questions → {escape(str(output))}")
     for column in ("synthesizer", "asked", "kept", "tried", "candidates", "rejected"):
         table.add_column(
@@ -184,11 +156,7 @@ def _print_accounting(result: "GeneratedTestset", n: int, output: Path) -> None:
     console.print(table)
     for note in result.accounting.notes:
         console.print(f"• {escape(note)}", highlight=False)
-
-
-def _usage_line(result: "GeneratedTestset") -> str:
-    usage = result.total_usage
-    per_sample = result.judge_calls_per_sample
+    usage, per_sample = result.total_usage, result.judge_calls_per_sample
     line = (
         f"judge, all sessions: {usage.calls} calls (+{usage.cached_calls} cached), "
         f"{usage.total_tokens:,} tokens"
@@ -197,7 +165,14 @@ def _usage_line(result: "GeneratedTestset") -> str:
         line += f", cost {usage.cost:.4f}"
     if per_sample is not None:
         line += f", {per_sample:.2f} calls per question"
-    return line
+    console.print(line, highlight=False)
+    summary = result.graph.summary()
+    console.print(
+        f"graph: {summary['chunks']} chunks ({summary['analysed']} read), "
+        f"{summary['entity_edges']} entity and {summary['similarity_edges']} similarity edges; "
+        f"saved in {work_dir / 'graph.json'}",
+        highlight=False,
+    )
 
 
 def failed_steps(result: "GeneratedTestset") -> tuple[int, int]:
@@ -224,15 +199,6 @@ def _exit(result: "GeneratedTestset", n: int, policy: FailurePolicy) -> NoReturn
     elif len(result) < n:
         outcome.add(ExitCode.GATE_FAILED, f"kept {len(result)} of the {n} questions asked for")
     outcome.exit(f"kept all {n} questions asked for")
-
-
-def _graph_line(result: "GeneratedTestset", work_dir: Path) -> str:
-    summary = result.graph.summary()
-    return (
-        f"graph: {summary['chunks']} chunks ({summary['analysed']} read), "
-        f"{summary['entity_edges']} entity and {summary['similarity_edges']} similarity edges; "
-        f"saved in {work_dir / 'graph.json'}"
-    )
 
 
 @app.command("generate")
@@ -337,8 +303,8 @@ def generate_command(
     """
     from ragmeter.dataset import DatasetError
     from ragmeter.judge import JudgeConfigError, JudgeError
-    from ragmeter.runner import RayBackendError
-    from ragmeter.testset import DocumentLoadError, KnowledgeGraph
+    from ragmeter.runner import RayBackendError, make_progress
+    from ragmeter.testset import DocumentLoadError, KnowledgeGraph, generate_testset
 
     options = GenerateOptions(
         n=n,
@@ -359,15 +325,20 @@ def generate_command(
         options.check()
         sources = _sources(docs, chunks)
         loaded_graph = KnowledgeGraph.load(graph) if graph is not None else None
-        result = run_generate(
-            options,
-            sources,
-            judge=judge.build(cache),
+        built, where = judge.build(cache), backend.checked()
+        from ragmeter.cli._defaults import say_defaults
+
+        say_defaults(built, embeddings_used=True)  # the graph's similarity links embed
+        result = generate_testset(
+            sources,  # type: ignore[arg-type]  # paths or chunks, checked by generate_testset
+            **options.arguments(),
+            judge=built,
+            link=options.link(loaded_graph),
             graph=loaded_graph,
-            work_dir=work_dir,
+            work_dir=work_dir,  # the progress, saved as it goes
             resume=resume,
-            quiet=quiet,
-            backend=backend.checked(),
+            progress=make_progress(None if not quiet else False),
+            backend=where,
         )
     except KeyboardInterrupt:
         interrupted(f"progress is saved in {work_dir}; continue with the same command and --resume")
@@ -408,7 +379,5 @@ def generate_command(
             kept=f"the test set was not written; the generation is kept in {work_dir}: fix the "
             "cause, then run the same command with --resume (nothing is asked again)",
         )
-    _print_accounting(result, n, output)
-    console.print(_usage_line(result), highlight=False)
-    console.print(_graph_line(result, work_dir), highlight=False)
+    _print_accounting(result, n, output, work_dir)
     _exit(result, n, failures)

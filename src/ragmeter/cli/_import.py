@@ -13,8 +13,9 @@ from ragmeter.cli._exit import fail_io
 from ragmeter.cli._judging import whole_paragraphs
 
 FORMAT_HELP = (
-    "openinference (alias phoenix): Phoenix span exports (JSON, JSON lines, Parquet); otel: "
-    "OTLP/JSON files (OpenInference or GenAI attributes); langfuse; langsmith."
+    "openinference (alias phoenix): Phoenix span exports (JSON, JSON lines, Parquet); otel "
+    "(aliases otlp, traceloop, openllmetry): OTLP/JSON or OTLP protobuf files (OpenInference, "
+    "GenAI or OpenLLMetry attributes); langfuse; langsmith. gzip/zstd files are decompressed."
 )
 
 
@@ -62,7 +63,7 @@ def import_command(
     from ragmeter._services import replaced_atomically
     from ragmeter.dataset import sample as draw
     from ragmeter.dataset import save_dataset, utf8_text
-    from ragmeter.traces import canonical_format, guess_format, import_traces
+    from ragmeter.traces import canonical_format, guess_format, import_traces, nothing_read
 
     if stratify is not None and sample is None:
         raise typer.BadParameter("--stratify needs --sample N", param_hint="--stratify")
@@ -79,11 +80,18 @@ def import_command(
         _fail(utf8_text(str(error) + _other_format(format, files, guess_format(files))))
     console.print(escape(summary), highlight=False, soft_wrap=True)
     if not imported:
-        why = "every trace read is listed above as not mapped, with the reason"
+        asked = canonical_format(format)
+        why = _other_format(format, files, guess_format(files))
+        if not why:  # the files are of the format asked for: what they carry, what it reads
+            why = "; every trace read is listed above as not mapped, with the reason"
+            if (since or until) and result.n_traces:
+                why += " (--since/--until left out the traces outside the window)"
+            else:
+                seen = nothing_read(asked, files)
+                why += f"; {seen}" if seen else ""
         _fail(
             utf8_text(
-                f"no sample from {', '.join(map(str, files))} as {canonical_format(format)} traces"
-                f"{_other_format(format, files, guess_format(files)) or '; ' + why}; "
+                f"no sample from {', '.join(map(str, files))} as {asked} traces{why}; "
                 f"{output} left as it was"
             )
         )
@@ -100,7 +108,7 @@ def import_command(
 def _other_format(format: str, files: list[Path], guessed: str | None) -> str:
     """``; the files look like a X export...`` when they look like another format than
     ``format`` (an unknown format says nothing here: its error names the formats)."""
-    from ragmeter.traces import canonical_format
+    from ragmeter.traces import canonical_format, format_name
 
     try:
         asked = canonical_format(format)
@@ -109,9 +117,10 @@ def _other_format(format: str, files: list[Path], guessed: str | None) -> str:
     if guessed is None or guessed == asked:
         return ""
     names = " ".join(str(f) for f in files)
+    name = format_name(guessed)
     return (
-        f"; the files look like a {guessed} export, not {asked}: read them with "
-        f"ragmeter import {guessed} {names}"
+        f"; the files look like {'an' if name[0] in 'AEIOU' else 'a'} {name} export, not "
+        f"{asked}: read them with ragmeter import {guessed} {names}"
     )
 
 

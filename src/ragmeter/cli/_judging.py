@@ -2,7 +2,7 @@
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -99,14 +99,9 @@ class JudgeOptions:
         from ragmeter._services import redact_url
 
         shown = None if self.base_url is None else redact_url(self.base_url)
-        record = {
-            "model": self.model,
-            "base_url": shown,
-            "provider": self.provider,
-            "config": None if self.config is None else str(self.config),
-            "logprobs": self.logprobs,
-            "temperature": self.temperature,
-        }
+        record = asdict(self)
+        del record["base_url_redacted"]
+        record.update(base_url=shown, config=None if self.config is None else str(self.config))
         if self.base_url_redacted or shown != self.base_url:
             record["base_url_redacted"] = True
         return record
@@ -245,8 +240,7 @@ def judge_check(given: JudgeGroup = JudgeOptions()) -> None:
     checks = Table("check", "question", "expected", "answer", "P(yes)", "latency", "tokens", "")
     for result in results:
         usage = result.usage
-        latency = "—"
-        tokens = "—"
+        latency = tokens = "—"
         if usage is not None and usage.calls:
             latency = f"{usage.latency_s:.2f} s"
             if usage.calls > 1:
@@ -386,13 +380,10 @@ async def _run_one(judge: "Judge", check: _Check) -> _CheckResult:
         judgment = await judge.generate(messages, schema, prompt_version="judge-check@2")
     except JudgeConfigError:
         raise
-    except JudgeOutputError as error:
-        result.usage, result.failure = error.usage, "output"
-        result.problem = f"no answer fitting the schema ({error})"
-        return result
     except JudgeError as error:
-        result.usage, result.failure = error.usage, "endpoint"
-        result.problem = f"no answer ({error})"
+        output = isinstance(error, JudgeOutputError)
+        result.usage, result.failure = error.usage, "output" if output else "endpoint"
+        result.problem = f"no answer{' fitting the schema' if output else ''} ({error})"
         return result
     result.usage = judgment.usage
     if check.verdict is not None:

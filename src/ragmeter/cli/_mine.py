@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ragmeter.cli._app import CommandGroup, _fail, app, console
+from ragmeter.cli._app import CommandGroup, RunStoreOption, _fail, app, console, resolve_run
 from ragmeter.cli._exit import fail_io
 from ragmeter.cli._judging import whole_paragraphs
 
@@ -99,6 +99,7 @@ def pick_command(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the counts as JSON here.")
     ] = None,
+    store: RunStoreOption = None,
 ) -> None:
     """Pick real questions to label: diverse, representative, worst-scored and novel.
 
@@ -126,11 +127,12 @@ def pick_command(
             f"{output} already exists: the labels filled in it would be lost. Merge it first "
             "(ragmeter mine merge), choose another -o, or pass --force to overwrite it"
         )
+    runs = [resolve_run(ref, store) for ref in scores or ()]  # by id or name: in --store
     try:
         result = mine(
             samples,
             n,
-            scores=scores or None,
+            scores=runs or None,
             golden=golden,
             dedupe=dedupe,
             clusters=clusters,

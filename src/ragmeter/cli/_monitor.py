@@ -16,6 +16,7 @@ from ragmeter.cli._app import (
     console,
     errors,
     open_run_store,
+    print_warnings,
     resolve_run,
 )
 from ragmeter.cli._exit import ExitCode, fail_io
@@ -75,14 +76,7 @@ def _print_report(report: "PollReport", *, quiet: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    for unscored in report.unscored:
-        errors.print(
-            f"[yellow]warning:[/yellow] {escape(unscored)}", highlight=False, soft_wrap=True
-        )
-    for failure in report.webhook_failures:
-        errors.print(
-            f"[yellow]warning:[/yellow] {escape(failure)}", highlight=False, soft_wrap=True
-        )
+    print_warnings([*report.unscored, *report.webhook_failures])
 
 
 def _print_window(window: "Window") -> None:
@@ -246,7 +240,7 @@ def monitor_command(
         resolved = resolve_metrics(metrics or ",".join(DEFAULT_METRICS))
         built_judge = judge.build_if_needed(resolved, cache)
         opened = None if no_store else open_run_store(store, hint="; or pass --no-store")
-        reference = None if baseline is None else resolve_run(baseline)
+        reference = None if baseline is None else resolve_run(baseline, store)
         monitor = Monitor(
             source,
             resolved,

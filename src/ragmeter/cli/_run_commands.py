@@ -15,6 +15,7 @@ from ragmeter.cli._app import (
     JunitOption,
     MarkdownOption,
     MinCoverageOption,
+    RunStoreOption,
     _fail,
     app,
     apply_gate,
@@ -74,18 +75,24 @@ def run_label(ref: str, result: "EvaluationResult") -> str:
 def show_command(
     run: RunArgument,
     as_json: JsonOption = False,
+    store: RunStoreOption = None,
 ) -> None:
-    """Print a run's summary, tag breakdowns, usage and diagnosis again."""
+    """Print a run's summary, tag breakdowns, usage and diagnosis again, and per judged
+    metric whether it was validated on the labels kept in the run store (with the mean's
+    interval with judge error when labels line up with the run's verdicts)."""
+    from ragmeter.cli._trust import stored_trust
     from ragmeter.diagnosis import diagnose
 
-    result = resolve_run(run)
+    result = resolve_run(run, store)
     label = run_label(run, result)
+    trust = stored_trust(result, store)
     if as_json:
         print_json(
             {
                 "run": label,
                 "store_run_id": result.config.get("store_run_id"),
                 **result.summary(),
+                "validation": {m: v.to_dict() for m, v in trust.validations.items()},
                 "findings": [f.to_dict() for f in diagnose(result)],
             }
         )
@@ -98,7 +105,7 @@ def show_command(
         f"({dataset.get('fingerprint')})",
         highlight=False,
     )
-    print_run(result)
+    print_run(result, run=run, labelled=trust.labelled, validations=trust.validations)
 
 
 @app.command("report")
@@ -120,27 +127,41 @@ def report_command(
         typer.Option("--compare", help=f"Another run to compare with: {RUN_HELP}."),
     ] = None,
     format: Annotated[
-        str, typer.Option("--format", help="html (one self-contained file) or markdown.")
-    ] = "html",
+        str | None,
+        typer.Option(
+            "--format",
+            help="html (one self-contained file) or markdown (default: markdown for an "
+            "--output ending in .md or .markdown, else html).",
+            show_default=False,
+        ),
+    ] = None,
     allow_judge_change: AllowJudgeChangeOption = False,
+    store: RunStoreOption = None,
 ) -> None:
     """Write a run's report: one offline HTML file, or markdown for CI step summaries.
 
     With --compare, a banner lists how the runs were measured differently (judge, embedding
     model, prompt versions, settings); metrics whose judge changed get no significance
-    verdict unless --allow-judge-change."""
+    verdict unless --allow-judge-change. Each judged metric says whether it was validated on
+    the labels kept in the run store, with its interval with judge error when they line up
+    with the run's verdicts."""
+    from ragmeter.cli._trust import stored_trust
     from ragmeter.diagnosis import diagnose
     from ragmeter.report import write_report
     from ragmeter.stats import comparability
 
+    if format is None:
+        markdown = output is not None and output.suffix.lower() in (".md", ".markdown")
+        format = "markdown" if markdown else "html"
     if format not in ("html", "markdown"):
         _fail(f"--format must be html or markdown, got {format!r}")
-    result = resolve_run(run)
-    other = resolve_run(compare) if compare is not None else None
+    result = resolve_run(run, store)
+    other = resolve_run(compare, store) if compare is not None else None
     if output is None:
         output = default_report_path(run, result, "html" if format == "html" else "md")
     if other is not None:
         print_comparability(comparability(other, result), allowed=allow_judge_change)
+    trust = stored_trust(result, store)
     try:
         path = write_report(
             result,
@@ -149,6 +170,8 @@ def report_command(
             findings=diagnose(result),
             format=cast(ReportFormat, format),
             allow_judge_change=allow_judge_change,
+            labelled=trust.labelled,
+            validations=trust.validations,
         )
     except OSError as error:
         fail_io(
@@ -181,6 +204,7 @@ def compare_command(
     ] = "permutation",
     allow_judge_change: AllowJudgeChangeOption = False,
     as_json: JsonOption = False,
+    store: RunStoreOption = None,
 ) -> None:
     """Real change or noise? Per metric: the difference, its confidence interval, a paired
     test (Holm-corrected across metrics) and the change these samples can detect.
@@ -190,7 +214,7 @@ def compare_command(
     (no test, no winner) unless --allow-judge-change."""
     from ragmeter.stats import comparability, compare
 
-    before, after = resolve_run(baseline), resolve_run(candidate)
+    before, after = resolve_run(baseline, store), resolve_run(candidate, store)
     chosen = None if metrics is None else [m.strip() for m in metrics.split(",")]
     try:
         comparisons = compare(
@@ -234,6 +258,7 @@ def gate_command(
     markdown: MarkdownOption = None,
     allow_judge_change: AllowJudgeChangeOption = False,
     min_coverage: MinCoverageOption = 1.0,
+    store: RunStoreOption = None,
 ) -> None:
     """Pass or fail a run: floors and ceilings per metric, and regressions against a baseline
     that are larger than allowed and significant. Exit code 0 pass, 1 fail, 2 usage error,
@@ -248,7 +273,7 @@ def gate_command(
     On GitHub Actions the summary is appended to $GITHUB_STEP_SUMMARY and each rule becomes
     an annotation.
     """
-    result = resolve_run(candidate)
+    result = resolve_run(candidate, store)
     code, reason = apply_gate(
         result,
         gate,
@@ -258,6 +283,7 @@ def gate_command(
         markdown=markdown,
         allow_judge_change=allow_judge_change,
         min_coverage=min_coverage,
+        store=store,
     )
     outcome = Outcome()
     if code is not ExitCode.OK:

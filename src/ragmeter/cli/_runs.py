@@ -12,6 +12,7 @@ from rich.table import Table
 from ragmeter.cli._app import (
     AllowJudgeChangeOption,
     CommandGroup,
+    RunStoreOption,
     _fail,
     app,
     console,
@@ -32,19 +33,6 @@ runs_app = typer.Typer(
     help="Runs recorded in the run store.", no_args_is_help=True, cls=CommandGroup
 )
 app.add_typer(runs_app, name="runs")
-
-StoreOption = Annotated[
-    str | None,
-    typer.Option(
-        "--store", help="Store URL (default $RAGMETER_STORE_URL or sqlite .ragmeter/runs.db)."
-    ),
-]
-
-
-def _open(url: str | None) -> "Store":
-    """The run store; exit 2 for a bad URL or a missing driver, exit 4 (one line) for a
-    store that cannot be reached, read or written (credentials never shown)."""
-    return open_run_store(url)
 
 
 def _get(store: "Store", ref: str) -> "RunInfo":
@@ -69,6 +57,23 @@ def info_dict(info: "RunInfo") -> dict[str, Any]:
 
 #: Below this many columns, ``runs list`` leaves out params, tags and git unless --wide.
 WIDE_COLUMNS = 120
+#: How many metric columns ``runs list`` shows without --metrics.
+HEADLINE_METRICS = 4
+
+
+def headline_metrics(found: "list[RunInfo]", limit: int | None = HEADLINE_METRICS) -> list[str]:
+    """The metrics ``runs list`` shows by default: those of the newest runs first (the
+    newest run's in its order, then the next run's new ones...), at most ``limit``
+    (``None``: all of them).
+
+    >>> from types import SimpleNamespace as Run
+    >>> runs = [Run(metrics=[{"name": n} for n in names]) for names in
+    ...         (["mrr", "recall@5"], ["faithfulness", "mrr"], ["a", "b", "c"])]
+    >>> headline_metrics(runs), headline_metrics(runs, 2)
+    (['mrr', 'recall@5', 'faithfulness', 'a'], ['mrr', 'recall@5'])
+    """
+    every = dict.fromkeys(m["name"] for info in found for m in info.metrics)
+    return list(every)[:limit]
 
 
 @runs_app.command("list")
@@ -83,31 +88,65 @@ def list_command(
             help=f"Also params, tags and git (shown anyway at {WIDE_COLUMNS}+ columns).",
         ),
     ] = False,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            "-m",
+            help=f"The metric columns (comma-separated), or 'all' (default: the newest runs' "
+            f"metrics, at most {HEADLINE_METRICS}).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
-    store: StoreOption = None,
+    store: RunStoreOption = None,
 ) -> None:
-    """Recorded runs, newest first, with each metric's mean."""
-    found = _open(store).list(name=name, tag=tag, limit=limit)
+    """Recorded runs, newest first, with the means of a few metrics (--metrics for others;
+    --json has every metric)."""
+    found = open_run_store(store).list(name=name, tag=tag, limit=limit)
     if as_json:
         print_json({"runs": [info_dict(info) for info in found]})
         return
     if not found:
         console.print("no run recorded yet: ragmeter eval records every run it makes")
         return
-    metrics = list(dict.fromkeys(m["name"] for info in found for m in info.metrics))
+    every = headline_metrics(found, limit=None)
+    if metrics is None:
+        shown = headline_metrics(found)
+    elif metrics.strip() == "all":
+        shown = every
+    else:
+        shown = [m.strip() for m in metrics.split(",") if m.strip()]
+        unknown = [m for m in shown if m not in every]
+        if unknown:
+            _fail(
+                f"--metrics: no listed run has {', '.join(map(repr, unknown))}; these runs "
+                f"have {', '.join(every)}"
+            )
     wide = wide or console.width >= WIDE_COLUMNS
-    table = Table(title=f"{len(found)} run(s)", title_justify="left")
+    hidden = len(every) - len(shown)
+    caption = (
+        f"{len(shown)} of {len(every)} metrics: others with --metrics NAME,... or "
+        "--metrics all; every metric: --json"
+        if hidden
+        else None
+    )
+    table = Table(
+        title=f"{len(found)} run(s)",
+        title_justify="left",
+        caption=caption,
+        caption_justify="left",
+    )
     table.add_column("id", no_wrap=True, min_width=8)
     table.add_column("name", min_width=4)
     table.add_column("when (UTC)", no_wrap=True)
     table.add_column("samples", justify="right")
-    for metric in metrics:
+    for metric in shown:
         table.add_column(escape(metric), justify="right")
     if wide:
         for column in ("params", "tags", "git"):
             table.add_column(column)
     for info in found:
-        means = [info.mean(m) for m in metrics]
+        means = [info.mean(m) for m in shown]
         git = (
             "—"
             if info.git_commit is None
@@ -137,12 +176,12 @@ def list_command(
 def show_command(
     run: Annotated[str, typer.Argument(help="Run id, id prefix or name (latest of that name).")],
     as_json: JsonOption = False,
-    store: StoreOption = None,
+    store: RunStoreOption = None,
 ) -> None:
     """One run: its record (params, tags, notes, git, dataset) and its results."""
     from ragmeter.diagnosis import diagnose
 
-    opened = _open(store)
+    opened = open_run_store(store)
     info = _get(opened, run)
     if as_json:
         result = opened.load(info.id)
@@ -168,7 +207,11 @@ def show_command(
         ("notes", info.notes or "—"),
     ):
         console.print(f"[bold]{label}[/bold]: {escape(str(value))}", highlight=False)
-    print_run(opened.load(info.id))
+    from ragmeter.cli._trust import stored_trust
+
+    result = opened.load(info.id)
+    trust = stored_trust(result, store, opened)
+    print_run(result, run=run, labelled=trust.labelled, validations=trust.validations)
 
 
 @runs_app.command("compare")
@@ -180,7 +223,7 @@ def compare_command(
     top: Annotated[int, typer.Option("--top", min=0, help="Samples that changed most.")] = 5,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     allow_judge_change: AllowJudgeChangeOption = False,
-    store: StoreOption = None,
+    store: RunStoreOption = None,
 ) -> None:
     """Each run against the first: parameter differences, how the runs were measured
     differently (judge, embedding model, prompt versions, metric settings), per-metric
@@ -192,7 +235,7 @@ def compare_command(
 
     if len(runs) < 2:
         _fail("give at least two runs: the baseline first")
-    opened = _open(store)
+    opened = open_run_store(store)
     infos = [_get(opened, ref) for ref in runs]
     results = [opened.load(info.id) for info in infos]
     chosen = None if metrics is None else [m.strip() for m in metrics.split(",")]
@@ -311,10 +354,10 @@ def annotate_command(
     run: Annotated[str, typer.Argument(help="Run id, id prefix or name.")],
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Add a tag (repeatable).")] = None,
     notes: Annotated[str | None, typer.Option("--notes", help="Replace the notes.")] = None,
-    store: StoreOption = None,
+    store: RunStoreOption = None,
 ) -> None:
     """Add tags or notes to a recorded run."""
-    opened = _open(store)
+    opened = open_run_store(store)
     info = opened.annotate(_get(opened, run).id, tags=tag or (), notes=notes)
     console.print(f"{info.id[:8]} {escape(info.name)}: tags {escape(', '.join(info.tags) or '—')}")
 
@@ -325,11 +368,11 @@ def export_command(
     directory: Annotated[
         Path, typer.Argument(help="Folder to write (results.jsonl and summary.json).")
     ],
-    store: StoreOption = None,
+    store: RunStoreOption = None,
 ) -> None:
     """Write a stored run as a run directory (results.jsonl and summary.json), which
     ragmeter show, report, gate and compare read like one written by ragmeter eval."""
-    opened = _open(store)
+    opened = open_run_store(store)
     info = _get(opened, run)
     if run_folder(directory) is not None:
         _fail(f"{directory} already holds a run: give a new or empty folder")

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ragmeter.cli._app import _fail, app, console
-from ragmeter.cli._runs import StoreOption, _open
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is reachable from this machine only.
-
-    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0")
-    (True, True, False)
-    """
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from ragmeter.cli._app import RunStoreOption, _fail, app, console, open_run_store
 
 
 @app.command("serve")
@@ -61,13 +45,13 @@ def serve_command(
             help="Gate file (TOML or YAML) whose thresholds the trend charts draw.",
         ),
     ] = None,
-    store: StoreOption = None,
+    store: RunStoreOption = None,
 ) -> None:
     """Browse runs, their samples and comparisons in a web browser (works offline)."""
     try:
         import uvicorn
 
-        from ragmeter.dashboard import create_app
+        from ragmeter.dashboard import create_app, is_loopback
     except ImportError as error:
         _fail(f"the dashboard needs its extra: pip install 'ragmeter[serve]' ({error})")
     rules = None
@@ -87,7 +71,7 @@ def serve_command(
         if not token:
             token = secrets.token_urlsafe(24)
             console.print(f"token (pass it once as ?token=...): {token}", highlight=False)
-    opened = _open(store)
+    opened = open_run_store(store)
     where = f"http://{host}:{port}/" + ("?token=…" if token else "")
     console.print(f"ragmeter dashboard on {where} (Ctrl+C to stop)", highlight=False)
     try:

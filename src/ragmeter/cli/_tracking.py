@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from ragmeter.cli._app import console, errors
+from ragmeter.cli._app import console, print_error
 from ragmeter.cli._exit import ExitCode
 from ragmeter.cli._groups import OptionGroup
 
@@ -98,38 +98,30 @@ class TrackingOptions:
         error line): the run is complete in its directory whatever happens here."""
         from ragmeter.tracking import TrackingError, log_to_mlflow, log_to_wandb
 
-        problems = []
+        loggers: list[tuple[str, str, str, Any]] = []
         if self.to_mlflow:
-            try:
-                run = log_to_mlflow(
-                    result,
-                    tracking_uri=self.mlflow_uri,
-                    experiment=self.mlflow_experiment,
-                    run_name=name,
-                    params=params,
-                    tags=tags,
-                )
-                where = f" {run.url}" if run.url else ""
-                console.print(
-                    f"logged to MLflow: run {run.run_id} (experiment {run.experiment}){where}",
-                    highlight=False,
-                    soft_wrap=True,
-                )
-            except (TrackingError, ValueError) as error:
-                problems.append(_problem(error, "MLflow"))
+            log = partial(
+                log_to_mlflow, tracking_uri=self.mlflow_uri, experiment=self.mlflow_experiment
+            )
+            loggers.append(("MLflow", "experiment", "", log))
         if self.to_wandb:
+            offline = " (offline: upload it with wandb sync)"
+            loggers.append(
+                ("W&B", "project", offline, partial(log_to_wandb, project=self.wandb_project))
+            )
+        problems = []
+        for tracker, within, offline, log in loggers:
             try:
-                run = log_to_wandb(
-                    result, project=self.wandb_project, run_name=name, params=params, tags=tags
-                )
-                where = f" {run.url}" if run.url else " (offline: upload it with wandb sync)"
-                console.print(
-                    f"logged to W&B: run {run.run_id} (project {run.experiment}){where}",
-                    highlight=False,
-                    soft_wrap=True,
-                )
+                run = log(result, run_name=name, params=params, tags=tags)
             except (TrackingError, ValueError) as error:
-                problems.append(_problem(error, "W&B"))
+                problems.append(_problem(error, tracker))
+                continue
+            where = f" {run.url}" if run.url else offline
+            console.print(
+                f"logged to {tracker}: run {run.run_id} ({within} {run.experiment}){where}",
+                highlight=False,
+                soft_wrap=True,
+            )
         return problems
 
 
@@ -150,11 +142,7 @@ TrackingGroup = Annotated[
 def _problem(error: Exception, tracker: str) -> tuple[ExitCode, str]:
     from ragmeter._services import redact_secrets
 
-    errors.print(
-        f"[bold red]error:[/bold red] {escape(redact_secrets(str(error)))}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    print_error(redact_secrets(str(error)))
     # a parameter that clashes with ragmeter's own is the command's fault, not the server's
     code = ExitCode.IO_ERROR if isinstance(error, RuntimeError) else ExitCode.USAGE
     return code, f"the run was not logged to {tracker} (its results are in the run directory)"

@@ -1,5 +1,5 @@
 """The local web dashboard over the run store (``ragmeter serve``; extra ``[serve]``)."""
 
-from ragmeter.dashboard._app import create_app
+from ragmeter.dashboard._app import create_app, is_loopback
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "is_loopback"]

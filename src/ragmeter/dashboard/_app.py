@@ -75,7 +75,15 @@ def _host_name(host: str) -> str:
     return f"[{name}]" if ":" in name and not name.startswith("[") else name
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only (any case, brackets or a final
+    dot allowed).
+
+    >>> is_loopback("127.0.0.1"), is_loopback("LocalHost."), is_loopback("[::1]")
+    (True, True, True)
+    >>> is_loopback("0.0.0.0"), is_loopback("example.org")
+    (False, False)
+    """
     name = host.strip().lower().strip("[]").rstrip(".")
     if name == "localhost":
         return True
@@ -146,7 +154,7 @@ class HostPolicy:
         names: set[str] = set()
         if bound in WILDCARD_ADDRESSES:
             names.update(LOOPBACK_NAMES)
-        elif _is_loopback(host):
+        elif is_loopback(host):
             names.update((*LOOPBACK_NAMES, bound))
         else:
             names.add(bound)

@@ -12,6 +12,9 @@ WIDTH, HEIGHT = 760, 230
 LEFT, RIGHT, TOP, BOTTOM = 48, 120, 14, 34
 BAND, LINE, MIN_COLOUR, MAX_COLOUR = "#c9dcf2", "#3b6ea8", "#cf222e", "#9a6700"
 GOOD, BAD, FLAT = "#1a7f37", "#cf222e", "#8c959f"
+#: The line of each dataset when a chart draws several (the first is the single line's).
+SERIES = ("#3b6ea8", "#bc4c00", "#1a7f37", "#8250df", "#bf3989", "#0a7d8c", "#6e7781")
+LEGEND_ROW = 18
 #: Styles of the elements a chart repeats per run (kept out of each element: lighter pages).
 CHART_CSS = f"""
 .trend-chart .ci-whisker {{ stroke: {LINE}; stroke-width: 1.5; fill: none; }}
@@ -36,10 +39,62 @@ def _y_range(points: Sequence[dict[str, Any]], lines: Sequence[float]) -> tuple[
     return low - pad, high + pad
 
 
-def trend_chart(trend: dict[str, Any], title: str) -> Markup:
+def _series(
+    points: Sequence[dict[str, Any]], datasets: Sequence[dict[str, Any]]
+) -> list[tuple[str, str, list[int]]]:
+    """Per dataset of ``points`` (in ``datasets``' order, then first seen): its label, its
+    colour and the indexes of its points."""
+    labels = {d["dataset"]: d["label"] for d in datasets}
+    order = {d["dataset"]: n for n, d in enumerate(datasets)}
+    indexes: dict[str, list[int]] = {}
+    for i, p in enumerate(points):
+        indexes.setdefault(p.get("dataset") or "", []).append(i)
+    keys = sorted(indexes, key=lambda k: order.get(k, len(order)))
+    return [
+        (labels.get(key, key) or key, SERIES[n % len(SERIES)], indexes[key])
+        for n, key in enumerate(keys)
+    ]
+
+
+def _legend(series: Sequence[tuple[str, str, list[int]]], top: float) -> Markup:
+    """A row of the datasets' colours and labels under the chart (it wraps to more rows)."""
+    parts, x, y = [], float(LEFT), top
+    for label, colour, _ in series:
+        shown = label if len(label) <= 40 else "…" + label[-39:]
+        width = 22 + 6.5 * len(shown)
+        if x > LEFT and x + width > WIDTH:
+            x, y = float(LEFT), y + LEGEND_ROW
+        parts.append(
+            f'<g class="legend-item"><line x1="{_f(x)}" x2="{_f(x + 14)}" y1="{_f(y - 4)}" '
+            f'y2="{_f(y - 4)}" stroke="{colour}" stroke-width="3"/>'
+            f'<text x="{_f(x + 18)}" y="{_f(y)}" font-size="11" fill="#1f2328">'
+            f"{esc(shown)}</text></g>"
+        )
+        x += width + 14
+    return Markup("".join(parts))
+
+
+def _legend_rows(series: Sequence[tuple[str, str, list[int]]]) -> int:
+    rows, x = 1, float(LEFT)
+    for label, _, _ in series:
+        width = 22 + 6.5 * min(len(label), 40)
+        if x > LEFT and x + width > WIDTH:
+            rows, x = rows + 1, float(LEFT)
+        x += width + 14
+    return rows
+
+
+def trend_chart(
+    trend: dict[str, Any], title: str, datasets: Sequence[dict[str, Any]] = ()
+) -> Markup:
     """One metric across runs (oldest left): mean points joined by a line, the 95% interval
-    as a band and whiskers, and each threshold as a dashed line; each point links to its run."""
+    as a band and whiskers, and each threshold as a dashed line; each point links to its run.
+    Runs of different datasets (``datasets``: their labels) get a line, a band and a colour
+    each, named in a legend under the chart: a mean is never joined to another dataset's."""
     points = [p for p in trend["points"] if p["mean"] is not None]
+    series = _series(points, datasets)
+    several = len(series) > 1
+    height = HEIGHT + (LEGEND_ROW * _legend_rows(series) + 4 if several else 0)
     bounds = [
         (t, kind, float(t[kind]))
         for t in trend["thresholds"]
@@ -66,23 +121,29 @@ def trend_chart(trend: dict[str, Any], title: str) -> Markup:
                 f'font-size="11" fill="#656d76">{value:.2f}</text>'
             )
         )
-    with_ci = [(i, p) for i, p in enumerate(points) if p["ci_low"] is not None]
-    if len(with_ci) >= 2:
-        upper = [f"{_f(x(i))},{_f(y(p['ci_high']))}" for i, p in with_ci]
-        lower = [f"{_f(x(i))},{_f(y(p['ci_low']))}" for i, p in reversed(with_ci)]
-        parts.append(
-            Markup(
-                f'<polygon class="ci-band" points="{" ".join(upper + lower)}" '
-                f'fill="{BAND}" fill-opacity="0.7"/>'
+    colour_of: dict[int, str] = {}
+    for _, colour, indexes in series:
+        colour_of.update(dict.fromkeys(indexes, colour))
+        with_ci = [(i, points[i]) for i in indexes if points[i]["ci_low"] is not None]
+        if len(with_ci) >= 2:
+            upper = [f"{_f(x(i))},{_f(y(p['ci_high']))}" for i, p in with_ci]
+            lower = [f"{_f(x(i))},{_f(y(p['ci_low']))}" for i, p in reversed(with_ci)]
+            fill = (
+                f'fill="{colour}" fill-opacity="0.18"'
+                if several
+                else f'fill="{BAND}" fill-opacity="0.7"'
             )
-        )
-    for i, p in with_ci:
-        parts.append(
-            Markup(
-                f'<path class="ci-whisker" d="M{_f(x(i))} {_f(y(p["ci_low"]))}'
-                f'V{_f(y(p["ci_high"]))}"/>'
+            parts.append(
+                Markup(f'<polygon class="ci-band" points="{" ".join(upper + lower)}" {fill}/>')
             )
-        )
+        for i, p in with_ci:
+            style = f' style="stroke:{colour}"' if several else ""
+            parts.append(
+                Markup(
+                    f'<path class="ci-whisker" d="M{_f(x(i))} {_f(y(p["ci_low"]))}'
+                    f'V{_f(y(p["ci_high"]))}"{style}/>'
+                )
+            )
     for threshold, kind, value in bounds:
         colour = MIN_COLOUR if kind == "min" else MAX_COLOUR
         label = f"{'≥' if kind == 'min' else '≤'} {value:g}"
@@ -97,20 +158,30 @@ def trend_chart(trend: dict[str, Any], title: str) -> Markup:
                 f'fill="{colour}">{esc(label)}</text>'
             )
         )
-    if len(points) >= 2:
-        line = " ".join(f"{_f(x(i))},{_f(y(p['mean']))}" for i, p in enumerate(points))
-        parts.append(
-            Markup(f'<polyline points="{line}" fill="none" stroke="{LINE}" stroke-width="2"/>')
-        )
+    for label, colour, indexes in series:
+        if len(indexes) >= 2:
+            line = " ".join(f"{_f(x(i))},{_f(y(points[i]['mean']))}" for i in indexes)
+            named = f' data-dataset="{esc(label)}"' if several else ""
+            parts.append(
+                Markup(
+                    f'<polyline class="series" points="{line}" fill="none" stroke="{colour}" '
+                    f'stroke-width="2"{named}/>'
+                )
+            )
+    labels = {i: label for label, _, indexes in series for i in indexes}
     for i, p in enumerate(points):
         ci = "" if p["ci_low"] is None else f" ({p['ci_low']:.3f}–{p['ci_high']:.3f})"
-        tip = f"{p['name']} · {p['created_at'][:16].replace('T', ' ')} · {p['mean']:.3f}{ci}"
+        dataset = f" · {labels[i]}" if several else ""
+        tip = (
+            f"{p['name']}{dataset} · {p['created_at'][:16].replace('T', ' ')} · {p['mean']:.3f}{ci}"
+        )
+        style = f' style="fill:{colour_of[i]}"' if several else ""
         parts.append(
             el(
                 "a",
                 Markup(
-                    f'<circle class="point" cx="{_f(x(i))}" cy="{_f(y(p["mean"]))}" r="4">'
-                    f"<title>{esc(tip)}</title></circle>"
+                    f'<circle class="point" cx="{_f(x(i))}" cy="{_f(y(p["mean"]))}" r="4"'
+                    f"{style}><title>{esc(tip)}</title></circle>"
                 ),
                 href=f"/runs/{p['run']}",
             )
@@ -125,7 +196,9 @@ def trend_chart(trend: dict[str, Any], title: str) -> Markup:
                 f'text-anchor="end">{esc(last)}</text>'
             )
         )
-    return _svg(parts, HEIGHT, id=f"trend-{trend['metric']}", class_="trend-chart")
+    if several:
+        parts.append(_legend(series, HEIGHT + LEGEND_ROW - 2))
+    return _svg(parts, height, id=f"trend-{trend['metric']}", class_="trend-chart")
 
 
 def _svg(parts: Sequence[object], height: int, **attributes: object) -> Markup:

@@ -170,11 +170,7 @@ def _mean_json(mean: float | None, ci: Interval | None) -> dict[str, Any]:
 
 
 def estimate_json(estimate: MeanEstimate) -> dict[str, Any]:
-    return {
-        **_mean_json(estimate.mean, estimate.ci),
-        "n": estimate.n,
-        "n_total": estimate.n_total,
-    }
+    return {**_mean_json(estimate.mean, estimate.ci), "n": estimate.n, "n_total": estimate.n_total}
 
 
 def run_detail(info: RunInfo, estimates: dict[str, MeanEstimate]) -> dict[str, Any]:
@@ -432,18 +428,79 @@ def thresholds_json(rules: GateRules | None) -> list[dict[str, Any]]:
     ]
 
 
+#: The dataset key and label of runs whose samples came from Python, not from a file.
+NO_SOURCE, NO_SOURCE_LABEL = "", "samples given in Python"
+
+
+def dataset_key(info: RunInfo) -> str:
+    """The dataset a run scored, as trends group runs by: its source (the file or folder
+    given to ``evaluate`` or ``ragmeter eval``; for a monitor's window, the production
+    source it was read from, its ``source`` parameter), or :data:`NO_SOURCE` for samples
+    given in Python. Not the fingerprint: it covers the responses too, so it changes with
+    every run of a system that changes."""
+    source = info.params.get("source") if isinstance(info.params, dict) else None
+    return info.dataset_path or (source if isinstance(source, str) else "") or NO_SOURCE
+
+
+def datasets_json(ordered: Sequence[RunInfo]) -> list[dict[str, Any]]:
+    """The datasets of ``ordered`` (in the order their first run comes), each with the label
+    a chart's legend shows (the file's name; its whole path where two names are the same),
+    its source, how many runs scored it and the fingerprints their samples had.
+
+    >>> from types import SimpleNamespace as Run
+    >>> runs = [Run(dataset_path=p, dataset_hash=h, params={}) for p, h in
+    ...         (("a/golden.jsonl", "f1"), ("b/golden.jsonl", "f2"), ("c.csv", "f3"),
+    ...          (None, "f4"), ("c.csv", "f5"))]
+    >>> [(d["label"], d["runs"], d["fingerprints"]) for d in datasets_json(runs)]
+    [('a/golden.jsonl', 1, ['f1']), ('b/golden.jsonl', 1, ['f2']), ('c.csv', 2, ['f3', 'f5']),
+     ('samples given in Python', 1, ['f4'])]
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for info in ordered:
+        key = dataset_key(info)
+        entry = found.setdefault(
+            key,
+            {
+                "dataset": key,
+                "label": "",
+                "source": key or None,
+                "runs": 0,
+                "fingerprints": [],
+            },
+        )
+        entry["runs"] += 1
+        if info.dataset_hash and info.dataset_hash not in entry["fingerprints"]:
+            entry["fingerprints"].append(info.dataset_hash)
+    names: dict[str, int] = {}
+    for entry in found.values():
+        source = entry["source"]
+        entry["label"] = source.replace("\\", "/").rsplit("/", 1)[-1] if source else ""
+        names[entry["label"]] = names.get(entry["label"], 0) + 1
+    for entry in found.values():
+        if not entry["source"]:
+            entry["label"] = NO_SOURCE_LABEL
+        elif names[entry["label"]] > 1:
+            entry["label"] = entry["source"]
+    return list(found.values())
+
+
 def trends_json(
     infos: Sequence[RunInfo],
     estimates: Estimates,
     rules: GateRules | None,
     metrics: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Per metric, oldest run first: its mean and 95% interval in each run, and the gate's
-    thresholds on it."""
+    """Per metric, oldest run first: its mean and 95% interval in each run (each point names
+    its run's ``dataset``, see :func:`dataset_key`: a chart draws a line per dataset), and the
+    gate's thresholds on it; ``datasets`` lists the datasets with their labels."""
     ordered = sorted(infos, key=lambda i: (i.created_at, i.id))
     names = list(metrics) if metrics else metric_names(ordered)
     thresholds = thresholds_json(rules)
-    out: dict[str, Any] = {"runs": len(ordered), "metrics": []}
+    out: dict[str, Any] = {
+        "runs": len(ordered),
+        "datasets": datasets_json(ordered),
+        "metrics": [],
+    }
     for name in names:
         points = []
         for info in ordered:
@@ -458,6 +515,7 @@ def trends_json(
                     "name": info.name,
                     "created_at": info.created_at.isoformat(),
                     "tags": info.tags,
+                    "dataset": dataset_key(info),
                     **estimate_json(found),
                 }
             )
@@ -517,13 +575,8 @@ def changed_samples(
     largest score change on any metric."""
     metrics = [m.name for m in old.metrics if m.name in {n.name for n in new.metrics}]
     after = {s.sample_id: s for s in new.samples}
-    found = []
-    for sample in old.samples:
-        other = after.get(sample.sample_id)
-        if other is not None:
-            change = _change(sample, other, metrics)
-            if change is not None:
-                found.append(change)
+    changes = (_change(s, after[s.sample_id], metrics) for s in old.samples if s.sample_id in after)
+    found = [change for change in changes if change is not None]
     found.sort(key=lambda c: (c["delta"] is not None, -abs(c["delta"] or 0.0)))
     return found[:limit]
 

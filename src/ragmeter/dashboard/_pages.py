@@ -4,7 +4,6 @@ elsewhere, so it works offline. Every UI string comes from :mod:`._i18n`."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +13,18 @@ from ragmeter._version import __version__
 from ragmeter.dashboard._charts import CHART_CSS
 from ragmeter.dashboard._data import SampleQuery, ok_score, page_of
 from ragmeter.dashboard._i18n import ENDONYMS, LANGUAGES, Translator
-from ragmeter.report import CSS, Markup, el, esc, head_row, join, num, sample_card
+from ragmeter.report import (
+    CSS,
+    Markup,
+    breakable,
+    el,
+    esc,
+    head_row,
+    join,
+    num,
+    sample_card,
+    table,
+)
 from ragmeter.report import format_score as score
 from ragmeter.results import (
     ConversationAggregate,
@@ -105,11 +115,6 @@ def with_topbar(
     return html.replace("<main>", f"<main>{record}", 1)
 
 
-def breakable(name: str) -> Markup:
-    """A metric name that may wrap after ``_``, ``@`` and ``.`` (compact table headings)."""
-    return join(re.split(r"(?<=[_@.])", name), sep="<wbr>")
-
-
 def link_cell(label: object, href: str, *after: object, class_: str | None = None) -> Markup:
     """A table cell holding a link (of class ``class_``) to ``href``, then ``after``."""
     return el("td", el("a", label, href=href, class_=class_), *after)
@@ -127,25 +132,21 @@ def _meta(rows: Sequence[tuple[str, str]]) -> Markup:
 def run_record(ui: Ui, info: RunInfo) -> Markup:
     """The run's store record: name, id, when, params, tags, notes, git."""
     t = ui.t
+    # partial: some results failed or were not started
+    status = t("complete" if info.status == "complete" else "partial")
     git = "—"
     if info.git_commit:
         git = info.git_commit[:12] + (f" ({t('uncommitted')})" if info.git_dirty else "")
     return _meta(
         [
             (t("run"), f"{info.name} · {info.id}"),
-            (t("recorded"), f"{info.created_at:%Y-%m-%d %H:%M} UTC · {_run_status(ui, info)}"),
+            (t("recorded"), f"{info.created_at:%Y-%m-%d %H:%M} UTC · {status}"),
             (t("params"), _params(info.params)),
             (t("tags"), ", ".join(info.tags) or "—"),
             (t("notes"), info.notes or "—"),
             (t("git"), git),
         ]
     )
-
-
-def _run_status(ui: Ui, info: RunInfo) -> str:
-    """ "complete", or "partial" (some results failed or were not started), in the page's
-    language."""
-    return ui.t("complete") if info.status == "complete" else ui.t("partial")
 
 
 def compare_record(ui: Ui, before: RunInfo, after: RunInfo) -> Markup:
@@ -208,17 +209,15 @@ def runs_page(ui: Ui, found: Sequence[RunInfo], filters: dict[str, str | None]) 
         t("git"),
     )
     rows = [_run_row(ui, info, metrics) for info in found]
-    table = el(
+    runs = el(
         "form",
-        el(
-            "div", el("table", el("thead", head), el("tbody", rows), class_="runs"), class_="scroll"
-        ),
+        table(head, rows, scroll=True, class_="runs"),
         el("p", el("button", t("compare_ticked"), type="submit", id="compare")),
         method="get",
         action="/compare",
     )
     body = [el("h1", t("runs")), form]
-    body.append(table if found else el("p", t("no_runs"), class_="muted"))
+    body.append(runs if found else el("p", t("no_runs"), class_="muted"))
     return page(ui, t("runs_title"), *body)
 
 
@@ -274,15 +273,8 @@ def samples_page(
     t = ui.t
     metrics = [m.name for m in result.metrics]
     base = f"/runs/{info.id}/samples"
-    statuses = [("", t("any_status"))] + [
-        (value, t(f"status_{key}"))
-        for value, key in (
-            ("ok", "ok"),
-            ("failed", "failed"),
-            ("n/a", "not_applicable"),
-            ("not_started", "not_started"),
-        )
-    ]
+    keys = {"ok": "ok", "failed": "failed", "n/a": "not_applicable", "not_started": "not_started"}
+    statuses = [("", t("any_status"))] + [(v, t(f"status_{key}")) for v, key in keys.items()]
     form = el(
         "form",
         field_select(
@@ -339,12 +331,8 @@ def samples_page(
         else None
     )
     title = t("samples_of", name=info.name, n=len(chosen), total=len(result))
-    table = (
-        el(
-            "div",
-            el("table", el("thead", head), el("tbody", rows), class_="samples"),
-            class_="scroll",
-        )
+    listed = (
+        table(head, rows, scroll=True, class_="samples")
         if rows
         else el("p", t("no_sample"), class_="muted", id="no-sample")
     )
@@ -355,7 +343,7 @@ def samples_page(
         run_record(ui, info),
         form,
         pager,
-        table,
+        listed,
         crumbs=[(info.name, f"/runs/{info.id}")],
     )
 
@@ -436,7 +424,7 @@ def _levels_table(
                 data_metric=metric.name,
             )
         )
-    return el("table", el("thead", head), el("tbody", rows), class_="fit", id="levels")
+    return table(head, rows, class_="fit", id="levels")
 
 
 def conversations_page(
@@ -501,11 +489,7 @@ def conversations_page(
         _levels_table(ui, result, levels),
         el("p", t("levels_note"), class_="muted"),
         el("h2", t("worst_conversations")),
-        el(
-            "div",
-            el("table", el("thead", head), el("tbody", rows), class_="samples"),
-            class_="scroll",
-        ),
+        table(head, rows, scroll=True, class_="samples"),
         crumbs=crumbs,
     )
 
@@ -538,30 +522,23 @@ def conversation_page(
         )
         for number, s in zip(conversation.turn_numbers(), conversation.turns, strict=True)
     ]
-    means = el(
-        "table",
-        el(
-            "thead",
-            head_row(t("metric"), num(t("mean")), num(t("worst")), num(t("turns_scored"))),
-        ),
-        el(
-            "tbody",
-            [
+    means = table(
+        head_row(t("metric"), num(t("mean")), num(t("worst")), num(t("turns_scored"))),
+        [
+            el(
+                "tr",
+                el("td", name),
+                el("td", score(m.mean), class_="num"),
                 el(
-                    "tr",
-                    el("td", name),
-                    el("td", score(m.mean), class_="num"),
-                    el(
-                        "td",
-                        "—" if m.worst_turn is None else t("worst_turn", turn=m.worst_turn),
-                        class_="num",
-                    ),
-                    el("td", f"{m.n_ok}/{m.n_turns}", class_="num"),
-                    data_metric=name,
-                )
-                for name, m in conversation.metrics.items()
-            ],
-        ),
+                    "td",
+                    "—" if m.worst_turn is None else t("worst_turn", turn=m.worst_turn),
+                    class_="num",
+                ),
+                el("td", f"{m.n_ok}/{m.n_turns}", class_="num"),
+                data_metric=name,
+            )
+            for name, m in conversation.metrics.items()
+        ],
         class_="fit",
         id="conversation-means",
     )
@@ -571,11 +548,7 @@ def conversation_page(
         title,
         el("h1", title),
         means,
-        el(
-            "div",
-            el("table", el("thead", head), el("tbody", rows), class_="samples", id="turns"),
-            class_="scroll",
-        ),
+        table(head, rows, scroll=True, class_="samples", id="turns"),
         crumbs=[
             (info.name, f"/runs/{info.id}"),
             (t("conversations"), f"/runs/{info.id}/conversations"),

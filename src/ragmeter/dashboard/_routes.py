@@ -9,15 +9,18 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from ragmeter.dashboard import _data as data
 from ragmeter.dashboard import _i18n as i18n
 from ragmeter.dashboard import _pages as pages
+from ragmeter.dashboard._label_page import label_page, validation_block
+from ragmeter.dashboard._label_routes import LabelRequestError, add_label_routes, validations
 from ragmeter.dashboard._views import compare_page, trends_page
 from ragmeter.diagnosis import diagnose
 from ragmeter.gate import GateRules
-from ragmeter.report import render_html
+from ragmeter.report import join, render_html
 from ragmeter.results import ConversationResult, EvaluationResult
 from ragmeter.store import RunInfo, RunNotFoundError, Store
 
@@ -190,9 +193,58 @@ def add_routes(
     _add_trend_routes(app, site)
     _add_compare_routes(app, site)
 
+    def labelling(request: Request, info: RunInfo, metric: str, metrics: list[str]) -> HTMLResponse:
+        return html(request, label_page(ui_for(request), info, metric, metrics))
+
+    add_label_routes(app, store, site.opened, labelling)
+
+
+#: What a parameter must be, by the kind of validation error FastAPI reports.
+_EXPECTED = {
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_parsing": "a number",
+    "bool_parsing": "true or false",
+    "string_type": "text",
+}
+
+
+def validation_message(errors: Any) -> str:
+    """FastAPI's validation ``errors`` in one line that names each parameter and the fix.
+
+    >>> validation_message([{"type": "missing", "loc": ("query", "b"), "msg": "Field required"},
+    ...     {"type": "int_parsing", "loc": ("query", "page"), "msg": "...", "input": "two"}])
+    "b: required query parameter missing: add b=...; page: expected a whole number, got 'two'"
+    """
+    said = []
+    for error in errors:
+        where, *names = [str(part) for part in error.get("loc", ())] or ["request"]
+        name = ".".join(names) or where
+        kind = error.get("type", "")
+        if kind == "missing":
+            said.append(f"{name}: required {where} parameter missing: add {name}=...")
+            continue
+        expected = _EXPECTED.get(kind)
+        if expected is None:  # e.g. "input should be greater than or equal to 1"
+            message = str(error.get("msg", "not valid"))
+            rule = message[:1].lower() + message[1:]
+        else:
+            rule = f"expected {expected}"
+        said.append(f"{name}: {rule}, got {error.get('input')!r}")
+    return "; ".join(said) or "the request's parameters are not valid"
+
 
 def _add_error_pages(app: FastAPI) -> None:
-    """The not-found and bad-query answers: JSON under /api/, a page elsewhere."""
+    """The not-found, bad-query and invalid-parameter answers: JSON ``{"error": ...}`` under
+    /api/, a page elsewhere."""
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> Response:
+        message = validation_message(error.errors())
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message}, status_code=422)
+        ui = ui_for(request)
+        return html(request, pages.message_page(ui, ui.t("bad_query"), message), 422)
 
     @app.exception_handler(_NotFound)
     async def not_found(request: Request, error: _NotFound) -> Response:
@@ -201,6 +253,13 @@ def _add_error_pages(app: FastAPI) -> None:
         ui = ui_for(request)
         page = pages.message_page(ui, ui.t(error.title_key), error.text(ui.t))
         return html(request, page, 404)
+
+    @app.exception_handler(LabelRequestError)
+    async def refused(request: Request, error: LabelRequestError) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": str(error)}, status_code=422)
+        ui = ui_for(request)
+        return html(request, pages.message_page(ui, ui.t("bad_query"), str(error)), 422)
 
     @app.exception_handler(data.QueryError)
     async def bad_query(request: Request, error: data.QueryError) -> Response:
@@ -246,7 +305,13 @@ def _add_run_routes(app: FastAPI, site: _Site) -> None:
             previous = earlier[0]
             href = f"/compare?base={previous.id}&candidate={info.id}"
             crumbs.append((ui.t("compare_previous"), href))
-        return html(request, pages.with_topbar(ui, report, crumbs, pages.run_record(ui, info)))
+        record = join(
+            [
+                pages.run_record(ui, info),
+                validation_block(ui, info, validations(site.store, result)),
+            ]
+        )
+        return html(request, pages.with_topbar(ui, report, crumbs, record))
 
     @app.get("/api/runs/{ref}")
     def api_run(ref: str) -> dict[str, Any]:

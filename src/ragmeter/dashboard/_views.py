@@ -9,14 +9,13 @@ from urllib.parse import urlencode
 from ragmeter.dashboard._charts import compare_chart, trend_chart
 from ragmeter.dashboard._pages import (
     Ui,
-    breakable,
     compare_record,
     field_select,
     link_cell,
     page,
     runs_filter,
 )
-from ragmeter.report import Markup, el, head_row, join
+from ragmeter.report import Markup, breakable, el, head_row, join, num, table
 from ragmeter.report import format_score as score
 from ragmeter.store import RunInfo
 
@@ -53,7 +52,8 @@ def trends_page(
     if not shown:
         body.append(el("p", t("no_trend"), class_="muted", id="no-trend"))
     drawn, left = _within_budget(shown)
-    body.extend(_trend_section(trend) for trend in drawn)
+    datasets = data.get("datasets") or []
+    body.extend(_trend_section(trend, datasets) for trend in drawn)
     if left:
         kept = {k: v for k, v in filters.items() if v and k != "metric"}
         links = [
@@ -62,7 +62,7 @@ def trends_page(
         ]
         body.append(el("p", t("more_metrics"), " ", join(links, sep=" · "), id="more-metrics"))
     if drawn:
-        body.append(_trend_table(ui, drawn))
+        body.append(_trend_table(ui, drawn, datasets))
     return page(ui, t("trends_title"), *body)
 
 
@@ -84,22 +84,25 @@ def _within_budget(
     return drawn, [trend["metric"] for trend in shown[len(drawn) :]]
 
 
-def _trend_section(trend: dict[str, Any]) -> Markup:
+def _trend_section(trend: dict[str, Any], datasets: Sequence[dict[str, Any]]) -> Markup:
     thresholds = [el("li", th["rule"], class_="threshold-rule") for th in trend["thresholds"]]
     return el(
         "section",
         el("h2", trend["metric"]),
-        el("div", trend_chart(trend, trend["metric"]), class_="chart"),
+        el("div", trend_chart(trend, trend["metric"], datasets), class_="chart"),
         el("ul", thresholds) if thresholds else None,
         id=f"metric-{trend['metric']}",
         class_="trend",
     )
 
 
-def _trend_table(ui: Ui, shown: Sequence[dict[str, Any]]) -> Markup:
+def _trend_table(
+    ui: Ui, shown: Sequence[dict[str, Any]], datasets: Sequence[dict[str, Any]] = ()
+) -> Markup:
     """The charted figures, a row per run (oldest first) and a column per metric:
-    the mean and its interval."""
+    the mean and its interval; with runs of several datasets, a column names each one's."""
     t = ui.t
+    labels = {d["dataset"]: d["label"] for d in datasets} if len(datasets) > 1 else {}
     runs: dict[str, dict[str, Any]] = {}
     for trend in shown:
         for p in trend["points"]:
@@ -117,6 +120,7 @@ def _trend_table(ui: Ui, shown: Sequence[dict[str, Any]]) -> Markup:
             "tr",
             link_cell(r["point"]["name"], f"/runs/{r['point']['run']}"),
             el("td", r["point"]["created_at"][:16].replace("T", " ")),
+            el("td", labels.get(r["point"].get("dataset"), "—")) if labels else None,
             [cell(r["cells"].get(trend["metric"])) for trend in shown],
         )
         for r in order
@@ -124,12 +128,13 @@ def _trend_table(ui: Ui, shown: Sequence[dict[str, Any]]) -> Markup:
     head = head_row(
         t("run"),
         t("recorded"),
+        t("dataset") if labels else None,
         [el("th", breakable(trend["metric"]), class_="num") for trend in shown],
     )
     return el(
         "details",
         el("summary", f"{t('mean')} · {t('ci')} · {len(order)} {t('runs').lower()}"),
-        el("div", el("table", el("thead", head), el("tbody", rows)), class_="scroll"),
+        table(head, rows, scroll=True),
         id="trend-table",
     )
 
@@ -169,23 +174,8 @@ def paired_section(ui: Ui, data: dict[str, Any]) -> Markup:
     the samples that changed most, each linking to both runs' sample pages."""
     t = ui.t
     candidate, baseline = data["candidate"]["id"], data["baseline"]["id"]
-    head = el(
-        "tr",
-        el("th", t("metric")),
-        [
-            el("th", h, class_="num")
-            for h in (
-                t("baseline"),
-                t("run"),
-                t("delta"),
-                t("ci"),
-                t("p_value"),
-                t("p_adjusted"),
-                t("pairs"),
-            )
-        ],
-        el("th", t("verdict")),
-    )
+    numbers = ("baseline", "run", "delta", "ci", "p_value", "p_adjusted", "pairs")
+    head = head_row(t("metric"), [num(t(key)) for key in numbers], t("verdict"))
     rows = []
     for m in data["metrics"]:
         ci = m["ci"]
@@ -242,19 +232,11 @@ def paired_section(ui: Ui, data: dict[str, Any]) -> Markup:
                 ),
             )
         )
+    changed_head = head_row(
+        t("sample"), t("question"), t("metric"), [num(t(k)) for k in ("baseline", "run", "delta")]
+    )
     changed = (
-        el(
-            "table",
-            el(
-                "thead",
-                head_row(
-                    [el("th", h) for h in (t("sample"), t("question"), t("metric"))],
-                    [el("th", h, class_="num") for h in (t("baseline"), t("run"), t("delta"))],
-                ),
-            ),
-            el("tbody", changed_rows),
-            class_="changed",
-        )
+        table(changed_head, changed_rows, class_="changed")
         if changed_rows
         else el("p", t("no_changed"), class_="muted")
     )
@@ -263,11 +245,7 @@ def paired_section(ui: Ui, data: dict[str, Any]) -> Markup:
         el("h2", t("paired_title")),
         el("p", t("paired_intro"), class_="muted"),
         el("div", compare_chart(data["metrics"], t("paired_title")), class_="chart"),
-        el(
-            "div",
-            el("table", el("thead", head), el("tbody", rows), class_="paired"),
-            class_="scroll",
-        ),
+        table(head, rows, scroll=True, class_="paired"),
         el("ul", [el("li", m["verdict"]) for m in data["metrics"]], class_="verdicts"),
         el("h3", t("changed_title")),
         changed,

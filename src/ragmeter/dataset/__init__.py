@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from ragmeter.dataset._conversation import expand_conversation as expand_conversation
     from ragmeter.dataset._dataset import Dataset as Dataset
     from ragmeter.dataset._dataset import check_sample as check_sample
+    from ragmeter.dataset._fields import SAMPLE_FIELDS as SAMPLE_FIELDS
     from ragmeter.dataset._io import from_hf as from_hf
     from ragmeter.dataset._io import from_pandas as from_pandas
     from ragmeter.dataset._io import load_dataset as load_dataset
@@ -20,7 +21,9 @@ if TYPE_CHECKING:
     from ragmeter.dataset._problems import DatasetError as DatasetError
     from ragmeter.dataset._problems import InvalidRow as InvalidRow
     from ragmeter.dataset._problems import Problem as Problem
-    from ragmeter.dataset._sample import SAMPLE_FIELDS as SAMPLE_FIELDS
+    from ragmeter.dataset._problems import ProblemKind as ProblemKind
+    from ragmeter.dataset._problems import grouped_problems as grouped_problems
+    from ragmeter.dataset._problems import problem_kind as problem_kind
     from ragmeter.dataset._sample import ChatMessage as ChatMessage
     from ragmeter.dataset._sample import Sample as Sample
     from ragmeter.dataset._sample import format_conversation as format_conversation

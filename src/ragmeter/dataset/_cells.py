@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import json
 import tokenize
 from typing import Any
@@ -32,9 +33,7 @@ def _with_numpy_commas(text: str) -> tuple[str, bool]:
     it holds a name (an unquoted word). Raises ``tokenize.TokenError`` for an unclosed
     quote or bracket."""
     inserts: list[int] = []
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    starts = [0, *itertools.accumulate(len(line) for line in text.splitlines(keepends=True))]
     previous: tokenize.TokenInfo | None = None
     named = False
     for token in tokenize.generate_tokens(io.StringIO(text).readline):

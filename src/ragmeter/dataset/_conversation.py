@@ -79,10 +79,6 @@ def _key(key: Any, column_map: Mapping[str, str] | None) -> Any:
     return (column_map or {}).get(key, key)
 
 
-def _is_message_list(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(m, Mapping) for m in value)
-
-
 def message_key(record: Mapping[Any, Any], column_map: Mapping[str, str] | None = None) -> Any:
     """The key of ``record`` that holds a conversation's messages, or ``None`` when the
     record is one sample: ``messages`` or ``turns`` holding a list, or ``user_input`` (or
@@ -107,7 +103,7 @@ def message_key(record: Mapping[Any, Any], column_map: Mapping[str, str] | None 
             and not isinstance(value[0], str)  # a list of texts or ids, the common case
             and isinstance(value[0], Mapping)
             and canonical_name(_key(key, column_map)) == "user_input"
-            and _is_message_list(value)
+            and all(isinstance(m, Mapping) for m in value)
             and all("content" in m and ("type" in m or "role" in m) for m in value)
         ):
             return key
@@ -137,10 +133,8 @@ def _conversation_metadata(
     metadata: dict[str, Any] = {}
     spread: dict[str, Any] = {}
     for key, value in record.items():
-        if key == skip:
-            continue
         name = _key(key, column_map)
-        if canonical_name(name) == "id":
+        if key == skip or canonical_name(name) == "id":
             continue
         if canonical_name(name) == "metadata" and isinstance(value, Mapping):
             spread.update({str(k): v for k, v in value.items()})
@@ -168,30 +162,24 @@ def _content(value: Any) -> str | None:
     return None
 
 
+@dataclass
 class _Turns:
-    """Cuts a conversation's messages into turns, collecting the problems."""
+    """Cuts a conversation's messages into turns, collecting the problems (of the field
+    ``key`` names)."""
 
-    def __init__(
-        self,
-        row: int,
-        conversation_id: str,
-        metadata: dict[str, Any],
-        key: str,
-        column_map: Mapping[str, str] | None,
-    ):
-        self.row = row
-        self.column_map = column_map
-        self.conversation_id = conversation_id
-        self.metadata = metadata
-        self.field = key
-        self.out = Expansion()
-        self.history: list[dict[str, str]] = []
-        self.asked: list[str] = []  # the user messages waiting for a reply
-        self.tools: list[str] = []  # tool results since the last user message
-        self.turn = 1  # the turn being read
+    row: int
+    conversation_id: str
+    metadata: dict[str, Any]
+    key: str
+    column_map: Mapping[str, str] | None
+    out: Expansion = field(default_factory=Expansion)
+    history: list[dict[str, str]] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)  # the user messages waiting for a reply
+    tools: list[str] = field(default_factory=list)  # tool results since the last user message
+    turn: int = 1  # the turn being read
 
     def problem(self, message: str, fix: str) -> None:
-        self.out.problems.append(Problem(self.row, self.field, message, fix, turn=self.turn))
+        self.out.problems.append(Problem(self.row, self.key, message, fix, turn=self.turn))
 
     def add(self, index: int, message: Any) -> None:
         where = f"message {index + 1}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import reprlib
@@ -15,15 +14,16 @@ from pydantic import ValidationError
 
 from ragmeter.dataset._cells import decode_cell, looks_like_a_list
 from ragmeter.dataset._conversation import expand_conversation, message_key
+from ragmeter.dataset._fields import SAMPLE_FIELDS
 from ragmeter.dataset._problems import DatasetError, InvalidRow, Problem
 from ragmeter.dataset._sample import (
     ALIAS_SOURCES,
     LEGACY_NAMES,
     LIST_FIELDS,
-    SAMPLE_FIELDS,
     TEXT_KEYS,
     Sample,
     canonical_record,
+    field_name,
 )
 from ragmeter.dataset._values import LONE_SURROGATE_FIX, lone_surrogate
 
@@ -170,8 +170,7 @@ def _decode_json_cells(
     out = dict(record)
     notes: dict[str, str] = {}
     for key, value in record.items():
-        name = (column_map or {}).get(key, key)
-        name = LEGACY_NAMES.get(name, name)
+        name = field_name(key, column_map)
         if isinstance(value, str) and (name in JSON_CELL_FIELDS or name == "ground_truths"):
             decoded, reason = decode_cell(value, name)
             if reason is None and decoded is not None:
@@ -435,6 +434,7 @@ class Dataset(Sequence[Sample]):
                 all_problems,
                 hint="Fix these rows, or pass skip_invalid=True (--skip-invalid) to evaluate "
                 "the valid rows only.",
+                n_rows=len({*sample_rows, *problems_by_row}),
             )
         invalid = [
             InvalidRow(row, None, tuple(p for p in all_problems if p.row == row))
@@ -549,11 +549,8 @@ class Dataset(Sequence[Sample]):
                     f"the {sibling.replace('_', ' ')}, pass {_column_map_fix(column, sibling)}"
                 )
         for column, tag in self.unknown_columns.items():
-            best: tuple[float, str, str] | None = None
-            for field in FIELD_NAMES:
-                found = _lookalike(tag, field)
-                if found is not None and (best is None or found[0] > best[0]):
-                    best = (found[0], field, found[1])
+            alike = [(f[0], field, f[1]) for field in FIELD_NAMES if (f := _lookalike(tag, field))]
+            best = max(alike, key=lambda found: found[0], default=None)
             if best is not None and best[1] not in given:  # else a tag close to a given field
                 _, field, name = best
                 alias = f" ({name})" if name != field else ""
@@ -566,13 +563,13 @@ class Dataset(Sequence[Sample]):
 
     def _lookalike(self, alternatives: Sequence[str]) -> _Lookalike | None:
         """The unknown column closest to one of ``alternatives`` or an alias of it."""
-        best: tuple[float, _Lookalike] | None = None
-        for column, tag in self.unknown_columns.items():
-            for field in alternatives:
-                found = _lookalike(tag, field) if field in FIELD_NAMES else None
-                if found is not None and (best is None or found[0] > best[0]):
-                    best = (found[0], _Lookalike(tag, column, field, found[1]))
-        return None if best is None else best[1]
+        alike = [
+            (found[0], _Lookalike(tag, column, field, found[1]))
+            for column, tag in self.unknown_columns.items()
+            for field in alternatives
+            if field in FIELD_NAMES and (found := _lookalike(tag, field))
+        ]
+        return max(alike, key=lambda best: best[0], default=(0, None))[1]
 
     def _rename_problem(self, row: int, sample_id: str, found: _Lookalike) -> Problem:
         alias = f" ({found.name})" if found.name != found.field else ""
@@ -623,7 +620,7 @@ class Dataset(Sequence[Sample]):
             InvalidRow(row, id_of_row.get(row), tuple(p for p in problems if p.row == row))
             for row in sorted(bad_rows)
         ]
-        dataset = Dataset(
+        return Dataset(
             [self.samples[i] for i in keep],
             source=self.source,
             invalid=sorted([*self.invalid, *newly_invalid], key=lambda r: r.row),
@@ -632,14 +629,11 @@ class Dataset(Sequence[Sample]):
             field_columns=self.field_columns,
             unanswered_rows=self.unanswered_rows,
         )
-        return dataset
 
     def fingerprint(self) -> str:
         """A content hash of the samples (order-sensitive), for run records and resuming."""
-        digest = hashlib.sha256()
-        for sample in self.samples:
-            digest.update(
-                json.dumps(sample.to_record(), ensure_ascii=False, sort_keys=True).encode()
-            )
-            digest.update(b"\n")
-        return digest.hexdigest()[:16]
+        from ragmeter.dataset._stream import DatasetFingerprint  # it reads datasets
+
+        digest = DatasetFingerprint()
+        digest.update(self.samples)
+        return digest.hexdigest()

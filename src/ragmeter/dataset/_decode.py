@@ -22,8 +22,9 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
-_LONE_CR = re.compile(r"\r(?!\n)")
-_LONE_CR_BYTES = re.compile(rb"\r(?!\n)")
+#: Just after each CR not followed by LF (such a CR ends a line, as in text mode).
+_AFTER_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+_AFTER_LONE_CR_BYTES = re.compile(rb"(?<=\r)(?!\n)")
 
 
 def detect_encoding(head: bytes) -> tuple[str, int]:
@@ -73,11 +74,6 @@ class Line(NamedTuple):  # a tuple: millions are made, one per line
     lossy: str | None = None  # an undecodable line's text with U+FFFD for its bad bytes
 
 
-def _bad(number: int, offset: int, raw: bytes, encoding: str, error: UnicodeDecodeError) -> Line:
-    lossy = raw.decode(encoding, errors="replace")
-    return Line(number, offset, None, offset + error.start, raw[error.start], lossy)
-
-
 def _split_units(data: bytes, unit: int, newline: bytes) -> Iterator[tuple[int, bytes]]:
     """``data`` cut after each ``newline`` that starts at a multiple of ``unit``."""
     start = search = 0
@@ -112,41 +108,25 @@ def _one(number: int, offset: int, raw: bytes, encoding: str) -> Line:
     try:
         return Line(number, offset, raw.decode(encoding))
     except UnicodeDecodeError as error:
-        return _bad(number, offset, raw, encoding, error)
-
-
-def _cut_at_lone_crs(raw: bytes) -> list[bytes]:
-    """``raw`` cut after each CR not followed by LF (such a CR ends a line, as in text mode)."""
-    if b"\r" not in raw[:-2]:
-        return [raw]
-    pieces = []
-    start = 0
-    for match in _LONE_CR_BYTES.finditer(raw):
-        pieces.append(raw[start : match.end()])
-        start = match.end()
-    if start < len(raw):
-        pieces.append(raw[start:])
-    return pieces
+        lossy = raw.decode(encoding, errors="replace")
+        return Line(number, offset, None, offset + error.start, raw[error.start], lossy)
 
 
 def _decoded(number: int, offset: int, raw: bytes, encoding: str) -> list[Line]:
     """The lines in ``raw``: more than one where lone CRs end lines."""
     if encoding == "utf-8":  # a CR byte is a CR in UTF-8: cut first, so one bad line is one
         lines: list[Line] = []
-        for index, piece in enumerate(_cut_at_lone_crs(raw)):
+        for index, piece in enumerate(p for p in _AFTER_LONE_CR_BYTES.split(raw) if p):
             lines.append(_one(number + index, offset, piece, encoding))
             offset += len(piece)
         return lines
     line = _one(number, offset, raw, encoding)
     if line.text is None or "\r" not in line.text[:-2]:
         return [line]
-    texts = _LONE_CR.split(line.text)
     cut = []
-    for index, text in enumerate(texts):
-        with_cr = text + ("\r" if index < len(texts) - 1 else "")
-        if with_cr:
-            cut.append(Line(number + index, offset, with_cr))
-        offset += len(with_cr.encode(encoding))
+    for index, text in enumerate(t for t in _AFTER_LONE_CR.split(line.text) if t):
+        cut.append(Line(number + index, offset, text))
+        offset += len(text.encode(encoding))
     return cut
 
 
@@ -160,10 +140,7 @@ def read_lines(path: Path) -> tuple[str, Iterator[Line]]:
         with path.open("rb") as handle:
             for offset, raw in _raw_lines(handle, encoding, skip):
                 if b"\r" not in raw[:-2]:  # the usual line, made without a list
-                    try:
-                        yield Line(number, offset, raw.decode(encoding))
-                    except UnicodeDecodeError as error:
-                        yield _bad(number, offset, raw, encoding, error)
+                    yield _one(number, offset, raw, encoding)
                     number += 1
                     continue
                 cut = _decoded(number, offset, raw, encoding)

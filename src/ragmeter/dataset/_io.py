@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import importlib
 import json
 import math
 import os
@@ -35,8 +36,9 @@ from ragmeter.dataset._decode import (
     read_lines,
     resave_fix,
 )
+from ragmeter.dataset._fields import SAMPLE_FIELDS
 from ragmeter.dataset._problems import DatasetError, Problem
-from ragmeter.dataset._sample import LIST_FIELDS, SAMPLE_FIELDS, Sample, field_name
+from ragmeter.dataset._sample import LIST_FIELDS, Sample, field_name
 from ragmeter.dataset._values import utf8_text
 
 if TYPE_CHECKING:
@@ -64,10 +66,15 @@ def _format_of(path: Path, format: str | None) -> str:
     )
 
 
-def _missing_extra(package: str, extra: str) -> ImportError:
-    return ImportError(
-        f"{package} is needed for this; install it with: pip install 'ragmeter[{extra}]'"
-    )
+def _optional(module: str, extra: str) -> Any:
+    """``module``, or an ``ImportError`` naming the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        package = module.partition(".")[0]
+        raise ImportError(
+            f"{package} is needed for this; install it with: pip install 'ragmeter[{extra}]'"
+        ) from None
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -96,8 +103,9 @@ def _undecodable(line: Line, encoding: str, path: Path) -> tuple[str, str]:
     )
 
 
-def _parse_json(text: str) -> tuple[Any, str | None, str | None]:
-    """``json.loads(text)``, or what is wrong with ``text`` and the fix, never an exception."""
+def parse_json_line(text: str) -> tuple[Any, str | None, str | None]:
+    """One JSONL line: ``(value, None, None)``, or ``(None, what is wrong, the fix)`` (invalid
+    JSON, nesting too deep, a number too long), never an exception."""
     try:
         return json.loads(text), None, None
     except json.JSONDecodeError as error:
@@ -126,7 +134,7 @@ def read_jsonl_chunks(
         if line.text is None:
             problems.append(Problem(line.number, None, *_undecodable(line, encoding, path)))
         elif line.text.strip():
-            value, message, fix = _parse_json(line.text.rstrip("\r\n"))
+            value, message, fix = parse_json_line(line.text.rstrip("\r\n"))
             if message is None:
                 records.append(value)
                 rows.append(line.number)
@@ -139,16 +147,6 @@ def read_jsonl_chunks(
             records, rows, problems = [], [], []
     if records or problems or size is None:
         yield records, rows, problems
-
-
-def _read_jsonl(path: Path) -> tuple[list[Any], list[int], list[Problem]]:
-    return next(read_jsonl_chunks(path))
-
-
-def parse_json_line(text: str) -> tuple[Any, str | None, str | None]:
-    """One JSONL line: ``(value, None, None)``, or ``(None, what is wrong, the fix)`` (invalid
-    JSON, nesting too deep, a number too long), never an exception."""
-    return _parse_json(text)
 
 
 def _deep_nesting_line(text: str, limit: int = 500) -> int:
@@ -226,15 +224,15 @@ def _no_csv_field_limit() -> Iterator[None]:
         csv.field_size_limit(previous)
 
 
+@dataclasses.dataclass
 class _CsvLines:
     """The text of each line for the csv reader. An undecodable line is noted in ``bad`` and
     read with U+FFFD for its bad bytes (its quotes and commas kept), so that the lines after it
     are read as they would be; the lines of the record being read are kept in ``current``."""
 
-    def __init__(self, lines: Iterable[Line]) -> None:
-        self.lines = iter(lines)
-        self.bad: dict[int, Line] = {}
-        self.current: list[str] = []
+    lines: Iterator[Line]
+    bad: dict[int, Line] = dataclasses.field(default_factory=dict)
+    current: list[str] = dataclasses.field(default_factory=list)
 
     def __iter__(self) -> Iterator[str]:
         return self
@@ -263,14 +261,12 @@ def _header(reader: _CsvReader, path: Path, source: _CsvLines, encoding: str) ->
         line = min(source.bad.values(), key=lambda b: b.number)
         message, fix = _undecodable(line, encoding, path)
         raise ValueError(f"{str(path)!r}, the header: {message}. Fix: {fix}")
-    seen: set[str] = set()
-    for name in header:
-        if name in seen:
-            raise ValueError(
-                f"{str(path)!r}, line {reader.line_num} (the header): column {name!r} appears "
-                "twice. Fix: give every column its own name"
-            )
-        seen.add(name)
+    twice = next((name for i, name in enumerate(header) if name in header[:i]), None)
+    if twice is not None:
+        raise ValueError(
+            f"{str(path)!r}, line {reader.line_num} (the header): column {twice!r} appears "
+            "twice. Fix: give every column its own name"
+        )
     return header
 
 
@@ -314,8 +310,12 @@ def _csv_row_problems(
     return found
 
 
-def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem]]:
-    """Records, their data row numbers (1 = the row after the header) and the problems."""
+def read_csv_rows(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem]]:
+    """The rows of a CSV file as ``load_dataset`` reads them (cells of any size, UTF-8/16/32,
+    a quote never closed or a row with more cells than the header a :class:`Problem`, empty
+    cells left out): ``(records, their data row numbers (1 = the row after the header),
+    problems)``. For other readers of CSV exports (``ragmeter import``); the path is expected
+    to be a regular file already."""
     records: list[dict[str, Any]] = []
     rows: list[int] = []
     problems: list[Problem] = []
@@ -371,14 +371,6 @@ def _read_csv(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem
     return records, rows, problems
 
 
-def read_csv_rows(path: Path) -> tuple[list[dict[str, Any]], list[int], list[Problem]]:
-    """The rows of a CSV file as ``load_dataset`` reads them (cells of any size, UTF-8/16/32,
-    a quote never closed or a row with more cells than the header a :class:`Problem`, empty
-    cells left out): ``(records, their row numbers, problems)``. For other readers of CSV
-    exports (``ragmeter import``); the path is expected to be a regular file already."""
-    return _read_csv(path)
-
-
 def _plain(value: Any) -> Any:
     """numpy / pandas / arrow cell values to plain Python, missing values to None."""
     if value is None:
@@ -387,7 +379,9 @@ def _plain(value: Any) -> Any:
         return None
     if getattr(getattr(value, "dtype", None), "kind", None) in ("m", "M"):
         # numpy dates and durations: .tolist() would turn nanosecond ones into integers.
-        return None if _is_nat(value) else value
+        import numpy as np
+
+        return None if np.ndim(value) == 0 and np.isnat(value) else value
     if hasattr(value, "tolist") and not isinstance(value, str):
         return _plain(value.tolist())
     if isinstance(value, list | tuple):
@@ -399,16 +393,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _is_nat(value: Any) -> bool:
-    import numpy as np
-
-    return bool(np.ndim(value) == 0 and np.isnat(value))
-
-
-def _tabular_records(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [
+def _from_table(
+    rows: Iterable[Mapping[str, Any]],
+    column_map: Mapping[str, str] | None,
+    skip_invalid: bool,
+    source: str | None = None,
+) -> Dataset:
+    """The samples of a table's rows (numpy / pandas / arrow cells, JSON text cells)."""
+    records = [
         {k: v for k, v in ((k, _plain(v)) for k, v in row.items()) if v is not None} for row in rows
     ]
+    return Dataset.from_records(
+        records,
+        column_map=column_map,
+        source=source,
+        skip_invalid=skip_invalid,
+        decode_json_cells=True,
+    )
 
 
 ACCEPTED = (
@@ -441,10 +442,9 @@ def load_dataset(
         return source
     if isinstance(source, str | os.PathLike):
         return _load_path(Path(source), column_map, skip_invalid, format)
-    options: dict[str, Any] = {"column_map": column_map, "skip_invalid": skip_invalid}
     module = type(source).__module__
     if module.startswith("pandas") and hasattr(source, "to_dict") and hasattr(source, "columns"):
-        return from_pandas(source, **options)
+        return from_pandas(source, column_map=column_map, skip_invalid=skip_invalid)
     if module.startswith("datasets"):
         if isinstance(source, Mapping):  # DatasetDict, IterableDatasetDict
             splits = ", ".join(repr(str(k)) for k in source)
@@ -453,25 +453,18 @@ def load_dataset(
                 f"a Hugging Face {type(source).__name__} holds several splits ({splits}); "
                 f"evaluate one of them, e.g. dataset[{str(first)!r}]"
             )
-        if hasattr(source, "to_list"):
-            return from_hf(source, **options)
-        return Dataset.from_records(_tabular_records(source), **options, decode_json_cells=True)
+        rows = source.to_list() if hasattr(source, "to_list") else source
+        return _from_table(rows, column_map, skip_invalid)
     if module.startswith(("polars", "pyarrow")):
         rows = getattr(source, "to_dicts", None) or getattr(source, "to_pylist", None)
         if callable(rows):
-            return Dataset.from_records(_tabular_records(rows()), **options, decode_json_cells=True)
+            return _from_table(rows(), column_map, skip_invalid)
     records = _records_of(source, column_map)
     if records is None:
-        raise TypeError(
-            f"cannot read samples from an object of type {_type_name(source)}; give {ACCEPTED}"
-        )
-    return Dataset.from_records(records, **options)
-
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    module = kind.__module__
-    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+        kind = type(source).__qualname__
+        kind = kind if module == "builtins" else f"{module}.{kind}"
+        raise TypeError(f"cannot read samples from an object of type {kind}; give {ACCEPTED}")
+    return Dataset.from_records(records, column_map=column_map, skip_invalid=skip_invalid)
 
 
 def _load_path(
@@ -484,10 +477,16 @@ def _load_path(
     except (DatasetError, FileNotFoundError):
         raise
     except (OSError, MemoryError) as error:
-        raise ValueError(
-            f"cannot read dataset file {str(path)!r}: {_reason(error)}. Fix: check that the "
-            "file is readable (permissions, disk, size)"
-        ) from None
+        raise unreadable(path, error) from None
+
+
+def unreadable(path: Path, error: BaseException) -> ValueError:
+    """The error for a dataset file that cannot be read (permissions, disk, memory)."""
+    reason = (error.strerror if isinstance(error, OSError) else None) or str(error)
+    return ValueError(
+        f"cannot read dataset file {str(path)!r}: {reason or type(error).__name__}. Fix: check "
+        "that the file is readable (permissions, disk, size)"
+    )
 
 
 # -- objects: other tools' samples and datasets, read by their shape -------------------------
@@ -649,12 +648,6 @@ def _named(keys: list[Any]) -> str:
     return f"column{'s' if len(keys) > 1 else ''} {shown}"
 
 
-def _reason(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    return str(error) or type(error).__name__
-
-
 def _check_is_file(path: Path) -> None:
     """A clear error for a path that is no regular file, before opening it (a FIFO would
     block)."""
@@ -671,7 +664,8 @@ def _load_file(
 ) -> Dataset:
     name = utf8_text(path)
     if kind in ("jsonl", "csv"):
-        records, rows, problems = _read_jsonl(path) if kind == "jsonl" else _read_csv(path)
+        reader = read_csv_rows if kind == "csv" else lambda p: next(read_jsonl_chunks(p))
+        records, rows, problems = reader(path)
         return Dataset.from_records(
             records,
             rows=rows,
@@ -685,11 +679,7 @@ def _load_file(
         return Dataset.from_records(
             _read_json(path), column_map=column_map, source=name, skip_invalid=skip_invalid
         )
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise _missing_extra("pyarrow", "parquet") from None
+    pa, pq = _optional("pyarrow", "parquet"), _optional("pyarrow.parquet", "parquet")
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, ValueError) as error:
@@ -697,13 +687,7 @@ def _load_file(
             f"cannot read {name!r} as Parquet: {error}. Fix: give a Parquet file, or pass "
             "--format (format=) for the file's real format"
         ) from None
-    return Dataset.from_records(
-        _tabular_records(table.to_pylist()),
-        column_map=column_map,
-        source=name,
-        skip_invalid=skip_invalid,
-        decode_json_cells=True,
-    )
+    return _from_table(table.to_pylist(), column_map, skip_invalid, source=name)
 
 
 def from_pandas(
@@ -717,24 +701,14 @@ def from_pandas(
     data: it is left out."""
     if len(frame.columns) and frame.columns[0] == "Unnamed: 0":
         frame = frame.drop(columns=[frame.columns[0]])
-    return Dataset.from_records(
-        _tabular_records(frame.to_dict(orient="records")),
-        column_map=column_map,
-        skip_invalid=skip_invalid,
-        decode_json_cells=True,
-    )
+    return _from_table(frame.to_dict(orient="records"), column_map, skip_invalid)
 
 
 def from_hf(
     hf_dataset: Any, *, column_map: Mapping[str, str] | None = None, skip_invalid: bool = False
 ) -> Dataset:
     """A dataset from a Hugging Face ``datasets.Dataset``."""
-    return Dataset.from_records(
-        _tabular_records(hf_dataset.to_list()),
-        column_map=column_map,
-        skip_invalid=skip_invalid,
-        decode_json_cells=True,
-    )
+    return _from_table(hf_dataset.to_list(), column_map, skip_invalid)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -756,24 +730,23 @@ def _cell(sample: Any, field: str) -> Any:
     return value
 
 
-def _tabular_row(sample: Any, columns: list[str]) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for field in columns:
-        value = _cell(sample, field)
-        if field in JSON_CELL_FIELDS and value is not None:
-            value = json.dumps(value, ensure_ascii=False)
-        row[field] = value
+def _tabular_row(sample: Any, columns: list[str], *, json_lists: bool = True) -> dict[str, Any]:
+    """A sample's ``columns``, objects as JSON text, and lists too unless not ``json_lists``
+    (Arrow tables, Parquet's and Hugging Face's, hold lists of texts natively)."""
+    as_text = JSON_CELL_FIELDS if json_lists else JSON_CELL_FIELDS - LIST_FIELDS
+    row = {field: _cell(sample, field) for field in columns}
+    for field in as_text.intersection(row):
+        if row[field] is not None:
+            row[field] = json.dumps(row[field], ensure_ascii=False)
     return row
 
 
 def to_records(dataset: Dataset) -> list[dict[str, Any]]:
     """Plain dicts with canonical field names; ``None`` fields and empty metadata left out."""
-    records = []
-    for sample in dataset:
-        record = sample.to_record()
+    records = [sample.to_record() for sample in dataset]
+    for record in records:
         if not record.get("metadata"):
             record.pop("metadata", None)
-        records.append(record)
     return records
 
 
@@ -795,61 +768,32 @@ def save_dataset(dataset: Dataset, path: str | Path, *, format: str | None = Non
         with path.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
-            for sample in dataset:
-                row = _tabular_row(sample, columns)
-                writer.writerow(
-                    {
-                        k: (EMPTY_STRING_CELL if v == "" else "" if v is None else v)
-                        for k, v in row.items()
-                    }
-                )
+            writer.writerows(
+                {
+                    k: EMPTY_STRING_CELL if v == "" else "" if v is None else v
+                    for k, v in row.items()
+                }
+                for row in (_tabular_row(sample, columns) for sample in dataset)
+            )
     else:
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise _missing_extra("pyarrow", "parquet") from None
+        pa, pq = _optional("pyarrow", "parquet"), _optional("pyarrow.parquet", "parquet")
         columns = _columns(dataset)
-        rows = [_tabular_row(sample, columns) for sample in dataset]
-        schema = pa.schema(
-            [
-                (
-                    c,
-                    pa.list_(pa.string()) if c in LIST_FIELDS else pa.string(),
-                )
-                for c in columns
-            ]
-        )
-        for row in rows:  # list columns are stored natively, not as JSON text
-            for c in columns:
-                if c in LIST_FIELDS and row[c] is not None:
-                    row[c] = json.loads(row[c])
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+        rows = [_tabular_row(sample, columns, json_lists=False) for sample in dataset]
+        types = [(c, pa.list_(pa.string()) if c in LIST_FIELDS else pa.string()) for c in columns]
+        pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(types)), path)
     return path
 
 
 def to_pandas(dataset: Dataset) -> pd.DataFrame:
     """One row per sample; list columns hold Python lists, ``relevance`` and ``metadata`` dicts."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise _missing_extra("pandas", "pandas") from None
+    pd = _optional("pandas", "pandas")
     columns = _columns(dataset)
     return pd.DataFrame([{c: _cell(s, c) for c in columns} for s in dataset], columns=columns)
 
 
 def to_hf(dataset: Dataset) -> Any:
     """A Hugging Face ``datasets.Dataset``; ``relevance`` and ``metadata`` become JSON text."""
-    try:
-        import datasets
-    except ImportError:
-        raise _missing_extra("datasets", "hf") from None
+    datasets = _optional("datasets", "hf")
     columns = _columns(dataset)
-    rows = []
-    for sample in dataset:
-        row = {c: _cell(sample, c) for c in columns}
-        for c in ("relevance", "metadata", "history"):
-            if c in row and row[c] is not None:
-                row[c] = json.dumps(row[c], ensure_ascii=False)
-        rows.append(row)
+    rows = [_tabular_row(sample, columns, json_lists=False) for sample in dataset]
     return datasets.Dataset.from_list(rows)

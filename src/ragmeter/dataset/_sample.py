@@ -16,22 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from ragmeter.dataset._fields import SAMPLE_FIELDS
 from ragmeter.dataset._values import json_safe_metadata
-
-#: Canonical field names, in the order they are written out.
-SAMPLE_FIELDS: tuple[str, ...] = (
-    "id",
-    "user_input",
-    "response",
-    "retrieved_contexts",
-    "retrieved_context_ids",
-    "reference",
-    "reference_contexts",
-    "reference_context_ids",
-    "relevance",
-    "history",
-    "metadata",
-)
 
 #: Names other tools give the fields, accepted transparently (each from the tool's own
 #: documentation or source). RAGAS 0.2+ uses ragmeter's names; ``ground_truths`` (RAGAS 0.1,
@@ -101,9 +87,7 @@ LIST_FIELDS: frozenset[str] = frozenset(
 
 def _id_to_str(value: Any) -> Any:
     # Document ids are often integers in user data; they are compared as strings.
-    if isinstance(value, bool):
-        return value
-    return str(value) if isinstance(value, int) else value
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 def _ids_to_str(value: Any) -> Any:
@@ -158,15 +142,10 @@ def format_conversation(history: Any) -> str:
     user: How much are AirPods Pro 2?
     assistant: $249.
     """
-    lines = []
-    for message in history or ():
-        role, content = (
-            (message["role"], message["content"])
-            if isinstance(message, Mapping)
-            else (message.role, message.content)
-        )
-        lines.append(f"{role}: {content}")
-    return "\n".join(lines)
+    return "\n".join(
+        f"{m['role']}: {m['content']}" if isinstance(m, Mapping) else f"{m.role}: {m.content}"
+        for m in history or ()
+    )
 
 
 def field_name(key: Any, column_map: Mapping[str, str] | None) -> Any:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.dataset._dataset import Dataset
-from ragmeter.dataset._io import _check_is_file, _reason, read_jsonl_chunks
+from ragmeter.dataset._io import _check_is_file, read_jsonl_chunks, unreadable
 from ragmeter.dataset._problems import Problem
 from ragmeter.dataset._sample import Sample
 from ragmeter.dataset._values import utf8_text
@@ -112,10 +112,7 @@ def _chunks(path: Path, size: int) -> Iterator[tuple[list[Any], list[int], list[
     try:
         yield from read_jsonl_chunks(path, size)
     except (OSError, MemoryError) as error:
-        raise ValueError(
-            f"cannot read dataset file {str(path)!r}: {_reason(error)}. Fix: check that the "
-            "file is readable (permissions, disk, size)"
-        ) from None
+        raise unreadable(path, error) from None
 
 
 def _blob(key: str) -> bytes:

@@ -61,15 +61,12 @@ def sample(dataset: Dataset, n: int, *, seed: int, stratify: str | None = None) 
     True
     """
     _check_n(n, "sample size")
-    everyone = {"": list(range(len(dataset)))}
-    strata = _strata(dataset, stratify) if stratify is not None else everyone
+    strata = _strata(dataset, stratify) if stratify is not None else {"": list(range(len(dataset)))}
     if n >= len(dataset):
         return _subset(dataset, range(len(dataset)))
     rng = random.Random(seed)
     counts = allocate(n, [len(members) for members in strata.values()])
-    chosen: list[int] = []
-    for members, k in zip(strata.values(), counts):
-        chosen.extend(rng.sample(members, k))
+    chosen = [i for members, k in zip(strata.values(), counts) for i in rng.sample(members, k)]
     return _subset(dataset, sorted(chosen))
 
 

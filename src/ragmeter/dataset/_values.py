@@ -29,21 +29,13 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 #: Metadata nested deeper than this is refused: it is a mistake, and would overflow the stack.
 MAX_DEPTH = 100
 
 _MISSING_TYPES = frozenset({"NAType", "NaTType"})
 _PLAIN = frozenset({str, int, bool})
-
-
-def _float(value: float) -> float | str | None:
-    if math.isnan(value):
-        return None
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value
 
 
 def _numpy(value: Any) -> Any:
@@ -67,15 +59,13 @@ def _numpy(value: Any) -> Any:
 
 def _scalar(value: Any) -> Any:
     if isinstance(value, float):
-        return _float(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
+        if math.isnan(value):
+            return None
+        return value if math.isfinite(value) else "inf" if value > 0 else "-inf"
+    if isinstance(value, dt.datetime | dt.date | dt.time | dt.timedelta):
         if type(value).__name__ == "NaTType":
             return None
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        if type(value).__name__ == "NaTType":
-            return None
-        return value.total_seconds()
+        return value.total_seconds() if isinstance(value, dt.timedelta) else value.isoformat()
     if isinstance(value, decimal.Decimal):
         if not value.is_finite():
             return None if value.is_nan() else ("inf" if value > 0 else "-inf")
@@ -141,8 +131,7 @@ def json_safe_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
             break
     else:
         return metadata
-    safe: dict[str, Any] = json_safe(metadata)
-    return safe
+    return cast("dict[str, Any]", json_safe(metadata))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

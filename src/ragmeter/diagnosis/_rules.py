@@ -158,19 +158,14 @@ def load_rules(path: str | Path | None = None) -> list[Rule]:
 def _detail_values(result: EvaluationResult, metric: str, condition: Condition) -> dict[int, float]:
     """Sample index -> the number ``condition`` reads from ``metric``'s details, for the
     samples with an ok result that has it."""
-    values: dict[int, float] = {}
-    for i, sample in enumerate(result):
-        found = sample.scores.get(metric)
-        if found is None or found.score is None:
-            continue
-        value = condition.value_of(found.details)
-        if value is not None:
-            values[i] = value
-    return values
+    found = {i: sample.scores.get(metric) for i, sample in enumerate(result)}
+    ok = {i: f for i, f in found.items() if f is not None and f.score is not None}
+    values = {i: condition.value_of(f.details) for i, f in ok.items()}
+    return {i: value for i, value in values.items() if value is not None}
 
 
 def _run_language(result: EvaluationResult) -> Language:
-    votes = [detect_language(s.sample.user_input or "") for _, s in zip(range(50), result)]
+    votes = [detect_language(s.sample_value("user_input") or "") for _, s in zip(range(50), result)]
     return "zh" if votes.count("zh") > len(votes) / 2 else "en"
 
 

@@ -92,9 +92,7 @@ class EmbeddingsConfig(OpenAICompatible, _EmbeddingOptions, EndpointLimits):
         'http://localhost:8000/v1|bge-m3'
         """
         env = os.environ if env is None else env
-
-        def own(name: str) -> str | None:
-            return env.get(f"{ENV_PREFIX}_{name}") or None
+        own = cls.env_reader(env, ENV_PREFIX)
 
         provider = overrides.get("provider") or own("PROVIDER")
         azure = overrides.get("azure_endpoint") or own("AZURE_ENDPOINT")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ragmeter._services import Cache, UsageLedger
+from pydantic import ValidationError
+
+from ragmeter._services import Cache, UsageLedger, settings_error
 from ragmeter.embed._base import Embeddings
 from ragmeter.embed._config import EmbeddingsConfig
 from ragmeter.embed._local import LocalEmbeddings
@@ -26,7 +28,15 @@ def default_embeddings(
         from ragmeter.judge import make_cache
 
         cache = make_cache()
-    config = EmbeddingsConfig.from_env(env)
+    try:
+        config = EmbeddingsConfig.from_env(env)
+    except ValidationError as error:  # said with the variables that set them
+        raise settings_error(
+            error,
+            EmbeddingsConfig,
+            where="the embeddings settings of the environment",
+            name=lambda key: f"RAGMETER_EMBEDDINGS_{key.split('.')[0].upper()}",
+        ) from None
     if config is not None:
         return OpenAIEmbeddings(config, cache=cache, ledger=ledger)
     return LocalEmbeddings(cache=cache, ledger=ledger)

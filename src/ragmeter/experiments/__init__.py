@@ -6,17 +6,17 @@ The decorator is ``ragmeter.experiment``; this package is named in the plural so
 importing it never shadows that name on the ``ragmeter`` package.
 """
 
-from ragmeter.experiments._calls import CallPolicy, PipelineCall
-from ragmeter.experiments._experiment import Experiment, experiment
-from ragmeter.experiments._outputs import OUTPUT_FIELDS, PipelineOutputError
-from ragmeter.experiments._result import ExperimentResult
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "OUTPUT_FIELDS",
-    "CallPolicy",
-    "Experiment",
-    "ExperimentResult",
-    "PipelineCall",
-    "PipelineOutputError",
-    "experiment",
-]
+from ragmeter import _lazy
+
+if TYPE_CHECKING:
+    from ragmeter.experiments._calls import CallPolicy as CallPolicy
+    from ragmeter.experiments._calls import PipelineCall as PipelineCall
+    from ragmeter.experiments._experiment import Experiment as Experiment
+    from ragmeter.experiments._experiment import experiment as experiment
+    from ragmeter.experiments._outputs import OUTPUT_FIELDS as OUTPUT_FIELDS
+    from ragmeter.experiments._outputs import PipelineOutputError as PipelineOutputError
+    from ragmeter.experiments._result import ExperimentResult as ExperimentResult
+
+_lazy.attach(__name__, __file__)

@@ -100,15 +100,13 @@ def library(value: Any) -> Library | None:
     return None
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
     text = repr(value)
     return f"{type(value).__name__} {text[:60] + '…' if len(text) > 60 else text}"
 
 
 def _score(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _document_id(document: Any) -> str | int | None:
@@ -206,7 +204,7 @@ def _message_text(message: Any) -> str:
             return "".join(parts)
     raise UnusableValue(
         f"the {type(message).__name__} returned holds no text (content "
-        f"{_describe(content)}); return the model's final answer"
+        f"{describe(content)}); return the model's final answer"
     )
 
 
@@ -216,15 +214,6 @@ def _is_message(value: Any) -> bool:
         and hasattr(value, "content")
         and not hasattr(value, "page_content")
     )
-
-
-def _response_text(value: Any) -> str | None:
-    """``value`` as a response text: a str, a message's text, or None for anything else."""
-    if isinstance(value, str):
-        return value
-    if _is_message(value):
-        return _message_text(value)
-    return None
 
 
 def plain(value: Any) -> Any:
@@ -257,24 +246,16 @@ def _read_mapping(value: Mapping[Any, Any]) -> Adapted:
     used = set(_OUTPUT_FIELDS)
     for key in ("response", *RESPONSE_KEYS):
         item = value.get(key)
-        text = _response_text(item)
-        if key == "response" and item is not None:
+        text = item if isinstance(item, str) else _message_text(item) if _is_message(item) else None
+        if (key == "response" and item is not None) or text is not None:
             fields["response"] = item if text is None else text  # a wrong type: checked later
-            break
-        if text is not None:
-            fields["response"] = text
             used.add(key)
             break
     for key in ("retrieved_contexts", *CONTEXT_KEYS):
         item = value.get(key)
         hits = _hits(item)
-        if key == "retrieved_contexts" and item is not None:
-            if hits:  # documents given as the contexts
-                adapted = _from_hits(hits)
-                fields.update(adapted.fields)
-                extra.update(adapted.extra)
-            else:
-                fields[key] = item
+        if key == "retrieved_contexts" and item is not None and not hits:
+            fields[key] = item  # as given, not documents: checked later
             break
         if item is not None and hits is not None:
             adapted = _from_hits(hits)
@@ -301,7 +282,7 @@ def _llama_response(value: Any) -> Adapted:
     if hits is None:
         raise UnusableValue(
             f"the {type(value).__name__}'s source_nodes are not nodes "
-            f"({_describe(value.source_nodes)}); return the query engine's response as is"
+            f"({describe(value.source_nodes)}); return the query engine's response as is"
         )
     adapted = _from_hits(hits)  # none retrieved: empty contexts, scored as such
     return Adapted({**fields, **adapted.fields}, adapted.extra)
@@ -315,16 +296,6 @@ def stream(value: Any) -> Literal["sync", "async"] | None:
     if not callable(get_response):
         return None
     return "async" if inspect.iscoroutinefunction(get_response) else "sync"
-
-
-def read_stream(value: Any) -> Any:
-    """A sync streaming response read to its end (blocks: run it in a thread)."""
-    return value.get_response()
-
-
-async def aread_stream(value: Any) -> Any:
-    """An async streaming response read to its end."""
-    return await value.get_response()
 
 
 def adapt(value: Any) -> Adapted | None:
@@ -345,7 +316,7 @@ def adapt(value: Any) -> Adapted | None:
         return _from_hits([hit])
     kind = stream(value)
     if kind == "sync":
-        return adapt(read_stream(value))
+        return adapt(value.get_response())  # a sync stream read to its end
     if kind == "async":
         raise UnusableValue(
             f"the pipeline returned an unread {type(value).__name__}: await its "

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.dataset import Sample
-from ragmeter.experiments._adapters import aread_stream, read_stream, stream
+from ragmeter.experiments._adapters import stream
 from ragmeter.experiments._outputs import Outputs, PipelineOutputError, read_outputs
 from ragmeter.metrics import is_async
 
@@ -160,8 +160,8 @@ class Caller:
         # A streamed answer (LlamaIndex) is read to its end here, within the timeout.
         kind = stream(value)
         if kind == "async":
-            return await aread_stream(value)
-        return await _in_thread(read_stream, value) if kind == "sync" else value
+            return await value.get_response()
+        return await _in_thread(value.get_response) if kind == "sync" else value
 
     async def call(self, sample: Sample, sample_id: str, limit: asyncio.Semaphore) -> PipelineCall:
         """One sample, with retries; never raises for the pipeline's own errors."""

@@ -91,20 +91,6 @@ def _source_dir(fn: Callable[..., Any]) -> Path | None:
     return Path(source).parent if source else None
 
 
-def _check_inputs(data: Dataset, metrics: Sequence[Metric], skip_invalid: bool) -> Dataset:
-    """The dataset less the rows lacking an input some metric needs, checked before any
-    pipeline call: a missing reference is not worth finding after an hour of calls. Fields
-    the pipeline returns are checked on its outputs instead."""
-    return check_inputs(
-        data,
-        metrics,
-        skip_invalid=skip_invalid,
-        given_later=OUTPUT_FIELDS,
-        hint="Fix these rows (or choose other metrics), or pass skip_invalid=True to run "
-        "the experiment on the valid rows only.",
-    )
-
-
 def _merged(config: dict[str, Any], part: Mapping[str, Any]) -> None:
     """Fold the config of one evaluation into the experiment's (judges, usage...)."""
     for key in ("judges", "embeddings"):
@@ -243,7 +229,17 @@ class Experiment(Generic[P, R]):
         passed = {k: v for k, v in params.items() if self._accepts is None or k in self._accepts}
         load = {k: v for k, v in settings.options.items() if k in LOAD_OPTIONS}
         data = await asyncio.to_thread(load_dataset, settings.dataset, **load)
-        data = _check_inputs(data, settings.metrics, bool(load.get("skip_invalid")))
+        # The rows lacking an input some metric needs, checked before any pipeline call: a
+        # missing reference is not worth finding after an hour of calls. Fields the pipeline
+        # returns are checked on its outputs instead.
+        data = check_inputs(
+            data,
+            settings.metrics,
+            skip_invalid=bool(load.get("skip_invalid")),
+            given_later=OUTPUT_FIELDS,
+            hint="Fix these rows (or choose other metrics), or pass skip_invalid=True to run "
+            "the experiment on the valid rows only.",
+        )
         store = await asyncio.to_thread(self._open_store)
         progress = settings.progress
         reporter = progress if not isinstance(progress, bool | None) else make_progress(progress)

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.dataset import Sample, check_sample
-from ragmeter.experiments._adapters import UnusableValue, adapt
+from ragmeter.experiments._adapters import UnusableValue, adapt, describe
 
 #: The sample fields a pipeline produces; every other field comes from the dataset.
 OUTPUT_FIELDS: tuple[str, ...] = ("response", "retrieved_contexts", "retrieved_context_ids")
@@ -41,11 +41,6 @@ class Outputs:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _describe(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text[:60] + '…' if len(text) > 60 else text}"
-
-
 def _text_list(value: Any, name: str, sample_id: str, *, ids: bool) -> list[Any]:
     allowed = (str, int) if ids else (str,)
     if (
@@ -56,7 +51,7 @@ def _text_list(value: Any, name: str, sample_id: str, *, ids: bool) -> list[Any]
         kind = "ids (str or int)" if ids else "strings"
         raise PipelineOutputError(
             f"sample {sample_id!r}: {name} must be a list of {kind} in rank order, "
-            f"got {_describe(value)}"
+            f"got {describe(value)}"
         )
     return list(value)
 
@@ -78,7 +73,7 @@ def read_outputs(value: Any, sample: Sample, sample_id: str) -> Outputs:
         got = (
             f"a {type(value).__name__} with keys {sorted(map(str, value))}"
             if isinstance(value, Mapping)
-            else _describe(value)
+            else describe(value)
         )
         raise PipelineOutputError(
             f"sample {sample_id!r}: the pipeline returned {got}, which holds none of "
@@ -87,7 +82,7 @@ def read_outputs(value: Any, sample: Sample, sample_id: str) -> Outputs:
         )
     if "response" in found and not isinstance(found["response"], str):
         raise PipelineOutputError(
-            f"sample {sample_id!r}: response must be a str, got {_describe(found['response'])}"
+            f"sample {sample_id!r}: response must be a str, got {describe(found['response'])}"
         )
     for name in ("retrieved_contexts", "retrieved_context_ids"):
         if name in found:

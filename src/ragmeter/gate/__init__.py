@@ -1,5 +1,6 @@
 """The CI regression gate: floors, ceilings and significant regressions, per metric and per
-tag group, with JUnit XML, markdown and GitHub annotations."""
+tag group, and agreement with the team's labels (``min_agreement``), with JUnit XML, markdown
+and GitHub annotations."""
 
 from ragmeter.gate._check import (
     GateReport,
@@ -10,6 +11,7 @@ from ragmeter.gate._check import (
 )
 from ragmeter.gate._output import github_annotations, to_junit, to_markdown
 from ragmeter.gate._rules import (
+    Agreement,
     GateFileError,
     GateRules,
     Regression,
@@ -19,6 +21,7 @@ from ragmeter.gate._rules import (
 )
 
 __all__ = [
+    "Agreement",
     "GateFileError",
     "GateReport",
     "GateRules",

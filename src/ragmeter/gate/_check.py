@@ -3,20 +3,24 @@ with the figures behind each verdict, and the coverage floor every rule's metric
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from ragmeter._percent import percent
-from ragmeter.gate._rules import GateRules, Regression, Threshold
+from ragmeter.gate._rules import Agreement, GateRules, Regression, Threshold
 from ragmeter.metrics import Direction
 from ragmeter.results import Aggregate, EvaluationResult
 from ragmeter.stats import (
     Comparison,
     MeanEstimate,
+    Validation,
     comparability,
     compare,
     estimate_group_means,
     estimate_means,
+    statistic_name,
 )
 
 
@@ -118,7 +122,7 @@ class RuleOutcome:
     rule whose coverage falls short fails whatever its figures (``coverage_failed``).
     """
 
-    kind: Literal["threshold", "regression"]
+    kind: Literal["threshold", "regression", "agreement"]
     rule: str
     metric: str
     passed: bool
@@ -281,27 +285,51 @@ def _check_regression(rule: Regression, comparison: Comparison, coverage: Covera
     short = "" if coverage.passed else f"{coverage.shortfall()}; "
     figures = {**comparison.to_dict(), "coverage": coverage.to_dict()}
     if comparison.difference is None:
-        return RuleOutcome(
-            "regression",
-            rule.name,
-            rule.metric,
-            False,
-            f"{short}cannot compare: {comparison.verdict()}",
-            figures,
-            coverage,
-        )
-    sign = 1 if comparison.direction is Direction.HIGHER_IS_BETTER else -1
-    worse_by = -sign * comparison.difference
-    regressed = worse_by > rule.max_drop and (not rule.significant or comparison.significant)
+        passed, verdict = False, f"cannot compare: {comparison.verdict()}"
+    else:
+        sign = 1 if comparison.direction is Direction.HIGHER_IS_BETTER else -1
+        worse_by = -sign * comparison.difference
+        regressed = worse_by > rule.max_drop and (not rule.significant or comparison.significant)
+        passed, verdict = not regressed and coverage.passed, comparison.verdict()
     return RuleOutcome(
-        "regression",
-        rule.name,
-        rule.metric,
-        not regressed and coverage.passed,
-        f"{short}{comparison.verdict()}",
-        figures,
-        coverage,
+        "regression", rule.name, rule.metric, passed, f"{short}{verdict}", figures, coverage
     )
+
+
+#: How a metric gets validated, or better validated, on the team's labels.
+LABEL_FIX = (
+    "label the run's verdicts (ragmeter labels queue RUN -o queue.jsonl, fill value, then "
+    "ragmeter labels import queue.jsonl; or the dashboard's /label page)"
+)
+
+
+def _check_agreement(rule: Agreement, validation: Validation) -> RuleOutcome:
+    """An agreement rule's verdict on the metric's validation on the team's labels."""
+    figures: dict[str, Any] = validation.to_dict()
+    asked = rule.statistic or validation.statistic
+    shown = validation.describe()
+    if validation.n_labels == 0:
+        problem = f"not validated on your data: {LABEL_FIX}, at least {rule.min_labels}"
+    elif validation.n_labels < rule.min_labels:
+        more = rule.min_labels - validation.n_labels
+        problem = (
+            f"{shown}: fewer than the {rule.min_labels} labels the rule needs; "
+            f"{LABEL_FIX}, {more} more"
+        )
+    elif validation.statistic != asked:
+        problem = (
+            f"{shown}: the rule asks for {statistic_name(asked)}, which these labels do not "
+            "measure (kappa needs pass / fail labels, Spearman score labels): drop "
+            "statistic, or label the other way"
+        )
+    elif validation.value is None or validation.value < rule.min_agreement:
+        problem = (
+            f"{shown}: below {rule.min_agreement:g}; see the disagreements (ragmeter labels "
+            "agreement RUN), then calibrate the judge (ragmeter calibrate fit) or change it"
+        )
+    else:
+        problem = ""
+    return RuleOutcome("agreement", rule.name, rule.metric, not problem, problem or shown, figures)
 
 
 def run_gate(
@@ -313,6 +341,7 @@ def run_gate(
     baseline_name: str | None = None,
     allow_judge_change: bool = False,
     min_coverage: float = DEFAULT_MIN_COVERAGE,
+    validations: Mapping[str, Validation] | None = None,
 ) -> GateReport:
     """Every rule's verdict on ``candidate`` (regression rules against ``baseline``).
 
@@ -327,12 +356,20 @@ def run_gate(
     metric was judged (or embedded) by a different model or with different generation
     settings in the two runs, unless ``allow_judge_change``. The report's ``differences``
     list every difference of the compared metrics (refused or allowed, settings, prompts).
+
+    Agreement rules (``min_agreement``) read each metric's validation on the team's labels
+    from ``validations`` (:func:`ragmeter.align.validations`; a metric missing there is not
+    validated): the caller measures it, the gate only compares.
     """
     if not 0.0 <= min_coverage <= 1.0:
         raise GateUsageError(
             f"min_coverage is a share of the results from 0 to 1, got {min_coverage!r}"
         )
-    every_rule: list[Threshold | Regression] = [*rules.thresholds, *rules.regressions]
+    every_rule: list[Threshold | Regression | Agreement] = [
+        *rules.thresholds,
+        *rules.regressions,
+        *rules.agreements,
+    ]
     for rule in every_rule:
         _require(candidate, rule.metric, "candidate")
     if rules.regressions:
@@ -366,35 +403,28 @@ def run_gate(
     if baseline is not None and rules.regressions:
         # Rules over the whole run are compared together, so Holm corrects across them;
         # each group's rule is compared on its own group.
+        runs = partial(
+            compare,
+            baseline,
+            candidate,
+            level=rules.level,
+            alpha=rules.alpha,
+            seed=rules.seed,
+            allow_judge_change=allow_judge_change,
+        )
         whole = [r for r in rules.regressions if r.tag is None]
         by_metric: dict[str, Comparison] = {}
         if whole:
-            found = compare(
-                baseline,
-                candidate,
-                metrics=sorted({r.metric for r in whole}),
-                level=rules.level,
-                alpha=rules.alpha,
-                seed=rules.seed,
-                allow_judge_change=allow_judge_change,
-            )
-            by_metric = {c.metric: c for c in found}
+            by_metric = {c.metric: c for c in runs(metrics=sorted({r.metric for r in whole}))}
         for rule in rules.regressions:
             if rule.tag is None:
                 comparison = by_metric[rule.metric]
             else:
-                (comparison,) = compare(
-                    baseline,
-                    candidate,
-                    metrics=[rule.metric],
-                    level=rules.level,
-                    alpha=rules.alpha,
-                    seed=rules.seed,
-                    tag=rule.tag,
-                    value=rule.value,
-                    allow_judge_change=allow_judge_change,
-                )
+                (comparison,) = runs(metrics=[rule.metric], tag=rule.tag, value=rule.value)
             outcomes.append(
                 _check_regression(rule, comparison, counts.coverage(rule, min_coverage))
             )
+    for agreement in rules.agreements:
+        found = (validations or {}).get(agreement.metric) or Validation(agreement.metric, 0)
+        outcomes.append(_check_agreement(agreement, found))
     return GateReport(outcomes, candidate_name, baseline_name, differences, min_coverage)

@@ -83,10 +83,7 @@ def to_markdown(report: GateReport) -> str:
         lines.append("> ⚠️ **The runs were not measured the same way:**")
         lines += [f"> - {_cell(d)}" for d in report.differences]
         lines.append("")
-    lines += [
-        "| | rule | figures | coverage |",
-        "|:-:|---|---|---|",
-    ]
+    lines += ["| | rule | figures | coverage |", "|:-:|---|---|---|"]
     for o in report.outcomes:
         lines.append(
             f"| {'✅' if o.passed else '❌'} | {_cell(o.rule)} | {_cell(o.message)} "

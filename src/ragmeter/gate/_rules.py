@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter._services import read_settings
+from ragmeter.stats import statistic_name
 
 Statistic = Literal["mean", "ci_low", "ci_high"]
 
@@ -70,6 +71,37 @@ class Regression:
         return name
 
 
+#: The labels an agreement rule needs unless it sets ``min_labels``.
+DEFAULT_MIN_LABELS = 30
+#: How an agreement rule may name its statistic -> the statistic's name in a validation.
+AGREEMENT_STATISTICS = {
+    "kappa": "cohen_kappa",
+    "cohen_kappa": "cohen_kappa",
+    "spearman": "spearman",
+}
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """``metric`` must be validated on the team's own labels: at least ``min_labels`` of
+    them lined up with the run's verdicts, and its agreement with them at least
+    ``min_agreement``, measured as ``statistic`` (``cohen_kappa`` for pass / fail labels,
+    ``spearman`` for score labels; ``None``: whichever the labels call for)."""
+
+    metric: str
+    min_agreement: float
+    statistic: str | None = None
+    min_labels: int = DEFAULT_MIN_LABELS
+
+    @property
+    def name(self) -> str:
+        statistic = statistic_name(self.statistic) or "agreement"
+        return (
+            f"{self.metric}: validated on >= {self.min_labels} of your labels, "
+            f"{statistic} >= {self.min_agreement:g}"
+        )
+
+
 @dataclass(frozen=True)
 class GateRules:
     thresholds: tuple[Threshold, ...]
@@ -77,6 +109,7 @@ class GateRules:
     alpha: float = 0.05
     level: float = 0.95
     seed: int = 0
+    agreements: tuple[Agreement, ...] = ()
 
 
 def _group(tag: str | None, value: str | None) -> str:
@@ -85,10 +118,10 @@ def _group(tag: str | None, value: str | None) -> str:
 
 _THRESHOLD_KEYS = {"metric", "min", "max", "statistic", "min_coverage", "tag", "value"}
 _REGRESSION_KEYS = {"metric", "max_drop", "significant", "tag", "value", "min_coverage"}
+_AGREEMENT_KEYS = {"metric", "min_agreement", "statistic", "min_labels"}
 
 
-def _check_keys(kind: str, index: int, entry: Any, allowed: set[str]) -> dict[str, Any]:
-    where = f"{kind} rule {index + 1}"
+def _check_keys(where: str, entry: Any, allowed: set[str]) -> dict[str, Any]:
     if not isinstance(entry, dict):
         raise GateFileError(f"{where}: expected a table of settings, got {entry!r}")
     unknown = sorted(set(entry) - allowed)
@@ -106,43 +139,46 @@ def parse_rules(data: dict[str, Any]) -> GateRules:
     settings = data.get("gate", {})
     thresholds = []
     for i, entry in enumerate(data.get("thresholds", data.get("threshold", []))):
-        entry = _check_keys("threshold", i, entry, _THRESHOLD_KEYS)
+        where = f"threshold rule {i + 1}"
+        entry = _check_keys(where, entry, _THRESHOLD_KEYS)
         if entry.get("min") is None and entry.get("max") is None and "min_coverage" not in entry:
-            raise GateFileError(
-                f"threshold rule {i + 1} ({entry['metric']}): give min, max or min_coverage"
-            )
+            raise GateFileError(f"{where} ({entry['metric']}): give min, max or min_coverage")
         statistic = entry.get("statistic", "mean")
         if statistic not in ("mean", "ci_low", "ci_high"):
-            raise GateFileError(
-                f"threshold rule {i + 1}: statistic must be mean, ci_low or ci_high"
-            )
+            raise GateFileError(f"{where}: statistic must be mean, ci_low or ci_high")
         thresholds.append(
             Threshold(
                 entry["metric"],
-                _number(entry.get("min"), f"threshold rule {i + 1} min"),
-                _number(entry.get("max"), f"threshold rule {i + 1} max"),
+                _number(entry.get("min"), f"{where} min"),
+                _number(entry.get("max"), f"{where} max"),
                 statistic,
-                _coverage(entry.get("min_coverage"), f"threshold rule {i + 1} min_coverage"),
+                _coverage(entry.get("min_coverage"), f"{where} min_coverage"),
                 entry.get("tag"),
                 None if entry.get("value") is None else str(entry["value"]),
             )
         )
     regressions = []
     for i, entry in enumerate(data.get("regressions", data.get("regression", []))):
-        entry = _check_keys("regression", i, entry, _REGRESSION_KEYS)
+        where = f"regression rule {i + 1}"
+        entry = _check_keys(where, entry, _REGRESSION_KEYS)
         regressions.append(
             Regression(
                 entry["metric"],
-                _number(entry.get("max_drop", 0.0), f"regression rule {i + 1} max_drop") or 0.0,
+                _number(entry.get("max_drop", 0.0), f"{where} max_drop") or 0.0,
                 bool(entry.get("significant", True)),
                 entry.get("tag"),
                 None if entry.get("value") is None else str(entry["value"]),
-                _coverage(entry.get("min_coverage"), f"regression rule {i + 1} min_coverage"),
+                _coverage(entry.get("min_coverage"), f"{where} min_coverage"),
             )
         )
-    if not thresholds and not regressions:
+    agreements = [
+        _agreement(f"agreement rule {i + 1}", entry)
+        for i, entry in enumerate(data.get("agreements", data.get("agreement", [])))
+    ]
+    if not thresholds and not regressions and not agreements:
         raise GateFileError(
-            "the gate file has no rule: add [[thresholds]] and/or [[regressions]] entries"
+            "the gate file has no rule: add [[thresholds]], [[regressions]] and/or "
+            "[[agreements]] entries"
         )
     return GateRules(
         tuple(thresholds),
@@ -150,6 +186,34 @@ def parse_rules(data: dict[str, Any]) -> GateRules:
         alpha=float(settings.get("alpha", 0.05)),
         level=float(settings.get("level", 0.95)),
         seed=int(settings.get("seed", 0)),
+        agreements=tuple(agreements),
+    )
+
+
+def _agreement(where: str, entry: Any) -> Agreement:
+    """An ``[[agreements]]`` entry: metric, min_agreement, optional statistic and
+    min_labels."""
+    entry = _check_keys(where, entry, _AGREEMENT_KEYS)
+    value = _number(entry.get("min_agreement"), f"{where} min_agreement")
+    if value is None:
+        raise GateFileError(
+            f"{where} ({entry['metric']}): give min_agreement, e.g. min_agreement = 0.6 "
+            "(Cohen's kappa for pass / fail labels)"
+        )
+    statistic = entry.get("statistic")
+    if statistic is not None and statistic not in AGREEMENT_STATISTICS:
+        raise GateFileError(
+            f"{where}: statistic must be one of {sorted(AGREEMENT_STATISTICS)}, got "
+            f"{statistic!r} (kappa for pass / fail labels, spearman for score labels)"
+        )
+    labels = entry.get("min_labels", DEFAULT_MIN_LABELS)
+    if isinstance(labels, bool) or not isinstance(labels, int) or labels < 1:
+        raise GateFileError(f"{where}: min_labels is a whole number from 1, got {labels!r}")
+    return Agreement(
+        entry["metric"],
+        value,
+        None if statistic is None else AGREEMENT_STATISTICS[statistic],
+        labels,
     )
 
 
@@ -191,6 +255,12 @@ def load_rules(path: str | Path) -> GateRules:
     max_drop = 0.02       # fail if it drops by more than 0.02 and the drop is significant
     tag = "question_type" # optional: only over this group
     value = "multi_hop"
+
+    [[agreements]]
+    metric = "faithfulness"
+    min_agreement = 0.6   # its agreement with your labels (run store) at least 0.6...
+    statistic = "kappa"   # ...as Cohen's kappa (default: kappa, Spearman for score labels)
+    min_labels = 30       # on at least 30 labels lined up with the run's verdicts (default)
     """
     path = Path(path)
     if not path.exists():

@@ -30,6 +30,24 @@ if TYPE_CHECKING:
     from ragmeter.judge._anthropic import AnthropicJudge as AnthropicJudge
     from ragmeter.judge._anthropic import anthropic_key_for as anthropic_key_for
     from ragmeter.judge._base import Judge as Judge
+    from ragmeter.judge._calibration import (
+        DEFAULT_CALIBRATION_ROOT as DEFAULT_CALIBRATION_ROOT,
+    )
+    from ragmeter.judge._calibration import CalibrationError as CalibrationError
+    from ragmeter.judge._calibration import CrossValidation as CrossValidation
+    from ragmeter.judge._calibration import Scores as Scores
+    from ragmeter.judge._calibration import TaskCalibration as TaskCalibration
+    from ragmeter.judge._calibration import TaskValidation as TaskValidation
+    from ragmeter.judge._calibration import VerdictCalibration as VerdictCalibration
+    from ragmeter.judge._calibration import cross_validated as cross_validated
+    from ragmeter.judge._calibration import fit_calibration as fit_calibration
+    from ragmeter.judge._calibration import fit_isotonic as fit_isotonic
+    from ragmeter.judge._calibration import fit_logistic as fit_logistic
+    from ragmeter.judge._calibration import judge_identity as judge_identity
+    from ragmeter.judge._calibration import list_calibrations as list_calibrations
+    from ragmeter.judge._calibration import load_calibration as load_calibration
+    from ragmeter.judge._calibration import save_calibration as save_calibration
+    from ragmeter.judge._calibration import verdict_scores as verdict_scores
     from ragmeter.judge._config import PROVIDERS as PROVIDERS
     from ragmeter.judge._config import JudgeConfig as JudgeConfig
     from ragmeter.judge._config import Price as Price

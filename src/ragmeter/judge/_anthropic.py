@@ -94,11 +94,6 @@ def anthropic_price(model: str) -> Price | None:
     return ANTHROPIC_PRICES.get(model) or ANTHROPIC_PRICES.get(_SNAPSHOT.sub("", model))
 
 
-def _api_root(url: str) -> str:
-    root = url.strip().rstrip("/").lower()
-    return root[: -len("/v1")] if root.endswith("/v1") else root
-
-
 def anthropic_key_for(base_url: str, env: Mapping[str, str]) -> str | None:
     """``ANTHROPIC_API_KEY`` when ``base_url`` is Anthropic's own API
     (``https://api.anthropic.com``, with or without ``/v1``); ``None`` for any other
@@ -110,9 +105,9 @@ def anthropic_key_for(base_url: str, env: Mapping[str, str]) -> str | None:
     ('sk-ant-x', None)
     """
     key = env.get("ANTHROPIC_API_KEY")
-    if not key:
-        return None
-    return key if _api_root(base_url) == ANTHROPIC_BASE_URL else None
+    root = base_url.strip().rstrip("/").lower()
+    root = root[: -len("/v1")] if root.endswith("/v1") else root
+    return key if key and root == ANTHROPIC_BASE_URL else None
 
 
 def file_provider(path: str | Path, section: str = "judge") -> str | None:
@@ -326,20 +321,12 @@ def _prompt_estimate(body: dict[str, Any]) -> int:
     return estimate_tokens(text)
 
 
-def _tool_input(data: dict[str, Any], tool: str) -> dict[str, Any] | None:
-    for block in data["content"]:
-        if block.get("type") == "tool_use" and block.get("name") == tool:
-            value: dict[str, Any] = block["input"]
-            return value
-    return None
-
-
 def _answer_text(data: dict[str, Any], tool: str) -> str:
     """The answer as text: the tool's input as JSON, else the text blocks (thinking left
     out)."""
-    tool_input = _tool_input(data, tool)
-    if tool_input is not None:
-        return json.dumps(tool_input, ensure_ascii=False)
+    for block in data["content"]:
+        if block.get("type") == "tool_use" and block.get("name") == tool:
+            return json.dumps(block["input"], ensure_ascii=False)
     return "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
 
 

@@ -11,7 +11,7 @@ import contextvars
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -29,10 +29,16 @@ from ragmeter._services import (
 from ragmeter.judge._parse import schema_for_key
 from ragmeter.judge._types import Judgment, OutputT
 
+if TYPE_CHECKING:
+    from ragmeter.judge._calibration import VerdictCalibration
+
 #: The usage of the call :meth:`Judge.generate` is making in this task (see ``_call_usage``).
 _CALL_USAGE: contextvars.ContextVar[Usage | None] = contextvars.ContextVar(
     "ragmeter_call_usage", default=None
 )
+
+
+_J = TypeVar("_J", bound="Judge")
 
 
 class Judge(Portable, ABC):
@@ -46,6 +52,9 @@ class Judge(Portable, ABC):
     #: then verdicts are decided from how much the evidence raises it, calibrated per task
     #: (:meth:`likelihood_probability`).
     supports_likelihood: bool = False
+    #: A calibration fitted on the team's labels (:meth:`with_calibration`), applied to every
+    #: verdict's P(yes) after the judge's own: the verdict is "yes" from 0.5 of its result.
+    calibration: VerdictCalibration | None = None
 
     def __init__(self, *, cache: Cache | None = None, ledger: UsageLedger | None = None) -> None:
         self.cache: Cache = cache if cache is not None else MemoryCache()
@@ -77,6 +86,34 @@ class Judge(Portable, ABC):
         """P(yes) of a one-word yes/no verdict on ``task`` in ``language``, after the judge's
         calibration for it when it has one (a bundled model may); else ``p_yes`` as given."""
         return p_yes
+
+    def calibrated_verdict_probability(self, task: str, language: str, p_yes: float) -> float:
+        """:meth:`verdict_probability`, then through :attr:`calibration` when set: what a
+        yes/no verdict is decided on."""
+        p = self.verdict_probability(task, language, p_yes)
+        return p if self.calibration is None else self.calibration.apply(task, language, p)
+
+    def calibrated_likelihood_probability(self, task: str, language: str, gain: float) -> float:
+        """:meth:`likelihood_probability`, then through :attr:`calibration` when set."""
+        p = self.likelihood_probability(task, language, gain)
+        return p if self.calibration is None else self.calibration.apply(task, language, p)
+
+    def with_calibration(self: _J, calibration: VerdictCalibration | None) -> _J:
+        """This judge with ``calibration`` applied to its verdicts. The copy shares the
+        cache, usage ledger and clients: a calibration changes no answer, so answers are
+        cached under the same keys and never paid for twice."""
+        copied = object.__new__(type(self))
+        copied.__dict__.update(self.__dict__)
+        copied.calibration = calibration
+        return copied
+
+    def run_record(self) -> dict[str, Any]:
+        """:meth:`describe` plus, when one is applied, the verdict calibration
+        (``verdict_calibration``: its name, version and content hash), as run records keep
+        it; a record without one was judged without."""
+        if self.calibration is None:
+            return self.describe()
+        return {**self.describe(), "verdict_calibration": self.calibration.label}
 
     @property
     @abstractmethod

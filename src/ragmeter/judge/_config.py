@@ -204,17 +204,12 @@ class JudgeConfig(OpenAICompatible, _JudgeOptions, EndpointLimits, Sampling):
         preset or base URL elsewhere; on Azure ``AZURE_OPENAI_API_KEY``, only for the
         resource ``AZURE_OPENAI_ENDPOINT`` names."""
         env = os.environ if env is None else env
-
-        def own(name: str) -> str | None:
-            return env.get(f"RAGMETER_JUDGE_{name}") or None
-
-        def pick(name: str) -> str | None:
-            return own(name) or env.get(f"OPENAI_{name}") or None
+        own = cls.env_reader(env, "RAGMETER_JUDGE")
 
         provider = overrides.get("provider") or own("PROVIDER")
         azure = overrides.get("azure_endpoint") or own("AZURE_ENDPOINT")
         values: dict[str, Any] = {
-            "model": pick("MODEL"),
+            "model": own("MODEL") or env.get("OPENAI_MODEL") or None,
             # a provider preset or Azure endpoint beats a generic OPENAI_BASE_URL, not
             # RAGMETER_JUDGE_BASE_URL
             "base_url": own("BASE_URL")

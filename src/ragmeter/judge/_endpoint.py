@@ -64,9 +64,8 @@ class Capabilities:
     """What one endpoint (dialect and identity) was found to take, remembered for the life of
     the process by every judge of that endpoint."""
 
-    #: ``response_format: json_schema`` refused (then json_object) / accepted (no more probing).
+    #: ``response_format: json_schema`` refused (then json_object from now on).
     no_json_schema: bool = False
-    json_schema_ok: bool = False
     #: Parameters refused: parameter -> the name it is sent as instead (``None``: not sent).
     refused_params: dict[str, str | None] = field(default_factory=dict)
     #: The structured-output mode the endpoint left us with (Anthropic's ``auto``).
@@ -77,14 +76,6 @@ class Capabilities:
 
 #: (dialect, endpoint identity) -> what that endpoint was found to take.
 _CAPABILITIES: dict[tuple[str, str], Capabilities] = {}
-
-
-def capabilities_for(dialect: str, identity: str) -> Capabilities:
-    """What the endpoint ``identity`` of ``dialect`` was found to take so far (this process)."""
-    found = _CAPABILITIES.get((dialect, identity))
-    if found is None:
-        found = _CAPABILITIES[(dialect, identity)] = Capabilities()
-    return found
 
 
 class EndpointSettings(Protocol):
@@ -227,7 +218,11 @@ class EndpointJudge(Judge, Generic[ConfigT]):
     @property
     def capabilities(self) -> Capabilities:
         """What this endpoint was found to take so far (shared by judges of the endpoint)."""
-        return capabilities_for(self.dialect, self.identity)
+        key = (self.dialect, self.identity)
+        found = _CAPABILITIES.get(key)
+        if found is None:
+            found = _CAPABILITIES[key] = Capabilities()
+        return found
 
     # -- hooks ----------------------------------------------------------------------------
     def redact(self, text: str) -> str:
@@ -422,14 +417,12 @@ class ChatJudge(EndpointJudge[ChatConfigT]):
             if mode == "json_schema"
             else with_instruction(conversation, schema_instruction(schema))
         )
-        capabilities = self.capabilities
-        auto = self.config.structured_output == "auto"
-        probing = mode == "json_schema" and auto and not capabilities.json_schema_ok
+        # In auto mode an answer refusing json_schema is told apart on every request, not
+        # only until one was accepted: the server behind a URL may change (a local server
+        # restarted on another backend), and what was accepted once is no promise.
+        probing = mode == "json_schema" and self.config.structured_output == "auto"
         try:
-            reply = await self._send(Ask(rendered, schema, mode, max_tokens, probing), usage)
+            return await self._send(Ask(rendered, schema, mode, max_tokens, probing), usage)
         except SchemaRejected:
-            capabilities.no_json_schema = True
+            self.capabilities.no_json_schema = True
             return None
-        if reply is not None and probing:
-            capabilities.json_schema_ok = True
-        return reply

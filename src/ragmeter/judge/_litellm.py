@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 from pydantic import Field, field_validator
 
+from ragmeter._record import attributes
 from ragmeter._services import (
     Cache,
     EndpointLimits,
@@ -186,10 +187,7 @@ class LiteLLMConfig(EndpointLimits, Sampling):
     def generation_params(self) -> dict[str, Any]:
         """Every setting that can change an answer (part of every cache key); never a secret."""
         return {
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "max_tokens": self.max_tokens,
-            "logprobs": self.logprobs,
+            **attributes(self, "temperature", "seed", "max_tokens", "logprobs"),
             "litellm_params": {
                 k: v for k, v in self.litellm_params.items() if not _is_secret_name(k)
             },
@@ -427,16 +425,13 @@ class LiteLLMJudge(ChatJudge[LiteLLMConfig]):
             "max_retries": 0,  # nor the OpenAI client's own
             "drop_params": True,  # e.g. seed or logprobs where a provider has none
         }
-        if config.seed is not None:
-            request["seed"] = config.seed
-        if config.base_url:
-            request["api_base"] = config.base_url
-        key = self._api_key()
-        if key is not None:
-            request["api_key"] = key
-        structure = ask.response_format
-        if structure is not None:
-            request["response_format"] = structure
+        optional = {
+            "seed": config.seed,
+            "api_base": config.base_url or None,
+            "api_key": self._api_key(),
+            "response_format": ask.response_format,
+        }
+        request.update({name: value for name, value in optional.items() if value is not None})
         if config.logprobs:
             request["logprobs"] = True
             request["top_logprobs"] = 5

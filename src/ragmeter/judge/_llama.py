@@ -170,7 +170,8 @@ class LlamaModel:
         if not template:
             return None
         compiled = _render_template(template)
-        eos, bos = self.token_eos(), self.token_bos()
+        eos = int(self._lib.llama_vocab_eos(self._vocab))
+        bos = int(self._lib.llama_vocab_bos(self._vocab))
         eos_text = self.token_text(eos) if eos != -1 else ""
         bos_text = self.token_text(bos) if bos != -1 else ""
 
@@ -191,12 +192,6 @@ class LlamaModel:
             )
 
         return render
-
-    def token_eos(self) -> int:
-        return int(self._lib.llama_vocab_eos(self._vocab))
-
-    def token_bos(self) -> int:
-        return int(self._lib.llama_vocab_bos(self._vocab))
 
     def token_text(self, token: int) -> str:
         return str(self._ffi.string(self._lib.llama_vocab_get_text(self._vocab, token)).decode())

@@ -7,10 +7,9 @@ with ``from_env`` and ``from_file``), its judge, and the line that registers the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ragmeter._services import Cache, UsageLedger
 
@@ -20,16 +19,6 @@ if TYPE_CHECKING:
 #: The provider of every config no other provider claims: OpenAI-compatible endpoints (and
 #: their presets, ``provider = "deepseek"`` and the like, which its config resolves).
 DEFAULT_PROVIDER = "openai-compatible"
-
-
-class ProviderConfig(Protocol):
-    """What a provider's config class offers the registry."""
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Any: ...
-
-    @classmethod
-    def from_file(cls, path: str | Path, section: str = "judge", **overrides: Any) -> Any: ...
 
 
 @dataclass(frozen=True)

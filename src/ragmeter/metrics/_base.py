@@ -7,19 +7,20 @@ There are two kinds: a :class:`BatchMetric` is pure and scores whole batches at 
 
 from __future__ import annotations
 
-import asyncio
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmeter.dataset import Sample
 from ragmeter.metrics._details import NO_DETAILS, Details
+
+if TYPE_CHECKING:  # reading stored results needs neither the samples' model nor asyncio
+    from ragmeter.dataset import Sample
 
 T = TypeVar("T")
 
@@ -42,14 +43,6 @@ class Direction(str, Enum):
     LOWER_IS_BETTER = "lower"
 
 
-_DIRECTION_WORDS = {
-    "higher": Direction.HIGHER_IS_BETTER,
-    "higher_is_better": Direction.HIGHER_IS_BETTER,
-    "lower": Direction.LOWER_IS_BETTER,
-    "lower_is_better": Direction.LOWER_IS_BETTER,
-}
-
-
 def parse_direction(value: Direction | str) -> Direction:
     """A direction from a :class:`Direction` or its word, in any case: ``higher`` (or
     ``higher_is_better``), ``lower`` (or ``lower_is_better``).
@@ -59,10 +52,10 @@ def parse_direction(value: Direction | str) -> Direction:
     """
     if isinstance(value, Direction):
         return value
-    found = _DIRECTION_WORDS.get(str(value).strip().lower())
-    if found is None:
-        raise ValueError(f"direction must be 'higher' or 'lower', got {value!r}")
-    return found
+    try:
+        return Direction(str(value).strip().lower().removesuffix("_is_better"))
+    except ValueError:
+        raise ValueError(f"direction must be 'higher' or 'lower', got {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -300,6 +293,8 @@ class Metric(ABC):
         return ScoreColumn.of(self.score_batch(samples, context))
 
     async def ascore(self, sample: Sample) -> MetricResult:
+        import asyncio
+
         return await asyncio.to_thread(self.score, sample)
 
     def _guarded(self, sample: Sample) -> MetricResult:

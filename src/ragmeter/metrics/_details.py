@@ -12,8 +12,8 @@ included. A :class:`Details` is also a read-only mapping of that stored form, so
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, Protocol, TypeVar
 
@@ -207,7 +207,7 @@ class LeftOut:
     why: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "why": self.why}
+        return asdict(self)
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> LeftOut:
@@ -304,15 +304,7 @@ class AbstentionFinding:
     decided_by: str = "judge"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome.value,
-            "should_abstain": self.should_abstain,
-            "abstained": self.abstained,
-            "basis": self.basis,
-            "why": self.why,
-            "reason": self.reason,
-            "decided_by": self.decided_by,
-        }
+        return {**asdict(self), "outcome": self.outcome.value}
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> AbstentionFinding:
@@ -327,6 +319,15 @@ class AbstentionFinding:
         )
 
 
+#: The typed fields stored as lists of records, and their record types.
+_RECORDS: dict[str, type[Any]] = {
+    "claims": ClaimVerdict,
+    "statements": StatementFinding,
+    "contexts": ContextJudgment,
+    "entities": EntityFinding,
+    "hops": HopUse,
+    "left_out": LeftOut,
+}
 #: The stored keys the typed fields take; every other key is ``extra``.
 _TYPED_KEYS = frozenset(
     {"claims", "statements", "contexts", "entities", "questions", "similarities"}
@@ -368,17 +369,11 @@ class Details(Mapping[str, Any]):
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form: the JSON-ready dict of results.jsonl and run stores."""
-        out: dict[str, Any] = {}
-        if self.claims:
-            out["claims"] = [c.to_dict() for c in self.claims]
-        if self.statements:
-            out["statements"] = [s.to_dict() for s in self.statements]
-        if self.contexts:
-            out["contexts"] = [c.to_dict() for c in self.contexts]
-        if self.entities:
-            out["entities"] = [e.to_dict() for e in self.entities]
-        if self.hops:
-            out["hops"] = [h.to_dict() for h in self.hops]
+        out: dict[str, Any] = {
+            key: [record.to_dict() for record in records]
+            for key in ("claims", "statements", "contexts", "entities", "hops")
+            if (records := getattr(self, key))
+        }
         if self.questions:
             out["questions"] = [q.text for q in self.questions]
             if any(q.similarity is not None for q in self.questions):
@@ -408,51 +403,35 @@ class Details(Mapping[str, Any]):
         found: dict[str, Any] = {}
         extra = {k: v for k, v in data.items() if k not in _TYPED_KEYS}
 
-        def take(key: str, parse: Callable[[Any], R], record: type[R]) -> None:
-            value = data.get(key)
-            records = _records(value, parse, record)
-            if records is None:
-                if key in data:
-                    extra[key] = value
-            else:
+        for key, record in _RECORDS.items():
+            records = _records(data.get(key), record)
+            if records is not None:
                 found[key] = records
-
-        take("claims", ClaimVerdict.from_dict, ClaimVerdict)
-        take("statements", StatementFinding.from_dict, StatementFinding)
-        take("contexts", ContextJudgment.from_dict, ContextJudgment)
-        take("entities", EntityFinding.from_dict, EntityFinding)
-        take("hops", HopUse.from_dict, HopUse)
-        take("left_out", LeftOut.from_dict, LeftOut)
+            elif key in data:
+                extra[key] = data[key]
         similarities = data.get("similarities")
         if "verdicts" in data:
-            matches = _matches(data["verdicts"], similarities)
+            matches = _paired(data["verdicts"], int | bool, similarities)
             if matches is None:
                 for key in ("verdicts", "similarities"):
                     if key in data:
                         extra[key] = data[key]
             else:
-                found["matches"] = matches
+                found["matches"] = tuple(PassageMatch(bool(v), sim) for v, sim in matches)
             similarities = None  # the matches' (or kept in extra with them)
         if "questions" in data:
-            questions = _questions(data["questions"], similarities)
+            questions = _paired(data["questions"], str, similarities)
             if questions is None:
                 extra["questions"] = data["questions"]
                 if similarities is not None:
                     extra["similarities"] = similarities
             else:
-                found["questions"] = questions
+                found["questions"] = tuple(GeneratedQuestion(q, sim) for q, sim in questions)
         elif similarities is not None:
             extra["similarities"] = similarities
-        if "noncommittal" in data:
-            if isinstance(data["noncommittal"], bool):
-                found["noncommittal"] = data["noncommittal"]
-            else:
-                extra["noncommittal"] = data["noncommittal"]
-        if "standalone_question" in data:
-            if isinstance(data["standalone_question"], str):
-                found["standalone_question"] = data["standalone_question"]
-            else:
-                extra["standalone_question"] = data["standalone_question"]
+        for key, kind in (("noncommittal", bool), ("standalone_question", str)):
+            if key in data:
+                (found if isinstance(data[key], kind) else extra)[key] = data[key]
         if "abstention" in data:
             abstention = _abstention(data["abstention"])
             if abstention is None:
@@ -498,7 +477,7 @@ class Details(Mapping[str, Any]):
 NO_DETAILS = Details()
 
 
-def _records(value: Any, parse: Callable[[Any], R], record: type[R]) -> tuple[R, ...] | None:
+def _records(value: Any, record: type[R]) -> tuple[R, ...] | None:
     """Parsed entries (records given as such kept), or ``None`` when ``value`` is not a list
     of entries whose every key the records write back unchanged (reading drops nothing)."""
     if not isinstance(value, Sequence) or isinstance(value, str):
@@ -511,7 +490,7 @@ def _records(value: Any, parse: Callable[[Any], R], record: type[R]) -> tuple[R,
         if not isinstance(item, Mapping):
             return None
         try:
-            parsed = parse(item)
+            parsed = record.from_dict(item)  # type: ignore[attr-defined]
         except (KeyError, TypeError, ValueError, StopIteration):
             return None
         written = parsed.to_dict()
@@ -540,33 +519,18 @@ def _abstention(value: Any) -> AbstentionFinding | None:
     return parsed if parsed.to_dict() == dict(value) else None
 
 
-def _matches(verdicts: Any, similarities: Any) -> tuple[PassageMatch, ...] | None:
-    if not isinstance(verdicts, list) or not all(isinstance(v, int | bool) for v in verdicts):
+def _paired(values: Any, kind: Any, similarities: Any) -> list[tuple[Any, float | None]] | None:
+    """Each of ``values`` (a list of ``kind``) with its similarity (``None`` each when there
+    are none), or ``None`` when they do not fit."""
+    if not isinstance(values, list) or not all(isinstance(v, kind) for v in values):
         return None
-    sims = _numbers(similarities, len(verdicts))
-    if sims is None:
+    if similarities is None:
+        return [(v, None) for v in values]
+    if not isinstance(similarities, list) or len(similarities) != len(values):
         return None
-    return tuple(PassageMatch(bool(v), s) for v, s in zip(verdicts, sims))
-
-
-def _questions(questions: Any, similarities: Any) -> tuple[GeneratedQuestion, ...] | None:
-    if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+    if not all(s is None or isinstance(s, int | float) for s in similarities):
         return None
-    sims = _numbers(similarities, len(questions))
-    if sims is None:
-        return None
-    return tuple(GeneratedQuestion(q, s) for q, s in zip(questions, sims))
-
-
-def _numbers(values: Any, n: int) -> list[float | None] | None:
-    """``n`` similarities (``None`` each when absent), or ``None`` when they do not fit."""
-    if values is None:
-        return [None] * n
-    if not isinstance(values, list) or len(values) != n:
-        return None
-    if not all(v is None or isinstance(v, int | float) for v in values):
-        return None
-    return [None if v is None else float(v) for v in values]
+    return [(v, None if s is None else float(s)) for v, s in zip(values, similarities)]
 
 
 def _str(value: Any) -> str:

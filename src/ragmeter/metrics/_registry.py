@@ -83,11 +83,6 @@ EXPLAINED: dict[str, tuple[str, tuple[str, ...]]] = {
         "ragmeter's faithfulness asks the judge",
         ("faithfulness",),
     ),
-    "faithfulnesswith_hhem": (
-        "RAGAS's FaithfulnesswithHHEM checks claims with Vectara's HHEM classifier; "
-        "ragmeter's faithfulness asks the judge",
-        ("faithfulness",),
-    ),
     "llm_sql_equivalence_with_reference": (
         "RAGAS's LLMSQLEquivalence asks a judge, given the schema; ragmeter's sql_equivalence "
         "runs both queries on the sample's database, and sql_equivalence_judge asks a judge "
@@ -103,6 +98,7 @@ EXPLAINED: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 for _key in ("llm_sql_equivalence", "llmsql_equivalence"):  # LLMSQLEquivalence
     EXPLAINED[_key] = EXPLAINED["llm_sql_equivalence_with_reference"]
+EXPLAINED["faithfulnesswith_hhem"] = EXPLAINED["faithfulness_with_hhem"]
 
 #: The entry point group a package declares its metrics in, e.g. in its pyproject.toml:
 #: ``[project.entry-points."ragmeter.metrics"] my_metric = "my_package.metrics:MyMetric"``.
@@ -136,15 +132,6 @@ def _origin(source: object) -> str:
         f"{getattr(p, '__module__', None) or '?'}.{getattr(p, '__qualname__', None) or '?'}"
         for p in parts
     )
-
-
-def _checked(made: object, source: object) -> Metric:
-    if not isinstance(made, Metric):
-        raise TypeError(
-            f"{_describe(source)} returned {made!r}, not a metric: a factory must return a "
-            "ragmeter.metrics.Metric"
-        )
-    return made
 
 
 def _describe(source: object) -> str:
@@ -183,7 +170,13 @@ def _builder(source: object) -> tuple[Callable[[], Metric], Metric | None]:
         pass
 
     def build() -> Metric:
-        return _checked(source(), source)
+        made = source()
+        if not isinstance(made, Metric):
+            raise TypeError(
+                f"{_describe(source)} returned {made!r}, not a metric: a factory must return a "
+                "ragmeter.metrics.Metric"
+            )
+        return made
 
     return build, None
 

@@ -150,13 +150,11 @@ def merge_labelled(
     for sample, sample_id in zip(source.samples, source.ids):
         if not is_labelled(sample):
             result.unlabelled.append(sample_id)
-        elif sample_id in position_of:
-            if on_conflict == "skip":
-                result.skipped_existing.append(sample_id)
-            else:
-                conflicts.append(sample_id)
-                chosen.append(_golden_sample(sample, sample_id, stamp, labelled_by))
+        elif sample_id in position_of and on_conflict == "skip":
+            result.skipped_existing.append(sample_id)
         else:
+            if sample_id in position_of:
+                conflicts.append(sample_id)
             chosen.append(_golden_sample(sample, sample_id, stamp, labelled_by))
     if conflicts and on_conflict == "error":
         raise MergeConflict(conflicts, golden)

@@ -13,13 +13,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
+from ragmeter._record import attributes
 from ragmeter.dataset import Dataset, Sample, load_dataset
 from ragmeter.embed import normalize_rows
 from ragmeter.mining._cluster import dedupe as remove_duplicates
@@ -88,10 +90,8 @@ class MiningResult:
     @property
     def counts(self) -> dict[str, int]:
         """Picks per reason."""
-        out = {"worst_scored": 0, "novel": 0, "cluster": 0}
-        for pick in self.picks:
-            out[pick.reason] += 1
-        return out
+        counts = Counter(pick.reason for pick in self.picks)
+        return {reason: counts[reason] for reason in get_args(Reason)}
 
     @property
     def clusters_covered(self) -> int:
@@ -102,23 +102,14 @@ class MiningResult:
         return write_rows(self.records, path)
 
     def summary(self) -> dict[str, Any]:
+        funnel = ("n_samples", "n_without_question", "n_duplicates", "n_same_text", "n_similar")
         return {
-            "n_samples": self.n_samples,
-            "n_without_question": self.n_without_question,
-            "n_duplicates": self.n_duplicates,
-            "n_same_text": self.n_same_text,
-            "n_similar": self.n_similar,
-            "n_in_golden": self.n_in_golden,
-            "n_candidates": self.n_candidates,
+            **attributes(self, *funnel, "n_in_golden", "n_candidates"),
             "n_clusters": len(self.cluster_sizes),
-            "cluster_sizes": self.cluster_sizes,
-            "clusters_covered": self.clusters_covered,
-            "n_scored": self.n_scored,
+            **attributes(self, "cluster_sizes", "clusters_covered", "n_scored"),
             "picks": self.counts,
             "n_picked": len(self.picks),
-            "kept": self.kept,
-            "mined_at": self.mined_at,
-            "notes": self.notes,
+            **attributes(self, "kept", "mined_at", "notes"),
         }
 
 

@@ -27,7 +27,7 @@ from ragmeter._services import replaced_atomically
 from ragmeter.dataset import Dataset, Problem
 from ragmeter.metrics import Direction, Metric, Status, resolve_metrics
 from ragmeter.monitor._alerts import append_log, check_webhook, post_webhook
-from ragmeter.monitor._source import Cursor, file_key, read_new, source_files
+from ragmeter.monitor._source import Cursor, read_new, source_files
 
 if TYPE_CHECKING:
     from ragmeter.embed import Embeddings
@@ -318,7 +318,7 @@ class Monitor:
         return alerts
 
     def _read_file(self, path: Path, finished: bool, report: PollReport) -> None:
-        key = file_key(path)
+        key = os.path.abspath(path)  # absolute, so a changed cwd finds the file's cursor
         before = self.state["files"].get(key) or {}
         cursor = Cursor.from_dict(before)
         lines = list(read_new(path, cursor, finished=finished, notes=report.notes))
@@ -463,13 +463,6 @@ class Monitor:
             while len(kept) > KEEP_CLOSED and kept[0].get("delivered"):
                 kept.pop(0)
 
-    def _bounds(self, window: dict[str, Any]) -> tuple[str, str]:
-        if self.window.seconds is not None:
-            start = window["key"]
-            return _iso(start), _iso(start + self.window.seconds)
-        times = [s["time"] for s in window["samples"]]
-        return _iso(min(times)), _iso(max(times))
-
     def _score(self, window: dict[str, Any], report: PollReport) -> Window | None:
         """Evaluate a window into its own run directory (resumed after a crash), estimate
         each metric with a CI, compare with the baseline and store the run; ``None`` (noted
@@ -479,7 +472,11 @@ class Monitor:
         from ragmeter.stats import estimate_means
 
         index = int(self.state["next_index"])
-        start, end = self._bounds(window)
+        if self.window.seconds is not None:  # the window's bounds, else its samples' times
+            times = [window["key"], window["key"] + self.window.seconds]
+        else:
+            times = [s["time"] for s in window["samples"]]
+        start, end = _iso(min(times)), _iso(max(times))
         run_dir = self.state_dir / "windows" / f"{index:06d}"
         # Named by where the window starts: its time, or (N samples) its first sample's number.
         first = start if self.window.seconds is not None else str(int(window["key"]) + 1)
@@ -507,13 +504,7 @@ class Monitor:
         )
         for row in result.skipped:
             report.bad.extend(row.problems)
-        measured: dict[str, list[tuple[str, float]]] = {}
-        for metric in self.metrics:
-            measured[metric.name] = [
-                (s.sample_id, float(r.score))
-                for s in result
-                if (r := s.scores[metric.name]).status is Status.OK and r.score is not None
-            ]
+        measured = {m.name: _scored(result, m.name) for m in self.metrics}
         failed = [r for s in result for r in s.scores.values() if r.status is Status.FAILED]
         if failed and not any(measured.values()):
             report.unscored.append(
@@ -666,11 +657,7 @@ class Monitor:
             self._save_state()
 
     def _deliver(self, alert: dict[str, Any], report: PollReport) -> None:
-        if self.log is not None:
-            try:
-                append_log(self.log, alert)
-            except OSError as error:
-                report.notes.append(f"the alert was not written to {self.log}: {error}")
+        self._log_event(alert, "the alert", report)
         if self.webhook is None:
             return
         from ragmeter._services import redact_url
@@ -682,20 +669,21 @@ class Monitor:
             return
         message = f"webhook {redact_url(self.webhook)}: {failed}"
         report.webhook_failures.append(message)
+        event = {
+            "event": "webhook_failed",
+            "monitor": self.name,
+            "window": alert["window"],
+            "metric": alert["metric"],
+            "error": message,
+        }
+        self._log_event(event, "the webhook failure", report)
+
+    def _log_event(self, event: dict[str, Any], what: str, report: PollReport) -> None:
         if self.log is not None:
             try:
-                append_log(
-                    self.log,
-                    {
-                        "event": "webhook_failed",
-                        "monitor": self.name,
-                        "window": alert["window"],
-                        "metric": alert["metric"],
-                        "error": message,
-                    },
-                )
+                append_log(self.log, event)
             except OSError as error:
-                report.notes.append(f"the webhook failure was not written to {self.log}: {error}")
+                report.notes.append(f"{what} was not written to {self.log}: {error}")
 
 
 def _iso(seconds: float) -> str:
@@ -843,14 +831,16 @@ def _baseline_scores(result: EvaluationResult, metrics: Sequence[Metric]) -> dic
             f"the baseline run has no {', '.join(missing)} (it has {', '.join(known)}): "
             "score the baseline with the monitored metrics"
         )
-    scores: dict[str, list[float]] = {}
-    for metric in metrics:
-        scores[metric.name] = [
-            float(r.score)
-            for s in result
-            if (r := s.scores[metric.name]).status is Status.OK and r.score is not None
-        ]
-    return scores
+    return {m.name: [score for _, score in _scored(result, m.name)] for m in metrics}
+
+
+def _scored(result: EvaluationResult, metric: str) -> list[tuple[str, float]]:
+    """(sample id, score) of each sample ``metric`` scored in ``result``."""
+    return [
+        (s.sample_id, float(r.score))
+        for s in result
+        if (r := s.scores[metric]).status is Status.OK and r.score is not None
+    ]
 
 
 def _window_from_dict(data: Mapping[str, Any]) -> Window:
@@ -883,12 +873,10 @@ def _judge_changes(baseline: EvaluationResult, window: EvaluationResult, index: 
     from ragmeter.stats import comparability
 
     checked = comparability(baseline, window, metrics=[m.name for m in window.metrics])
-    notes = []
-    for metric in window.metrics:
-        refusal = checked.refusal(metric.name)
-        if refusal is not None:
-            notes.append(
-                f"window {index}: {refusal}, so a change may be the "
-                "judge's, not the traffic's: score the baseline with the monitor's judge"
-            )
-    return notes
+    refusals = (checked.refusal(metric.name) for metric in window.metrics)
+    return [
+        f"window {index}: {refusal}, so a change may be the judge's, not the traffic's: score "
+        "the baseline with the monitor's judge"
+        for refusal in refusals
+        if refusal is not None
+    ]

@@ -9,9 +9,8 @@ read again from its start, and a note says so.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +41,7 @@ class Cursor:
     generation: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "offset": self.offset,
-            "line": self.line,
-            "inode": self.inode,
-            "generation": self.generation,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Cursor:
@@ -129,8 +123,3 @@ def _parse(source: str, number: int, raw: bytes, at_start: bool) -> Line | None:
             "give each sample as an object of fields",
         )
     return Line(source, number, value)
-
-
-def file_key(path: Path) -> str:
-    """The name a file's cursor is saved under (absolute, so a changed cwd finds it)."""
-    return os.path.abspath(path)

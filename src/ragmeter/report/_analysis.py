@@ -9,12 +9,19 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics import Direction, MetricResult, Status
-from ragmeter.report._format import describe_service
+from ragmeter.report._format import change, describe_service
 from ragmeter.results import Aggregate, EvaluationResult, MetricInfo, SampleResult
 
 if TYPE_CHECKING:
     from ragmeter.stats import Comparison as StatsComparison
-    from ragmeter.stats import MeanEstimate
+    from ragmeter.stats import JudgeErrorEstimate, LabelledPairs, MeanEstimate, Validation
+
+#: Per metric, (judge score, human label) pairs of labelled items, or a
+#: :class:`~ragmeter.stats.LabelledPairs` (with its method): what a report's line "with judge
+#: error" is computed from (the caller reads them from the run store's labels).
+Labelled = Mapping[str, "Sequence[Sequence[Any]] | LabelledPairs"]
+#: Per judged metric, its validation on the team's labels (``ragmeter.align.validations``).
+Validations = Mapping[str, "Validation"]
 
 #: Bootstrap resamples of the summary's confidence intervals (as ``ragmeter show`` draws).
 CI_RESAMPLES = 2_000
@@ -48,6 +55,31 @@ def mean_estimates(result: EvaluationResult) -> dict[str, MeanEstimate]:
     from ragmeter.stats import estimate_means
 
     return estimate_means(result, n_resamples=CI_RESAMPLES)
+
+
+def judge_error_estimates(
+    result: EvaluationResult, labelled: Labelled | None
+) -> list[JudgeErrorEstimate]:
+    """Per metric in ``labelled``: its mean with the sampling-only interval and the one with
+    the judge's measured error (:func:`ragmeter.stats.with_judge_error`, ``CI_RESAMPLES``
+    resamples, seed 0). Bad pairs raise ``ValueError`` naming the row."""
+    from ragmeter.stats import with_judge_error
+
+    return [
+        with_judge_error(result, metric, pairs, n_resamples=CI_RESAMPLES)
+        for metric, pairs in (labelled or {}).items()
+    ]
+
+
+def validation_lines(validations: Validations | None) -> list[tuple[str, str]]:
+    """(metric, "validated on 120 of your labels: kappa 0.71 [0.58, 0.83]" or "not
+    validated on your data") per metric given."""
+    return [(metric, v.describe()) for metric, v in (validations or {}).items()]
+
+
+def judge_error_text(estimate: JudgeErrorEstimate) -> str:
+    """``0.82, 95% CI 0.78-0.86 (sampling), 0.75-0.88 (with judge error)`` and how."""
+    return estimate.sentence() + (f" ({estimate.basis})" if estimate.basis else "")
 
 
 @dataclass(frozen=True)
@@ -275,14 +307,7 @@ def _metric_delta(
             status_changed += 1
         elif new.status is Status.OK and new.score is not None and old.score is not None:
             changes.append(SampleChange(now, old.score, new.score))
-    better = worse = 0
-    for c in changes:
-        if abs(c.delta) > 1e-9:
-            up = c.delta > 0
-            if up == (metric.direction is Direction.HIGHER_IS_BETTER):
-                better += 1
-            else:
-                worse += 1
+    moves = [change(c.delta, metric.direction) for c in changes]
     moved = sorted(
         (c for c in changes if abs(c.delta) > 1e-9), key=lambda c: (-abs(c.delta), c.sample.index)
     )
@@ -292,8 +317,8 @@ def _metric_delta(
         baseline=baseline.aggregates.get(metric.name),
         current=current.aggregates.get(metric.name),
         n_paired=len(changes),
-        n_better=better,
-        n_worse=worse,
+        n_better=moves.count("better"),
+        n_worse=moves.count("worse"),
         n_status_changed=status_changed,
         changes=moved[: max(0, top)],
         pairs=changes,

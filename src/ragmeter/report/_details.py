@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragmeter.metrics import (
@@ -175,21 +175,16 @@ def details_html(result: MetricResult, metric: str = "") -> Markup:
     details = result.details
     if not details:
         return Markup("")
-    parts: list[Markup] = []
-    if details.claims:
-        parts.append(_claims(details.claims))
-    if details.statements:
-        parts.append(_statements(details.statements))
-    if details.entities:
-        parts.append(_entities(details.entities))
-    if details.questions:
-        parts.append(_questions(details.questions))
-    if details.contexts:
-        parts.append(_context_verdicts(details.contexts))
-    if details.matches:
-        parts.append(_verdict_strip(details.matches, metric))
-    if details.hops:
-        parts.append(_hops(details.hops))
+    drawn: list[tuple[Sequence[Any], Callable[[Any], Markup]]] = [
+        (details.claims, _claims),
+        (details.statements, _statements),
+        (details.entities, _entities),
+        (details.questions, _questions),
+        (details.contexts, _context_verdicts),
+        (details.matches, lambda matches: _verdict_strip(matches, metric)),
+        (details.hops, _hops),
+    ]
+    parts = [draw(records) for records, draw in drawn if records]
     scalars: dict[str, Any] = {}
     if details.noncommittal is not None:
         scalars["noncommittal"] = details.noncommittal

@@ -10,6 +10,7 @@ from ragmeter.metrics import Direction
 
 if TYPE_CHECKING:
     from ragmeter.stats import Comparison as StatsComparison
+    from ragmeter.stats import Interval
 
 #: Shown where there is no value (never 0, which would read as a score).
 NONE = "—"
@@ -29,12 +30,12 @@ def interval(low: float, high: float, digits: int = 4) -> str:
     return f"{score(low, digits)}–{score(high, digits)}"
 
 
-def mean_ci(n_scored: int, low: float | None, high: float | None, digits: int = 4) -> str:
+def mean_ci(n_scored: int, ci: Interval | None, digits: int = 4) -> str:
     """The CI of a mean over ``n_scored`` samples, or why there is none (a bootstrap needs
     at least 2 scores): "n/a: 1 scored, needs 2"."""
-    if low is None or high is None:
+    if ci is None:
         return f"n/a: {n_scored} scored, needs 2"
-    return interval(low, high, digits)
+    return interval(ci.low, ci.high, digits)
 
 
 def signed(value: float | None, digits: int = 4) -> str:

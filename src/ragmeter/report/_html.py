@@ -12,15 +12,20 @@ from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import (
     CI_RESAMPLES,
     NOT_STARTED_NOTE,
+    Labelled,
+    Validations,
     compare_runs,
     default_title,
     embedding_models,
     failure_groups,
+    judge_error_estimates,
+    judge_error_text,
     judges,
     mean_estimates,
     measured,
     metric_tests,
     run_label,
+    validation_lines,
 )
 from ragmeter.report._html_abstention import abstention_sections
 from ragmeter.report._html_compare import compare_section
@@ -32,7 +37,7 @@ from ragmeter.report._html_samples import (
     samples_section,
     worst_section,
 )
-from ragmeter.report._markup import Markup, breakable, el, esc, head_row, join, num
+from ragmeter.report._markup import Markup, breakable, el, esc, head_row, join, num, table
 from ragmeter.report._style import CSS
 from ragmeter.report._svg import goodness, histogram, legend, shade
 from ragmeter.results import Aggregate, EvaluationResult
@@ -94,20 +99,60 @@ def _ci_cell(estimate: MeanEstimate | None) -> Markup:
     if ci is None:
         return el(
             "td",
-            fmt.mean_ci(estimate.n, None, None),
+            fmt.mean_ci(estimate.n, None),
             class_="num ci muted",
             title="a bootstrap interval needs at least 2 scored samples",
             data_ci="none",
         )
     return el(
         "td",
-        fmt.mean_ci(estimate.n, ci.low, ci.high),
+        fmt.mean_ci(estimate.n, ci),
         class_="num ci",
         title=f"{fmt.percent(ci.level)} {ci.method} bootstrap interval over {estimate.n} scores",
     )
 
 
-def _summary(result: EvaluationResult) -> Markup:
+def _judge_error(result: EvaluationResult, labelled: Labelled | None) -> Markup | None:
+    estimates = judge_error_estimates(result, labelled)
+    if not estimates:
+        return None
+    return el(
+        "div",
+        el("p", "With judge error (measured on labelled items):"),
+        el(
+            "ul",
+            [
+                el("li", el("code", e.metric), ": ", judge_error_text(e), data_metric=e.metric)
+                for e in estimates
+            ],
+        ),
+        id="judge-error",
+    )
+
+
+def _validations(validations: Validations | None) -> Markup | None:
+    lines = validation_lines(validations)
+    if not lines:
+        return None
+    return el(
+        "div",
+        el("p", "On your labels (run store):"),
+        el(
+            "ul",
+            [
+                el("li", el("code", metric), ": ", text, data_metric=metric)
+                for metric, text in lines
+            ],
+        ),
+        id="validation",
+    )
+
+
+def _summary(
+    result: EvaluationResult,
+    labelled: Labelled | None = None,
+    validations: Validations | None = None,
+) -> Markup:
     estimates = mean_estimates(result)
     unstarted = any(a.n_not_started for a in result.aggregates.values())
     head = head_row(
@@ -160,9 +205,9 @@ def _summary(result: EvaluationResult) -> Markup:
         + (f" {NOT_STARTED_NOTE}" if unstarted else ""),
         class_="muted",
     )
-    return join(
-        [el("table", el("thead", head), el("tbody", rows), id="summary-table", class_="fit"), note]
-    )
+    parts = [table(head, rows, id="summary-table", class_="fit"), note]
+    extras = (_validations(validations), _judge_error(result, labelled))
+    return join([*parts, *(extra for extra in extras if extra is not None)])
 
 
 def _distributions(result: EvaluationResult) -> Markup:
@@ -233,10 +278,9 @@ def _breakdowns(result: EvaluationResult) -> Markup:
         scales = {
             m.name: _scale([g.aggregates[m.name].mean for g in values]) for m in result.metrics
         }
-        head = el(
-            "tr",
+        head = head_row(
             el("th", breakable(tag)),
-            el("th", "samples", class_="num"),
+            num("samples"),
             [
                 el("th", breakable(m.name), " ", fmt.arrow(m.direction), class_="num")
                 for m in result.metrics
@@ -255,13 +299,7 @@ def _breakdowns(result: EvaluationResult) -> Markup:
             for g in values
         ]
         parts.append(el("h3", tag))
-        parts.append(
-            el(
-                "div",
-                el("table", el("thead", head), el("tbody", rows), data_tag=tag, class_="fit wrap"),
-                class_="scroll",
-            )
-        )
+        parts.append(table(head, rows, scroll=True, data_tag=tag, class_="fit wrap"))
     return join(parts)
 
 
@@ -296,15 +334,8 @@ def _usage(result: EvaluationResult, baseline: EvaluationResult | None) -> Marku
         return el(
             "p", "No judge or embedding call (no LLM-judged metric in this run).", class_="muted"
         )
-    head = el(
-        "tr",
-        el("th", "run"),
-        el("th", "service"),
-        [
-            el("th", h, class_="num")
-            for h in ("calls", "cached", "prompt tokens", "completion tokens", "cost")
-        ],
-    )
+    numbers = ("calls", "cached", "prompt tokens", "completion tokens", "cost")
+    head = head_row("run", "service", [num(h) for h in numbers])
     estimated = result.usage.get("estimated_calls")
     note = (
         el(
@@ -315,9 +346,7 @@ def _usage(result: EvaluationResult, baseline: EvaluationResult | None) -> Marku
         if estimated
         else None
     )
-    return join(
-        [el("table", el("thead", head), el("tbody", rows), class_="fit", id="usage-table"), note]
-    )
+    return join([table(head, rows, class_="fit", id="usage-table"), note])
 
 
 def _skipped(result: EvaluationResult) -> Markup | None:
@@ -341,10 +370,6 @@ def _skipped(result: EvaluationResult) -> Markup | None:
     )
 
 
-def _section(anchor: str, heading: str, *body: object) -> Markup:
-    return el("section", el("h2", heading), *body, id=anchor)
-
-
 def render_html(
     result: EvaluationResult,
     *,
@@ -355,8 +380,13 @@ def render_html(
     worst: int = 10,
     allow_judge_change: bool = False,
     thresholds: Mapping[str, float] | None = None,
+    labelled: Labelled | None = None,
+    validations: Validations | None = None,
 ) -> str:
-    """One self-contained HTML page on ``result``: summary, score distributions, diagnosis
+    """One self-contained HTML page on ``result``: summary (with ``validations``, per judged
+    metric its validation on the team's labels, and ``labelled``, per metric (judge score,
+    human label) pairs, each such metric's interval with the judge's error),
+    score distributions, diagnosis
     ``findings``, tag breakdowns, in a multi-turn run its conversations (conversation-level
     next to turn-level means, the conversations worst first with their turns), up to
     ``worst`` samples per metric that score worse than
@@ -368,27 +398,20 @@ def render_html(
     title = title or default_title(result)
     samples = result.samples
     links = Links(samples)
-    sections: list[tuple[str, str, Markup]] = [
-        ("summary", "Summary", _summary(result)),
-    ]
+    summary = _summary(result, labelled, validations)
+    sections: list[tuple[str, str, Markup]] = [("summary", "Summary", summary)]
     if compare is not None:
-        comparison = compare_runs(result, compare, worst, samples)
         found = metric_tests(compare, result, allow_judge_change)
-        sections.append(
-            (
-                "compare",
-                "Run vs baseline",
-                compare_section(
-                    comparison,
-                    run_label(compare),
-                    links,
-                    worst,
-                    [c.verdict() for c in found],
-                    measured(compare, result, allow_judge_change),
-                    tests=found,
-                ),
-            )
+        section = compare_section(
+            compare_runs(result, compare, worst, samples),
+            run_label(compare),
+            links,
+            worst,
+            [c.verdict() for c in found],
+            measured(compare, result, allow_judge_change),
+            tests=found,
         )
+        sections.append(("compare", "Run vs baseline", section))
     sections += [
         ("distributions", "Score distributions", _distributions(result)),
         ("diagnosis", "Diagnosis", findings_section(findings, compare_findings, links)),
@@ -397,13 +420,8 @@ def render_html(
     ]
     conversations = conversations_of(result)
     if conversations is not None:
-        sections.append(
-            (
-                "conversations",
-                "Conversations",
-                conversations_section(result, conversations, links),
-            )
-        )
+        section = conversations_section(result, conversations, links)
+        sections.append(("conversations", "Conversations", section))
     sections += [
         (
             "worst",
@@ -425,7 +443,7 @@ def render_html(
         _header(result, title, compare),
         _skipped(result),
         nav,
-        [_section(anchor, heading, content) for anchor, heading, content in sections],
+        [el("section", el("h2", heading), part, id=anchor) for anchor, heading, part in sections],
         el("footer", f"ragmeter {__version__}. A self-contained file: it loads nothing."),
     )
     return (

@@ -11,7 +11,7 @@ from typing import Literal
 from ragmeter.metrics import Status
 from ragmeter.report import _format as fmt
 from ragmeter.report._html_samples import Links
-from ragmeter.report._markup import Markup, el, head_row, join, num
+from ragmeter.report._markup import Markup, el, head_row, join, num, table
 from ragmeter.results import EvaluationResult, SampleResult
 
 ABSTENTION = "abstention"
@@ -114,8 +114,7 @@ def abstention_section(counts: AbstentionCounts, links: Links) -> Markup:
         "said it does not know and answered.",
         class_="muted caption",
     )
-    table = el("table", el("thead", head), el("tbody", rows), class_="fit")
-    return join([note, table, *wrong])
+    return join([note, table(head, rows, class_="fit"), *wrong])
 
 
 Side = Literal["retriever", "generator"]
@@ -208,7 +207,7 @@ def claim_section(result: EvaluationResult, rows: list[tuple[Side, str, str]]) -
         "samples only.",
         class_="muted caption",
     )
-    return join([note, el("table", el("thead", head), el("tbody", body))])
+    return join([note, table(head, body)])
 
 
 def abstention_sections(result: EvaluationResult, links: Links) -> list[tuple[str, str, Markup]]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import Comparison, Measured, MetricDelta
 from ragmeter.report._html_samples import Links
-from ragmeter.report._markup import Markup, el, head_row, join, num, shorten, text
+from ragmeter.report._markup import Markup, el, head_row, join, num, shorten, table, text
 from ragmeter.report._svg import Bar, Point, delta_bars, paired_scatter
 from ragmeter.results import Aggregate
 
@@ -63,8 +63,7 @@ def _means_table(comparison: Comparison, tests: Sequence[StatsComparison]) -> Ma
         )
         for d in comparison.metrics
     ]
-    table = el("table", el("thead", head), el("tbody", rows), id="compare-table", class_="fit")
-    return el("div", table, class_="scroll")
+    return table(head, rows, scroll=True, id="compare-table", class_="fit")
 
 
 def _changes_table(comparison: Comparison, links: Links) -> Markup | None:
@@ -104,7 +103,7 @@ def _changes_table(comparison: Comparison, links: Links) -> Markup | None:
     if not rows:
         return None
     head = head_row("metric", "sample", num("baseline"), num("this run"), num("Δ"), "question")
-    return el("table", el("thead", head), el("tbody", rows), id="changes-table")
+    return table(head, rows, id="changes-table")
 
 
 def scatters(comparison: Comparison) -> Markup:
@@ -152,21 +151,14 @@ def _bar(found: StatsComparison) -> Bar:
     )
 
 
-def mean_deltas(tests: Sequence[StatsComparison]) -> Markup | None:
-    """The change of each metric's mean with its confidence interval, as bars."""
-    if not tests:
-        return None
-    return el("div", delta_bars([_bar(c) for c in tests]), class_="scroll", id="compare-deltas")
-
-
 def measured_banner(found: Measured) -> Markup | None:
     """How the runs were measured differently: a changed judge (no verdict, or compared
     anyway), then prompt versions, settings and what a run did not record."""
     if not found:
         return None
     parts: list[object] = []
-    if found.refused:
-        parts += [
+    for heading, listed in (
+        (
             el(
                 "p",
                 el("b", "Not comparable: the judge changed. "),
@@ -174,22 +166,20 @@ def measured_banner(found: Measured) -> Markup | None:
                 "significance verdict (re-run one side with the other's judge, or pass "
                 "--allow-judge-change).",
             ),
-            el("ul", *(el("li", line) for line in found.refused)),
-        ]
-    if found.allowed:
-        parts += [
+            found.refused,
+        ),
+        (
             el(
                 "p",
                 el("b", "Compared across a changed judge "),
                 "(--allow-judge-change): part of each change may be the judge's.",
             ),
-            el("ul", *(el("li", line) for line in found.allowed)),
-        ]
-    if found.warnings:
-        parts += [
-            el("p", el("b", "The runs were not measured quite the same way:")),
-            el("ul", *(el("li", line) for line in found.warnings)),
-        ]
+            found.allowed,
+        ),
+        (el("p", el("b", "The runs were not measured quite the same way:")), found.warnings),
+    ):
+        if listed:
+            parts += [heading, el("ul", *(el("li", line) for line in listed))]
     bad = bool(found.refused or found.allowed)
     return el("div", *parts, class_=f"banner {'bad' if bad else 'warn'}", id="comparability")
 
@@ -240,7 +230,6 @@ def compare_section(
         "h3", "Samples that changed most", el("span", f" — up to {top} per metric", class_="muted")
     )
     significance = el("ul", *(el("li", verdict) for verdict in verdicts), class_="verdicts")
-    bars = mean_deltas(tests)
     charts = (
         [
             el("h3", "Change of the mean"),
@@ -253,9 +242,9 @@ def compare_section(
                 "grey: no significant change.",
                 class_="muted",
             ),
-            bars,
+            el("div", delta_bars([_bar(c) for c in tests]), class_="scroll", id="compare-deltas"),
         ]
-        if bars is not None
+        if tests
         else []
     )
     scatter = [

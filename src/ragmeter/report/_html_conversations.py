@@ -10,7 +10,17 @@ from ragmeter.metrics import Direction, Status
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import CI_RESAMPLES
 from ragmeter.report._html_samples import Links
-from ragmeter.report._markup import Markup, breakable, el, head_row, join, num, shorten, text
+from ragmeter.report._markup import (
+    Markup,
+    breakable,
+    el,
+    head_row,
+    join,
+    num,
+    shorten,
+    table,
+    text,
+)
 from ragmeter.report._svg import goodness, shade
 from ragmeter.results import (
     ConversationAggregate,
@@ -48,9 +58,27 @@ def conversations_of(result: EvaluationResult) -> Conversations | None:
     return Conversations(worst_conversations(found, result.metrics), aggregates)
 
 
-def _ci_text(agg: ConversationAggregate) -> str:
-    ci = agg.ci
-    return fmt.mean_ci(agg.n_scored, ci.low if ci else None, ci.high if ci else None)
+def _level_row(metric: MetricInfo, agg: ConversationAggregate) -> Markup:
+    return el(
+        "tr",
+        el("td", metric.name),
+        el("td", fmt.arrow(metric.direction), class_="dir"),
+        el("td", fmt.score(agg.mean), class_="num conversation-mean"),
+        el(
+            "td",
+            fmt.mean_ci(agg.n_scored, agg.ci),
+            class_="num ci" if agg.ci else "num ci muted",
+        ),
+        el(
+            "td",
+            f"{agg.n_scored}/{agg.n_conversations}",
+            class_="num worse" if agg.n_unscored else "num",
+            title=f"{agg.n_unscored} conversations have no scored turn" if agg.n_unscored else None,
+        ),
+        el("td", fmt.score(agg.turn_mean), class_="num turn-mean"),
+        el("td", f"{agg.n_turns_ok}/{agg.n_turns}", class_="num"),
+        data_metric=metric.name,
+    )
 
 
 def _levels(result: EvaluationResult, found: Conversations) -> Markup:
@@ -63,29 +91,7 @@ def _levels(result: EvaluationResult, found: Conversations) -> Markup:
         num("per turn", "mean over every scored turn"),
         num("turns scored"),
     )
-    rows = []
-    for metric in result.metrics:
-        agg = found.aggregates[metric.name]
-        rows.append(
-            el(
-                "tr",
-                el("td", metric.name),
-                el("td", fmt.arrow(metric.direction), class_="dir"),
-                el("td", fmt.score(agg.mean), class_="num conversation-mean"),
-                el("td", _ci_text(agg), class_="num ci" if agg.ci else "num ci muted"),
-                el(
-                    "td",
-                    f"{agg.n_scored}/{agg.n_conversations}",
-                    class_="num worse" if agg.n_unscored else "num",
-                    title=f"{agg.n_unscored} conversations have no scored turn"
-                    if agg.n_unscored
-                    else None,
-                ),
-                el("td", fmt.score(agg.turn_mean), class_="num turn-mean"),
-                el("td", f"{agg.n_turns_ok}/{agg.n_turns}", class_="num"),
-                data_metric=metric.name,
-            )
-        )
+    rows = [_level_row(metric, found.aggregates[metric.name]) for metric in result.metrics]
     note = el(
         "p",
         "Per conversation: each conversation's mean over its scored turns, averaged over the "
@@ -98,13 +104,7 @@ def _levels(result: EvaluationResult, found: Conversations) -> Markup:
     )
     return join(
         [
-            el(
-                "table",
-                el("thead", head),
-                el("tbody", rows),
-                id="conversation-levels",
-                class_="fit",
-            ),
+            table(head, rows, id="conversation-levels", class_="fit"),
             note,
         ]
     )
@@ -152,11 +152,7 @@ def _table(
         )
         for i, c in enumerate(shown, start=1)
     ]
-    return el(
-        "div",
-        el("table", el("thead", head), el("tbody", rows), id="conversations-table", class_="fit"),
-        class_="scroll",
-    )
+    return table(head, rows, scroll=True, id="conversations-table", class_="fit")
 
 
 def _score(sample: SampleResult, metric: MetricInfo) -> Markup:
@@ -202,7 +198,7 @@ def _turns(conversation: ConversationResult, metrics: Sequence[MetricInfo], link
                 data_turn=number,
             )
         )
-    return el("table", el("thead", head), el("tbody", rows), class_="fit wrap turns")
+    return table(head, rows, class_="fit wrap turns")
 
 
 def _summary_line(conversation: ConversationResult, metrics: Sequence[MetricInfo]) -> str:

@@ -9,7 +9,7 @@ from ragmeter.metrics import Direction
 from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import FailureGroup, WorstSamples, worst_below
 from ragmeter.report._details import context_marks, details_html, marks_html
-from ragmeter.report._markup import Markup, el, head_row, join, num, shorten, text
+from ragmeter.report._markup import Markup, el, head_row, join, num, shorten, table, text
 from ragmeter.results import MetricInfo, SampleResult
 
 #: How many samples a list of links shows before "and N more".
@@ -121,48 +121,27 @@ def worst_section(
         worst = worst_below(samples, metric, n, thresholds.get(metric.name))
         if not worst.n_scored:
             continue
-        rule = worst_rule(metric, worst)
+        rule, lower = worst_rule(metric, worst), metric.direction is Direction.LOWER_IS_BETTER
+        title = f"{metric.name} {fmt.arrow(metric.direction)}"
         if not worst.samples:
-            blocks.append(
-                el(
-                    "div",
-                    el("h3", f"{metric.name} {fmt.arrow(metric.direction)}"),
-                    el(
-                        "p",
-                        f"No sample {rule}: {_every(worst.n_scored)} at or "
-                        f"{'below' if metric.direction is Direction.LOWER_IS_BETTER else 'above'}"
-                        " it.",
-                        class_="muted none-below",
-                    ),
-                    class_="worst",
-                    data_metric=metric.name,
-                )
+            heading = el("h3", title)
+            body = el(
+                "p",
+                f"No sample {rule}: {_every(worst.n_scored)} at or {'below' if lower else 'above'}"
+                " it.",
+                class_="muted none-below",
             )
-            continue
-        which = "highest" if metric.direction is Direction.LOWER_IS_BETTER else "lowest"
-        shown = (
-            fmt.plural(worst.n_below, "sample")
-            if len(worst.samples) == worst.n_below
-            else f"the {len(worst.samples)} {which} of {worst.n_below} samples"
-        )
-        heading = el(
-            "h3",
-            f"{metric.name} {fmt.arrow(metric.direction)}",
-            el(
-                "span",
-                f" — {shown} {rule}, of {worst.n_scored} scored",
-                class_="muted",
-            ),
-        )
-        blocks.append(
-            el(
-                "div",
-                heading,
-                _worst_table(metric, worst.samples, links),
-                class_="worst",
-                data_metric=metric.name,
+        else:
+            shown = (
+                fmt.plural(worst.n_below, "sample")
+                if len(worst.samples) == worst.n_below
+                else f"the {len(worst.samples)} {'highest' if lower else 'lowest'} of "
+                f"{worst.n_below} samples"
             )
-        )
+            note = f" — {shown} {rule}, of {worst.n_scored} scored"
+            heading = el("h3", title, el("span", note, class_="muted"))
+            body = _worst_table(metric, worst.samples, links)
+        blocks.append(el("div", heading, body, class_="worst", data_metric=metric.name))
     if not blocks:
         return el("p", "No sample got a score.", class_="muted")
     return join([caption, *blocks])
@@ -170,16 +149,11 @@ def worst_section(
 
 def _qa(sample: SampleResult) -> Markup:
     s = sample.sample
-    lines = []
-    if s.user_input:
-        lines.append(
-            el("div", el("span", "Q ", class_="muted"), text(shorten(s.user_input, 200), "span"))
-        )
-    if s.response:
-        lines.append(
-            el("div", el("span", "A ", class_="muted"), text(shorten(s.response, 300), "span"))
-        )
-    return join(lines)
+    return join(
+        el("div", el("span", f"{label} ", class_="muted"), text(shorten(value, limit), "span"))
+        for label, value, limit in (("Q", s.user_input, 200), ("A", s.response, 300))
+        if value
+    )
 
 
 def failures_section(groups: Sequence[FailureGroup], links: Links) -> Markup:
@@ -197,7 +171,7 @@ def failures_section(groups: Sequence[FailureGroup], links: Links) -> Markup:
         for g in groups
     ]
     head = head_row("metric", num("samples"), "error", "which")
-    return el("table", el("thead", head), el("tbody", rows))
+    return table(head, rows)
 
 
 _RANKING = re.compile(r"^(mrr|map|ndcg|precision|recall|hit|f1|r_precision)(@\d+)?$")

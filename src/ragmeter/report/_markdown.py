@@ -10,18 +10,23 @@ from ragmeter.report import _format as fmt
 from ragmeter.report._analysis import (
     CI_RESAMPLES,
     NOT_STARTED_NOTE,
+    Labelled,
     Measured,
+    Validations,
     compare_runs,
     default_title,
+    judge_error_estimates,
+    judge_error_text,
     mean_estimates,
     measured,
     metric_tests,
     run_label,
+    validation_lines,
 )
 from ragmeter.report._html_abstention import WRONG as ABSTENTION_WRONG
 from ragmeter.report._html_abstention import abstention_counts, claim_diagnostics
 from ragmeter.report._html_conversations import conversations_of
-from ragmeter.results import EvaluationResult
+from ragmeter.results import ConversationAggregate, EvaluationResult, MetricInfo
 
 if TYPE_CHECKING:
     from ragmeter.stats import MeanEstimate
@@ -51,10 +56,7 @@ def _table(head: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[st
 
 
 def _ci(estimate: MeanEstimate | None) -> str:
-    if estimate is None:
-        return fmt.NONE
-    ci = estimate.ci
-    return fmt.mean_ci(estimate.n, ci.low if ci else None, ci.high if ci else None)
+    return fmt.NONE if estimate is None else fmt.mean_ci(estimate.n, estimate.ci)
 
 
 def _metric_table(result: EvaluationResult) -> str:
@@ -89,25 +91,40 @@ def _metric_table(result: EvaluationResult) -> str:
     )
 
 
+def _judge_error(result: EvaluationResult, labelled: Labelled | None) -> str | None:
+    estimates = judge_error_estimates(result, labelled)
+    if not estimates:
+        return None
+    lines = [f"- {md_code(e.metric)}: {md(judge_error_text(e))}" for e in estimates]
+    return "With judge error (measured on labelled items):\n\n" + "\n".join(lines)
+
+
+def _validations(validations: Validations | None) -> str | None:
+    lines = [f"- {md_code(metric)}: {md(text)}" for metric, text in validation_lines(validations)]
+    if not lines:
+        return None
+    return "On your labels (run store):\n\n" + "\n".join(lines)
+
+
 def _measured(found: Measured) -> str:
     """The banner of how the runs were measured differently, as a quote block."""
     lines = []
-    if found.refused:
-        lines.append(
+    for heading, listed in (
+        (
             "> **Not comparable: the judge changed.** The judge must stay fixed across a "
             "comparison: these metrics get no significance verdict (re-run one side with the "
-            "other's judge, or pass --allow-judge-change)."
-        )
-        lines += [f"> - {md(line)}" for line in found.refused]
-    if found.allowed:
-        lines.append(
+            "other's judge, or pass --allow-judge-change).",
+            found.refused,
+        ),
+        (
             "> **Compared across a changed judge** (--allow-judge-change): part of each "
-            "change may be the judge's."
-        )
-        lines += [f"> - {md(line)}" for line in found.allowed]
-    if found.warnings:
-        lines.append("> **The runs were not measured quite the same way:**")
-        lines += [f"> - {md(line)}" for line in found.warnings]
+            "change may be the judge's.",
+            found.allowed,
+        ),
+        ("> **The runs were not measured quite the same way:**", found.warnings),
+    ):
+        if listed:
+            lines += [heading, *(f"> - {md(line)}" for line in listed)]
     return "\n".join(lines) + "\n\n" if lines else ""
 
 
@@ -149,6 +166,17 @@ def _compare_table(
 MD_CONVERSATIONS = 5
 
 
+def _level_cells(metric: MetricInfo, agg: ConversationAggregate) -> list[str]:
+    return [
+        md_code(metric.name),
+        fmt.arrow(metric.direction),
+        fmt.score(agg.mean),
+        fmt.mean_ci(agg.n_scored, agg.ci),
+        f"{agg.n_scored}/{agg.n_conversations}",
+        fmt.score(agg.turn_mean),
+    ]
+
+
 def _conversations(result: EvaluationResult) -> str | None:
     """The conversation-level means next to the turn-level ones and the worst
     conversations; None for a single-turn run."""
@@ -157,20 +185,7 @@ def _conversations(result: EvaluationResult) -> str | None:
         return None
     if found.error is not None:
         return f"> Conversations could not be grouped: {md(found.error)}"
-    rows = []
-    for metric in result.metrics:
-        agg = found.aggregates[metric.name]
-        ci = agg.ci
-        rows.append(
-            [
-                md_code(metric.name),
-                fmt.arrow(metric.direction),
-                fmt.score(agg.mean),
-                fmt.mean_ci(agg.n_scored, ci.low if ci else None, ci.high if ci else None),
-                f"{agg.n_scored}/{agg.n_conversations}",
-                fmt.score(agg.turn_mean),
-            ]
-        )
+    rows = [_level_cells(metric, found.aggregates[metric.name]) for metric in result.metrics]
     levels = _table(
         ["metric", "better", "per conversation", "95% CI", "conversations scored", "per turn"],
         ["---", ":-:", "--:", "--:", "--:", "--:"],
@@ -295,11 +310,15 @@ def render_markdown(
     findings: Sequence[Finding] = (),
     title: str | None = None,
     allow_judge_change: bool = False,
+    labelled: Labelled | None = None,
+    validations: Validations | None = None,
 ) -> str:
     """A short markdown summary of ``result``: metric table, change from ``compare`` (the
     baseline) when given, ``findings`` as bullets, and the judge usage. How the runs were
     measured differently comes first in the change; a metric whose judge or embedding model
-    changed gets no significance verdict unless ``allow_judge_change``."""
+    changed gets no significance verdict unless ``allow_judge_change``. ``validations`` (per
+    judged metric, its validation on the team's labels) and ``labelled`` (per metric, (judge
+    score, human label) pairs: its interval with the judge's error) go under the table."""
     dataset = result.config.get("dataset") or {}
     facts = [
         fmt.plural(len(result), "sample"),
@@ -314,6 +333,9 @@ def render_markdown(
     if result.config.get("judge_error"):
         parts.append(f"> **Judge error:** {md(result.config['judge_error'])}")
     parts.append(_metric_table(result))
+    for extra in (_validations(validations), _judge_error(result, labelled)):
+        if extra is not None:
+            parts.append(extra)
     if compare is not None:
         parts += [
             "### Change from baseline",

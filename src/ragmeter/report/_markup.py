@@ -83,6 +83,13 @@ def num(label: object, title: str | None = None) -> Markup:
     return el("th", label, class_="num", title=title)
 
 
+def table(head: Markup, rows: object, *, scroll: bool = False, **attributes: object) -> Markup:
+    """A ``<table>`` of the header row ``head`` and the body ``rows``; in a ``<div>`` that
+    scrolls sideways when ``scroll``."""
+    made = el("table", el("thead", head), el("tbody", rows), **attributes)
+    return el("div", made, class_="scroll") if scroll else made
+
+
 def head_row(*cells: object) -> Markup:
     """A table's header row: a ``<th>`` for each plain text; markup (a :func:`num` cell, a
     ``<th>`` already made) as it is; lists flattened, ``None`` left out."""

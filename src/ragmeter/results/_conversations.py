@@ -6,8 +6,9 @@ dominate."""
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics import Direction, Status
@@ -42,16 +43,7 @@ class ConversationMetric:
         return self.n_ok + self.n_failed + self.n_not_applicable + self.n_not_started
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "mean": self.mean,
-            "worst_turn": self.worst_turn,
-            "worst_score": self.worst_score,
-            "n_ok": self.n_ok,
-            "n_failed": self.n_failed,
-            "n_not_applicable": self.n_not_applicable,
-            "n_not_started": self.n_not_started,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -136,7 +128,7 @@ class ConversationAggregate:
 
 def conversation_of(sample: SampleResult) -> str | None:
     """The conversation ``sample`` is a turn of, or None for a single-turn sample."""
-    value = (sample.sample.metadata or {}).get(CONVERSATION_FIELD)
+    value = (sample.sample_value("metadata") or {}).get(CONVERSATION_FIELD)
     if value is None or isinstance(value, bool):
         return None
     return str(value) if isinstance(value, str | int) else None
@@ -145,7 +137,7 @@ def conversation_of(sample: SampleResult) -> str | None:
 def turn_of(sample: SampleResult) -> int:
     """The 1-based turn number of a conversation's sample (an int, or digits as text, as a
     CSV gives it); a clear error naming the row, the field and the fix otherwise."""
-    value = (sample.sample.metadata or {}).get(TURN_FIELD)
+    value = (sample.sample_value("metadata") or {}).get(TURN_FIELD)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
     if isinstance(value, str) and value.strip().isdigit() and int(value) >= 1:
@@ -158,36 +150,25 @@ def turn_of(sample: SampleResult) -> int:
     )
 
 
-def _is_worse(score: float, than: float, direction: Direction) -> bool:
-    return score > than if direction is Direction.LOWER_IS_BETTER else score < than
-
-
 def _metric_over(metric: MetricInfo, turns: Sequence[SampleResult]) -> ConversationMetric:
     ok: list[tuple[int, float]] = []
-    failed = not_applicable = not_started = 0
+    counts: Counter[Status] = Counter()
     for sample in turns:
         result = sample.scores.get(metric.name)
-        if result is None or result.status is Status.FAILED:
-            failed += 1
-        elif result.status is Status.NOT_APPLICABLE:
-            not_applicable += 1
-        elif result.status is Status.NOT_STARTED:
-            not_started += 1
-        elif result.score is not None:
+        counts[Status.FAILED if result is None else result.status] += 1
+        if result is not None and result.status is Status.OK and result.score is not None:
             ok.append((turn_of(sample), result.score))
-    worst: tuple[int, float] | None = None
-    for turn, score in ok:
-        if worst is None or _is_worse(score, worst[1], metric.direction):
-            worst = (turn, score)
+    pick = max if metric.direction is Direction.LOWER_IS_BETTER else min
+    worst = pick(ok, key=lambda turn_score: turn_score[1], default=None)  # the earliest on a tie
     return ConversationMetric(
         metric.name,
         statistics.fmean(s for _, s in ok) if ok else None,
         worst[0] if worst else None,
         worst[1] if worst else None,
         len(ok),
-        failed,
-        not_applicable,
-        not_started,
+        counts[Status.FAILED],
+        counts[Status.NOT_APPLICABLE],
+        counts[Status.NOT_STARTED],
     )
 
 

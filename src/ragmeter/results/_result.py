@@ -10,12 +10,12 @@ import statistics
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter._services import fewer_collections
-from ragmeter.dataset import InvalidRow, Problem, Sample
+from ragmeter.dataset import SAMPLE_FIELDS, InvalidRow, Problem
 from ragmeter.metrics import Direction, MetricResult, Status
 from ragmeter.results._conversations import (
     TURN_FIELD,
@@ -38,8 +38,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ragmeter._bootstrap import Interval
+    from ragmeter.dataset import Sample
 
 RESULTS_FILE = "results.jsonl"
+#: The sample fields :meth:`EvaluationResult.to_pandas` and ``to_csv`` add after ``id`` and
+#: ``row`` (those the dataset has), as RAGAS's ``to_pandas()`` does: the inputs, user_input to
+#: reference_context_ids, in the dataset's own order.
+INPUT_COLUMNS: tuple[str, ...] = SAMPLE_FIELDS[1 : SAMPLE_FIELDS.index("relevance")]
 SUMMARY_FILE = "summary.json"
 
 
@@ -67,7 +72,12 @@ class MetricInfo:
 
 @dataclass
 class SampleResult:
-    """Every metric's result for one sample, with the sample itself."""
+    """Every metric's result for one sample, with the sample itself.
+
+    One read back from a run (:meth:`from_dict`, a run's store) holds the sample's record
+    as it was stored and builds ``sample`` (pydantic) when it is first read; until then
+    :meth:`sample_value` reads a field from the record, so that a command showing a run's
+    figures does without the model."""
 
     index: int
     row: int
@@ -76,6 +86,61 @@ class SampleResult:
     scores: dict[str, MetricResult]
     #: Judge usage of this sample's calls (shared by its judged metrics), when any.
     usage: dict[str, Any] | None = None
+
+    @classmethod
+    def _of_record(
+        cls,
+        index: int,
+        row: int,
+        sample_id: str,
+        record: dict[str, Any],
+        scores: dict[str, MetricResult],
+        usage: dict[str, Any] | None = None,
+    ) -> SampleResult:
+        """The result of a sample stored as ``record`` (:meth:`Sample.to_record`, so
+        validated when it was written): the sample is built when first read."""
+        if not _is_canonical(record):
+            return cls(index, row, sample_id, _sample_of(record), scores, usage)
+        made = cls.__new__(cls)
+        vars(made).update(
+            index=index, row=row, sample_id=sample_id, scores=scores, usage=usage, _record=record
+        )
+        return made
+
+    if not TYPE_CHECKING:  # a type checker sees ``sample`` as the field it is
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for an attribute the instance lacks: ``sample`` not built yet.
+            values = vars(self)
+            record = values.get("_record") if name == "sample" else None
+            if record is not None:
+                # the sample is set before the record goes: a thread that finds neither
+                # here finds the sample below
+                values.setdefault("sample", _sample_of(record))
+                values.pop("_record", None)
+            if name == "sample" and "sample" in values:
+                return values["sample"]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the fields, the sample built: pickled as one made with its sample, never the record
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def sample_value(self, name: str) -> Any:
+        """The sample's field ``name`` (one of :data:`~ragmeter.dataset.SAMPLE_FIELDS`),
+        as ``getattr(result.sample, name)`` gives it, read from the stored record while the
+        sample is not built (``history``, whose messages the model makes, builds it).
+
+        >>> stored = {"user_input": "q"}
+        >>> result = SampleResult.from_dict({"index": 0, "row": 1, "id": "q1", "sample": stored,
+        ...                                  "metrics": {}})
+        >>> result.sample_value("user_input"), result.sample_value("metadata")
+        ('q', {})
+        """
+        record = vars(self).get("_record")
+        if record is None or "sample" in vars(self) or name not in _RECORD_READ:
+            return getattr(self.sample, name)
+        return record.get(name, {} if name == "metadata" else None)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -91,14 +156,39 @@ class SampleResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SampleResult:
-        return cls(
+        """What :meth:`to_dict` wrote; its sample is built when first read (at once from a
+        record in other names than ragmeter's, one written by hand say)."""
+        return cls._of_record(
             data["index"],
             data["row"],
             data["id"],
-            Sample.model_validate(data["sample"]),
+            data["sample"],
             {name: MetricResult.from_dict(r) for name, r in data["metrics"].items()},
             data.get("usage"),
         )
+
+
+#: :data:`SAMPLE_FIELDS` for look-ups.
+_FIELD_SET = frozenset(SAMPLE_FIELDS)
+#: The fields :meth:`SampleResult.sample_value` reads from a record as the sample holds them
+#: (a conversation's ``history`` is made of the model's messages).
+_RECORD_READ = _FIELD_SET - {"history"}
+
+
+def _is_canonical(record: Any) -> bool:
+    """Whether ``record`` is a dict of ragmeter's field names with its ``metadata`` (if any)
+    a dict: what :meth:`Sample.to_record` writes."""
+    return (
+        isinstance(record, dict)
+        and _FIELD_SET.issuperset(record)
+        and isinstance(record.get("metadata", {}), dict)
+    )
+
+
+def _sample_of(record: Any) -> Sample:
+    from ragmeter.dataset import Sample  # pydantic: only when a sample is read
+
+    return Sample.model_validate(record)
 
 
 @dataclass(frozen=True)
@@ -196,12 +286,7 @@ class Group:
     aggregates: dict[str, Aggregate]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "tag": self.tag,
-            "value": self.value,
-            "n_samples": self.n_samples,
-            "aggregates": {name: a.to_dict() for name, a in self.aggregates.items()},
-        }
+        return {**asdict(self), "aggregates": {n: a.to_dict() for n, a in self.aggregates.items()}}
 
 
 #: A tag with more distinct values than this is an identifier, not a grouping.
@@ -323,7 +408,13 @@ class EvaluationResult:
                 m.name: MetricResult.from_dict(results[m.name]) if m.name in results else missing
                 for m in self.metrics
             }
-            yield SampleResult(index, row, sample_id, Sample.model_validate(record), scores, usage)
+            yield SampleResult._of_record(index, row, sample_id, record, scores, usage)
+
+    def judged_metrics(self) -> list[str]:
+        """The run's metrics that a judge scored (those its record names a judge for), in
+        the run's order: the ones people's labels can validate."""
+        judges = self.config.get("judges") or {}
+        return [m.name for m in self.metrics if m.name in judges]
 
     def sample_ids(self) -> list[str]:
         """Every sample's id in dataset order (from the run's store without reading the
@@ -407,15 +498,12 @@ class EvaluationResult:
             raise KeyError(
                 f"no metric {metric!r} in this run; it has {[m.name for m in self.metrics]}"
             )
+        key = "soft_repeats" if soft else "repeats"
         out: list[list[float | None]] = []
         for sample in self:
             result = sample.scores[metric]
-            if soft:
-                found = result.details.extra.get("soft_repeats")
-                out.append(list(found) if isinstance(found, list) else [])
-                continue
-            repeats = result.details.extra.get("repeats")
-            out.append(list(repeats) if isinstance(repeats, list) else [result.score])
+            found = result.details.extra.get(key)
+            out.append(list(found) if isinstance(found, list) else [] if soft else [result.score])
         return out
 
     def _tag_counts(self) -> dict[str, dict[str, int]]:
@@ -423,7 +511,7 @@ class EvaluationResult:
             return self.store.tag_counts()
         counts: dict[str, dict[str, int]] = {}
         for s in self.samples:
-            for tag, values in tags_of(s.sample.metadata).items():
+            for tag, values in tags_of(s.sample_value("metadata")).items():
                 for value in values:
                     counts.setdefault(tag, {}).setdefault(value, 0)
                     counts[tag][value] += 1
@@ -435,7 +523,7 @@ class EvaluationResult:
             return
         for s in self.samples:
             result = s.scores[metric]
-            for tag, values in tags_of(s.sample.metadata).items():
+            for tag, values in tags_of(s.sample_value("metadata")).items():
                 if tag in tags:
                     for value in values:
                         yield tag, value, result.status.value, result.score
@@ -554,38 +642,26 @@ class EvaluationResult:
         unstarted = any(a.n_not_started for a in self.aggregates.values())
         e = html.escape
         cell = 'style="padding:2px 8px;text-align:{}"'
-        head = "".join(
-            f"<th {cell.format(align)}>{e(title)}</th>"
-            for title, align in (
-                ("metric", "left"),
-                ("better", "center"),
-                ("mean", "right"),
-                ("95% CI", "right"),
-                ("ok / total", "right"),
-                ("failed", "right"),
-                ("n/a", "right"),
-                *((("not started", "right"),) if unstarted else ()),
-            )
-        )
+        titles = ["metric", "better", "mean", "95% CI", "ok / total", "failed", "n/a"]
+        titles += ["not started"] if unstarted else []
+        aligns = ["left", "center", *["right"] * (len(titles) - 2)]
+        head = "".join(f"<th {cell.format(a)}>{e(title)}</th>" for title, a in zip(titles, aligns))
         rows = []
         for metric in self.metrics:
             agg = self.aggregates[metric.name]
             ci = cis[metric.name]
-            values = (
-                (metric.name, "left"),
-                ("↑" if agg.direction is Direction.HIGHER_IS_BETTER else "↓", "center"),
-                ("—" if agg.mean is None else f"{agg.mean:.4f}", "right"),
-                ("—" if ci is None else f"{ci.low:.4f}–{ci.high:.4f}", "right"),
-                (f"{agg.n_ok:,} / {agg.n_total:,} ({agg.coverage:.0%})", "right"),
-                (f"{agg.n_failed:,}", "right"),
-                (f"{agg.n_not_applicable:,}", "right"),
-                *(((f"{agg.n_not_started:,}", "right"),) if unstarted else ()),
-            )
-            rows.append(
-                "<tr>"
-                + "".join(f"<td {cell.format(align)}>{e(text)}</td>" for text, align in values)
-                + "</tr>"
-            )
+            values = [
+                metric.name,
+                "↑" if agg.direction is Direction.HIGHER_IS_BETTER else "↓",
+                "—" if agg.mean is None else f"{agg.mean:.4f}",
+                "—" if ci is None else f"{ci.low:.4f}–{ci.high:.4f}",
+                f"{agg.n_ok:,} / {agg.n_total:,} ({agg.coverage:.0%})",
+                f"{agg.n_failed:,}",
+                f"{agg.n_not_applicable:,}",
+                *([f"{agg.n_not_started:,}"] if unstarted else []),
+            ]
+            cells = (f"<td {cell.format(a)}>{e(text)}</td>" for text, a in zip(values, aligns))
+            rows.append(f"<tr>{''.join(cells)}</tr>")
         lines = [
             f"{len(self):,} samples"
             + (f", {len(self.skipped):,} rows skipped as invalid" if self.skipped else "")
@@ -614,9 +690,28 @@ class EvaluationResult:
                 handle.write(line + "\n")
         return path
 
-    def _flat_rows(self) -> Iterator[dict[str, Any]]:
+    def _input_fields(self) -> list[str]:
+        """The fields of :data:`INPUT_COLUMNS` that some sample holds, in that order (one
+        pass over the samples, stopped once every one was seen)."""
+        found: set[str] = set()
+        for s in self:
+            found.update(f for f in INPUT_COLUMNS if f not in found and s.sample.has(f))
+            if len(found) == len(INPUT_COLUMNS):
+                break
+        return [f for f in INPUT_COLUMNS if f in found]
+
+    def _flat_rows(
+        self, inputs: list[str] | None = None, *, as_json: bool = False
+    ) -> Iterator[dict[str, Any]]:
         for s in self:
             row: dict[str, Any] = {"id": s.sample_id, "row": s.row}
+            for name in inputs or ():
+                value = getattr(s.sample, name)
+                if isinstance(value, list):
+                    value = list(value)
+                    if as_json:
+                        value = json.dumps(value, ensure_ascii=False)
+                row[name] = value
             for m in self.metrics:
                 result = s.scores[m.name]
                 row[m.name] = result.score
@@ -624,25 +719,32 @@ class EvaluationResult:
                 row[f"{m.name}:reason"] = result.reason or result.error
             yield row
 
-    def to_csv(self, path: str | Path) -> Path:
-        """One row per sample: each metric's score, status and reason or error."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        columns = ["id", "row"] + [
+    def _columns(self, inputs: list[str]) -> list[str]:
+        return ["id", "row", *inputs] + [
             f"{m.name}{suffix}" for m in self.metrics for suffix in ("", ":status", ":reason")
         ]
+
+    def to_csv(self, path: str | Path) -> Path:
+        """One row per sample: its id and row, the inputs the dataset has
+        (:data:`INPUT_COLUMNS`; lists as JSON text), then each metric's score, status and
+        reason or error."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        inputs = self._input_fields()
         with path.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=columns)
+            writer = csv.DictWriter(handle, fieldnames=self._columns(inputs))
             writer.writeheader()
-            writer.writerows(self._flat_rows())
+            writer.writerows(self._flat_rows(inputs, as_json=True))
         return path
 
     def to_pandas(self) -> pd.DataFrame:
+        """One row per sample, the columns of :meth:`to_csv` (lists kept as lists)."""
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("to_pandas needs pandas: pip install 'ragmeter[pandas]'") from None
-        return pd.DataFrame(list(self._flat_rows()), columns=None)
+        inputs = self._input_fields()
+        return pd.DataFrame(list(self._flat_rows(inputs)), columns=self._columns(inputs))
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -653,7 +755,7 @@ class EvaluationResult:
                 tag: [g.to_dict() for g in groups] for tag, groups in self.breakdowns().items()
             },
             "n_samples": len(self),
-            "skipped": [_skipped_dict(r) for r in self.skipped],
+            "skipped": [r.to_dict() for r in self.skipped],
         }
 
     def save(self, run_dir: str | Path) -> Path:
@@ -691,6 +793,8 @@ class EvaluationResult:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         with (run_dir / RESULTS_FILE).open(encoding="utf-8") as handle:
             samples = [SampleResult.from_dict(json.loads(line)) for line in handle if line.strip()]
+        for sample in samples:  # a file that may have been edited is checked as it is read
+            _ = sample.sample
         return cls(
             samples,
             [MetricInfo.from_dict(m) for m in summary["metrics"]],
@@ -710,19 +814,7 @@ def _service_lines(config: dict[str, Any], usage: dict[str, Any]) -> list[str]:
     lines = []
     for key, label in (("judges", "judge"), ("embeddings", "embeddings")):
         described = config.get(key) or {}
-        names = sorted(
-            {
-                " · ".join(
-                    dict.fromkeys(
-                        str(part)
-                        for part in (d.get("model") or d.get("name"), d.get("kind"))
-                        if part
-                    )
-                )
-                for d in described.values()
-                if isinstance(d, dict)
-            }
-        )
+        names = sorted({_service_name(d) for d in described.values() if isinstance(d, dict)})
         if names:
             lines.append(f"{label}: {'; '.join(names)}")
     if usage.get("calls") or usage.get("cached_calls"):
@@ -740,8 +832,10 @@ def _service_lines(config: dict[str, Any], usage: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _skipped_dict(row: InvalidRow) -> dict[str, Any]:
-    return {"row": row.row, "id": row.sample_id, "problems": [str(p) for p in row.problems]}
+def _service_name(described: dict[str, Any]) -> str:
+    """A judge or embedding model as its ``describe()`` names it: its model, and its kind."""
+    parts = (described.get("model") or described.get("name"), described.get("kind"))
+    return " · ".join(dict.fromkeys(str(part) for part in parts if part))
 
 
 def _invalid_row(data: dict[str, Any]) -> InvalidRow:

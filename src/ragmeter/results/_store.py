@@ -31,7 +31,7 @@ import weakref
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -117,6 +117,11 @@ def _plain_json(score: float) -> str:
     return f'{{"score": {float.__repr__(score)}, "status": "ok"}}'
 
 
+def _result_row(index: int, metric: str, result: MetricResult) -> tuple[Any, ...]:
+    """A row of ``results``: index, metric, status, score and the result's JSON text."""
+    return index, metric, result.status.value, result.score, result_json(result)
+
+
 @dataclasses.dataclass(frozen=True)
 class StoredScores:
     """One metric's (status, score) per sample of a run, compact (9 bytes a sample): a status
@@ -141,8 +146,7 @@ class StoredScores:
 
     def ok_scores(self) -> NDArray[np.float64]:
         """The scores of the samples with an ok result, in dataset order."""
-        ok: NDArray[np.float64] = self.scores[self.codes == _OK_CODE]
-        return ok
+        return cast("NDArray[np.float64]", self.scores[self.codes == _OK_CODE])
 
     def ok_or_none(self) -> list[float | None]:
         """Per sample: its score where ok, else None."""
@@ -355,24 +359,21 @@ class RunDatabase:
                 self._db = self._open_read_only()
                 self.read_only = True
         version = self.get_meta("schema_version")
-        if version is None:
-            if not self.read_only:
-                self.set_meta("schema_version", SCHEMA_VERSION)
-        elif version not in READABLE_VERSIONS:
+        if version is not None and version not in READABLE_VERSIONS:
             self._db.close()
             raise ValueError(
                 f"{self.path} was written by a ragmeter with run format {version}; this one "
                 f"reads formats {', '.join(map(str, READABLE_VERSIONS))}: re-run the "
                 "evaluation into a new directory, or read it with a newer ragmeter"
             )
-        elif version != SCHEMA_VERSION and not self.read_only:
-            self.set_meta("schema_version", SCHEMA_VERSION)  # its tables were added on opening
-        with self._lock:
-            self._has_blocks = bool(
-                self._db.execute(
-                    "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='score_blocks'"
-                ).fetchone()[0]
-            )
+        if version != SCHEMA_VERSION and not self.read_only:
+            # a new file, or an older format's: its tables were added on opening
+            self.set_meta("schema_version", SCHEMA_VERSION)
+        self._has_blocks = bool(
+            self._rows(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='score_blocks'"
+            )[0][0]
+        )
 
     def _open_writable(self) -> _Connection:
         with _translated(self.path, "open" if self.path.exists() else "create"):
@@ -446,11 +447,15 @@ class RunDatabase:
         if self._remove_tempdir is not None:
             self._remove_tempdir()
 
+    def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """Every row ``sql`` reads, under the store's lock."""
+        with self._lock:
+            return self._db.execute(sql, parameters).fetchall()
+
     # -- metadata --------------------------------------------------------------------------
     def get_meta(self, key: str) -> Any:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
+        return json.loads(rows[0][0]) if rows else None
 
     def set_meta(self, key: str, value: Any) -> None:
         text = json_text(value)
@@ -504,16 +509,7 @@ class RunDatabase:
                 )
             self._db.executemany(
                 "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
-                (
-                    (
-                        index,
-                        metric,
-                        result.status.value,
-                        result.score,
-                        result_json(result),
-                    )
-                    for index, metric, result in results
-                ),
+                (_result_row(index, metric, result) for index, metric, result in results),
             )
             for index, used in (usage or {}).items():
                 self._db.execute(
@@ -537,7 +533,7 @@ class RunDatabase:
             self._db.executemany(
                 "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
                 (
-                    (start + i, metric, result.status.value, result.score, result_json(result))
+                    _result_row(start + i, metric, result)
                     for metric, column in columns.items()
                     for i, result in column.others.items()
                 ),
@@ -561,9 +557,8 @@ class RunDatabase:
             left = found.get(IN_FLIGHT_KEY) or {}
             if not left:
                 return
-            total = _usage_of(found.get(INTERRUPTED_KEY) or {})
-            for used in left.values():
-                total = total + _usage_of(used)
+            before = _usage_of(found.get(INTERRUPTED_KEY) or {})
+            total = sum(map(_usage_of, left.values()), before)
             self._db.execute(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                 (INTERRUPTED_KEY, json.dumps(total.to_dict())),
@@ -572,8 +567,7 @@ class RunDatabase:
 
     # -- reading ---------------------------------------------------------------------------
     def n_samples(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+        return int(self._rows("SELECT COUNT(*) FROM samples")[0][0])
 
     def samples_at(self, indexes: Sequence[int]) -> list[tuple[int, str, dict[str, Any]]]:
         """(index, id, sample record) of the samples at ``indexes``, in that order: how the
@@ -581,12 +575,11 @@ class RunDatabase:
         found: dict[int, tuple[str, str]] = {}
         for start in range(0, len(indexes), 500):  # under SQLite's limit on parameters
             part = indexes[start : start + 500]
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT idx, sample_id, sample FROM samples "
-                    f"WHERE idx IN ({','.join('?' * len(part))})",
-                    tuple(part),
-                ).fetchall()
+            rows = self._rows(
+                "SELECT idx, sample_id, sample FROM samples "
+                f"WHERE idx IN ({','.join('?' * len(part))})",
+                tuple(part),
+            )
             found.update((index, (sample_id, text)) for index, sample_id, text in rows)
         missing = [index for index in indexes if index not in found]
         if missing:
@@ -617,25 +610,22 @@ class RunDatabase:
                 done.discard((index, metric))
             else:
                 done.add((index, metric))
-        out = {}
-        for index in range(start, min(stop, n)):
-            missing = [m for m in metrics if (index, m) not in done]
-            if missing:
-                out[index] = missing
-        return out
+        missing = {
+            i: [m for m in metrics if (i, m) not in done] for i in range(start, min(stop, n))
+        }
+        return {index: names for index, names in missing.items() if names}
 
     def count_todo(self, metrics: Sequence[str]) -> int:
         """How many samples :meth:`todo` would name over the whole run."""
         n = self.n_samples()
         if next(self._blocks(metrics, 0, n), None) is None:
             marks = ",".join("?" * len(metrics))
-            with self._lock:
-                complete = self._db.execute(
-                    "SELECT COUNT(*) FROM (SELECT idx FROM results WHERE metric IN "
-                    f"({marks}) AND status NOT IN ({_TO_REDO_SQL}) "
-                    "GROUP BY idx HAVING COUNT(*) = ?)",
-                    (*metrics, len(metrics)),
-                ).fetchone()[0]
+            complete = self._rows(
+                "SELECT COUNT(*) FROM (SELECT idx FROM results WHERE metric IN "
+                f"({marks}) AND status NOT IN ({_TO_REDO_SQL}) "
+                "GROUP BY idx HAVING COUNT(*) = ?)",
+                (*metrics, len(metrics)),
+            )[0][0]
             return n - int(complete)
         complete = np.ones(n, dtype=bool)
         for metric in metrics:
@@ -644,9 +634,9 @@ class RunDatabase:
 
     def done(self, metric: str) -> set[int]:
         """Indexes of the samples that have a result for ``metric``."""
-        with self._lock:
-            rows = self._db.execute("SELECT idx FROM results WHERE metric = ?", (metric,))
-            done = {index for (index,) in rows.fetchall()}
+        done = {
+            index for (index,) in self._rows("SELECT idx FROM results WHERE metric = ?", (metric,))
+        }
         for _, first, scores in self._blocks([metric], 0, self.n_samples()):
             done.update((first + np.flatnonzero(~np.isnan(scores))).tolist())
         return done
@@ -657,10 +647,9 @@ class RunDatabase:
         for _, first, scores in self._blocks([metric], 0, n):
             part = scores[: max(0, n - first)]
             mask[first : first + len(part)] |= ~np.isnan(part)
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT idx, status FROM results WHERE metric = ? AND idx < ?", (metric, n)
-            ).fetchall()
+        rows = self._rows(
+            "SELECT idx, status FROM results WHERE metric = ? AND idx < ?", (metric, n)
+        )
         for index, status in rows:  # a row is the result read where both are
             mask[index] = status not in _TO_REDO
         return mask
@@ -669,8 +658,7 @@ class RunDatabase:
         """How many samples the longest score block holds (None: there are none)."""
         if not self._has_blocks:
             return None
-        with self._lock:
-            found = self._db.execute("SELECT MAX(stop - start) FROM score_blocks").fetchone()[0]
+        found = self._rows("SELECT MAX(stop - start) FROM score_blocks")[0][0]
         return None if found is None else int(found)
 
     def _blocks(
@@ -684,12 +672,11 @@ class RunDatabase:
         if longest is None or not metrics:
             return
         marks = ",".join("?" * len(metrics))
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT metric, start, scores FROM score_blocks WHERE metric IN ({marks}) "
-                "AND start > ? AND start < ? AND stop > ? ORDER BY start",
-                (*metrics, start - longest, stop, start),
-            ).fetchall()
+        rows = self._rows(
+            f"SELECT metric, start, scores FROM score_blocks WHERE metric IN ({marks}) "
+            "AND start > ? AND start < ? AND stop > ? ORDER BY start",
+            (*metrics, start - longest, stop, start),
+        )
         for metric, first, blob in rows:
             yield metric, first, np.frombuffer(blob, dtype="<f8")
 
@@ -707,12 +694,10 @@ class RunDatabase:
             codes[scored] = _OK_CODE
         page = 65536
         for start in range(0, n, page):
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT idx, status, score FROM results WHERE metric = ? "
-                    "AND idx >= ? AND idx < ?",
-                    (metric, start, min(n, start + page)),
-                ).fetchall()
+            rows = self._rows(
+                "SELECT idx, status, score FROM results WHERE metric = ? AND idx >= ? AND idx < ?",
+                (metric, start, min(n, start + page)),
+            )
             for index, status, score in rows:
                 codes[index] = _STATUS_CODES[status]
                 scores[index] = np.nan if score is None else score
@@ -720,11 +705,10 @@ class RunDatabase:
 
     def tag_counts(self) -> dict[str, dict[str, int]]:
         """tag -> value -> number of samples carrying it."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT t.key, v.value, COUNT(*) FROM samples s, json_each(s.tags) t, "
-                "json_each(t.value) v GROUP BY t.key, v.value"
-            ).fetchall()
+        rows = self._rows(
+            "SELECT t.key, v.value, COUNT(*) FROM samples s, json_each(s.tags) t, "
+            "json_each(t.value) v GROUP BY t.key, v.value"
+        )
         counts: dict[str, dict[str, int]] = {}
         for tag, value, n in rows:
             counts.setdefault(tag, {})[value] = n
@@ -738,13 +722,12 @@ class RunDatabase:
         stored = self.scores(metric)
         names = STATUS_NAMES
         for start in range(0, len(stored), page):
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT s.idx, t.key, v.value FROM samples s "
-                    "JOIN json_each(s.tags) t JOIN json_each(t.value) v "
-                    f"WHERE s.idx >= ? AND s.idx < ? AND t.key IN ({marks})",
-                    (start, start + page, *tags),
-                ).fetchall()
+            rows = self._rows(
+                "SELECT s.idx, t.key, v.value FROM samples s "
+                "JOIN json_each(s.tags) t JOIN json_each(t.value) v "
+                f"WHERE s.idx >= ? AND s.idx < ? AND t.key IN ({marks})",
+                (start, start + page, *tags),
+            )
             for index, tag, value in rows:
                 score = float(stored.scores[index])
                 yield tag, value, names[stored.codes[index]], None if score != score else score
@@ -755,10 +738,7 @@ class RunDatabase:
         nothing recorded any."""
         fields = [f.name for f in dataclasses.fields(Usage)]
         sums = ", ".join(f"TOTAL(json_extract(usage, '$.{name}'))" for name in fields)
-        with self._lock:
-            row = self._db.execute(
-                f"SELECT COUNT(*), {sums} FROM samples WHERE usage IS NOT NULL"
-            ).fetchone()
+        row = self._rows(f"SELECT COUNT(*), {sums} FROM samples WHERE usage IS NOT NULL")[0]
         unsettled = [
             _usage_of(self.get_meta(INTERRUPTED_KEY) or {}),
             *(_usage_of(u) for u in (self.get_meta(IN_FLIGHT_KEY) or {}).values()),
@@ -771,19 +751,16 @@ class RunDatabase:
                 for f, value in zip(dataclasses.fields(Usage), row[1:])
             }
         )
-        for used in unsettled:
-            total = total + used
-        return total
+        return sum(unsettled, total)
 
     def sample_ids(self, page: int = 65536) -> Iterator[str]:
         """Every sample's id, in dataset order, ``page`` at a time."""
         last = -1
         while True:
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT idx, sample_id FROM samples WHERE idx > ? ORDER BY idx LIMIT ?",
-                    (last, page),
-                ).fetchall()
+            rows = self._rows(
+                "SELECT idx, sample_id FROM samples WHERE idx > ? ORDER BY idx LIMIT ?",
+                (last, page),
+            )
             if not rows:
                 return
             last = rows[-1][0]
@@ -810,8 +787,12 @@ class RunDatabase:
         """:meth:`iter_samples` with the record, each result and the usage as their stored
         JSON text, not decoded (``results.jsonl`` is written from them as they are)."""
         last = -1
-        in_blocks: list[str] | None = None
         longest = self._longest_block()  # once per pass over the run
+        in_blocks = (
+            [m for (m,) in self._rows("SELECT DISTINCT metric FROM score_blocks")]
+            if self._has_blocks
+            else []
+        )
         while True:
             with self._lock:
                 samples = self._db.execute(
@@ -826,17 +807,6 @@ class RunDatabase:
                     "SELECT idx, metric, result FROM results WHERE idx BETWEEN ? AND ?",
                     (first, final),
                 ).fetchall()
-                if in_blocks is None:
-                    in_blocks = (
-                        [
-                            m
-                            for (m,) in self._db.execute(
-                                "SELECT DISTINCT metric FROM score_blocks"
-                            ).fetchall()
-                        ]
-                        if self._has_blocks
-                        else []
-                    )
             by_index: dict[int, dict[str, str]] = {}
             for metric, start, scores in self._blocks(in_blocks, first, final + 1, longest):
                 lo, hi = max(first, start), min(final + 1, start + len(scores))

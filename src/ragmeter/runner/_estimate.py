@@ -16,11 +16,12 @@ that is incomplete or malformed, which synthetic answers never are.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -170,9 +171,7 @@ def synthetic_answer(schema: type[OutputT], messages: Sequence[Message]) -> Outp
     if schema is TextLikelihood:
         return TextLikelihood(logprob=-1.0, tokens=1)  # type: ignore[return-value]
     blocks = _blocks(messages)
-    data: dict[str, Any] = {}
-    for name, info in schema.model_fields.items():
-        data[name] = _field_value(name, info.annotation, blocks)
+    data = {n: _field_value(n, info.annotation, blocks) for n, info in schema.model_fields.items()}
     try:
         return schema.model_validate(data)
     except ValidationError:
@@ -303,15 +302,9 @@ class RunEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "n_samples": self.n_samples,
-            "n_to_judge": self.n_to_judge,
+            **asdict(self),
             "by_step": {step: usage.to_dict() for step, usage in self.by_step.items()},
             "total": self.total.to_dict(),
-            "judges": self.judges,
-            "priced": self.priced,
-            "currency": self.currency,
-            "seconds": self.seconds,
-            "notes": self.notes,
         }
 
 
@@ -375,13 +368,12 @@ async def aestimate(
             raise
         except Exception:  # noqa: BLE001 - one odd sample must not hide the rest's estimate
             failed += 1
-    result = RunEstimate(n_samples=len(data), n_to_judge=len(todo))
     asked = {m.name for m in judged if m.uses_judge}
-    for name, real in judges.items():
-        if real is not None and name in asked:
-            result.judges[name] = real.describe()
+    described = {
+        name: j.describe() for name, j in judges.items() if j is not None and name in asked
+    }
+    result = RunEstimate(n_samples=len(data), n_to_judge=len(todo), judges=described)
     currencies = set()
-    seconds: float | None = None
     for stand_in in estimators.values():
         for step, used in stand_in.ledger.by_scope.items():
             result.by_step[step] = result.by_step.get(step, Usage()) + used
@@ -393,9 +385,8 @@ async def aestimate(
                 currencies.add(stand_in.price.currency)
         local = local_seconds(stand_in.real, stand_in.ledger.total)
         if local is not None:
-            seconds = (seconds or 0.0) + local
+            result.seconds = (result.seconds or 0.0) + local
     result.currency = currencies.pop() if len(currencies) == 1 else None
-    result.seconds = seconds
     if failed:
         result.notes.append(f"{failed} sample(s) could not be estimated and are left out")
     if any(m.uses_embeddings for m in judged):
@@ -421,8 +412,7 @@ def _todo(
         raise FileNotFoundError(
             f"nothing to resume: {str(run_dir)!r} holds no run ({STORE_FILE} is missing)"
         )
-    store = RunDatabase.in_dir(run_dir, read_only=True)
-    try:
+    with contextlib.closing(RunDatabase.in_dir(run_dir, read_only=True)) as store:
         recorded = (store.get_meta("dataset") or {}).get("fingerprint")
         if recorded != data.fingerprint():
             raise ValueError(
@@ -430,5 +420,3 @@ def _todo(
                 "resume with the same data, column mapping and subset options"
             )
         return list(store.todo(names, 0, len(data)).items()) if names else []
-    finally:
-        store.close()

@@ -10,9 +10,9 @@ import signal
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from ragmeter._services import fewer_collections, open_breakers, reset_breakers
 from ragmeter._version import __version__
@@ -23,13 +23,15 @@ from ragmeter.dataset import (
     DatasetLike,
     InvalidRow,
     Problem,
+    ProblemKind,
     Sample,
     is_streamed,
     load_dataset,
+    problem_kind,
     stream_jsonl,
 )
 from ragmeter.embed import Embeddings
-from ragmeter.judge import Judge, JudgeConfigError, Usage
+from ragmeter.judge import Judge, JudgeConfigError, Usage, VerdictCalibration, load_calibration
 from ragmeter.metrics import (
     BatchContext,
     Metric,
@@ -43,7 +45,7 @@ from ragmeter.prompts import Language
 from ragmeter.results import STORE_FILE, EvaluationResult, MetricInfo, RunDatabase
 from ragmeter.runner._budget import Budget, check_budget, take_subset
 from ragmeter.runner._defaults import DEFAULT_CONCURRENCY, DEFAULT_INTERRUPT_WAIT_S
-from ragmeter.runner._judged import JudgedSetup, release, setup
+from ragmeter.runner._judged import JudgedSetup, calibrate, release, setup
 from ragmeter.runner._progress import ProgressReporter, make_progress
 from ragmeter.runner._ray import RayBackend, WorkerPool
 from ragmeter.runner._sync import synchronous
@@ -81,7 +83,11 @@ def check_inputs(
     """
     problems = dataset.problems_for(_needs(metrics, given_later))
     if (problems or load_problems) and not skip_invalid:
-        raise DatasetError(sorted([*load_problems, *problems], key=lambda p: p.row), hint=hint)
+        raise DatasetError(
+            sorted([*load_problems, *problems], key=lambda p: p.row),
+            hint=hint,
+            n_rows=len({*dataset.rows, *(p.row for p in load_problems)}),
+        )
     return dataset.without_rows(problems) if problems else dataset
 
 
@@ -124,6 +130,8 @@ async def aevaluate(
     tags: Sequence[str] | None = None,
     backend: str | RayBackend = "local",
     interrupt_wait_s: float = DEFAULT_INTERRUPT_WAIT_S,
+    calibration: VerdictCalibration | str | Path | None = None,
+    force_calibration: bool = False,
 ) -> EvaluationResult:
     """:func:`evaluate` for async code (same arguments)."""
     if concurrency < 1:
@@ -133,6 +141,8 @@ async def aevaluate(
     if not interrupt_wait_s >= 0:
         raise ValueError(f"interrupt_wait_s must be at least 0, got {interrupt_wait_s}")
     cluster = RayBackend.of(backend)
+    if calibration is not None and not isinstance(calibration, VerdictCalibration):
+        calibration = load_calibration(calibration)
     resolved = resolve_metrics(metrics if isinstance(metrics, str) else list(metrics))
     if max_cost is not None:
         check_budget(max_cost, resolved, judge)  # before anything runs or is written
@@ -160,11 +170,12 @@ async def aevaluate(
     if noted:
         store.set_meta("config", {**(store.get_meta("config") or {}), **noted})
     samples = _StoredSamples(store) if read.data is None else _InMemory(read.data)
-    session = _Session(store, reporter, repeats)
-    session.max_cost = max_cost
-    session.cluster = cluster
-    session.interrupt_wait_s = interrupt_wait_s
+    session = _Session(store, reporter, repeats, max_cost, cluster, interrupt_wait_s)
+    session.calibration = calibration
+    session.force_calibration = force_calibration
     try:
+        if judged:
+            _check_calibration_resumable(store, str(run_dir), calibration)
         if not scorer.scored_all:
             scorer.score_missing(samples, store)
         if judged:
@@ -247,6 +258,13 @@ def evaluate() -> None:
     workers of a Ray cluster (``"ray"``, or a :class:`RayBackend` with its address, workers and
     per-node endpoint): the same results, recorded here as they come back, with the judges'
     limits kept across the cluster and one shared cache (docs/scale.md).
+
+    ``calibration`` (a :class:`~ragmeter.judge.VerdictCalibration`, or ``NAME``, ``NAME@vN``
+    or the path of a .json file saved by ``ragmeter calibrate fit``) maps every judge's
+    verdict P(yes) to a calibrated one after the judge's own; the run record names it
+    (``result.config["judges"][metric]["verdict_calibration"]``). It is refused for a judge
+    other than the one it was fitted for unless ``force_calibration``. Judge answers stay
+    cached as they were: a calibration changes no answer, so none is paid for twice.
 
     >>> result = evaluate(
     ...     [{"retrieved_context_ids": ["a", "b"], "reference_context_ids": ["b"]}],
@@ -339,8 +357,12 @@ def _checked_chunks(
 
     def checked() -> Iterator[Dataset]:
         listed: list[Problem] = []
-        n_problems = n_rows = 0
+        n_problems = n_rows = n_read = 0
+        # the rows of each listed kind of problem over the whole file (and the last one)
+        rows_of_kind: dict[ProblemKind, int] = {}
+        last_row: dict[ProblemKind, int] = {}
         for chunk in stream:
+            n_read += len({*chunk.rows, *(row.row for row in chunk.invalid)})
             missing = chunk.problems_for(needs)
             found = sorted(
                 [*(p for row in chunk.invalid for p in row.problems), *missing],
@@ -348,7 +370,18 @@ def _checked_chunks(
             )
             n_problems += len(found)
             n_rows += len({p.row for p in found})
-            listed += found[: MAX_LISTED_PROBLEMS - len(listed)]
+            for problem in found:
+                kind = problem_kind(problem)
+                if kind not in rows_of_kind and (
+                    len(listed) < MAX_LISTED_PROBLEMS or len(rows_of_kind) < MAX_LISTED_PROBLEMS
+                ):  # the first of each kind is listed, past the first MAX_LISTED_PROBLEMS too
+                    listed.append(problem)
+                    rows_of_kind[kind] = 0
+                elif len(listed) < MAX_LISTED_PROBLEMS:
+                    listed.append(problem)
+                if kind in rows_of_kind and last_row.get(kind) != problem.row:
+                    last_row[kind] = problem.row
+                    rows_of_kind[kind] += 1
             if skip_invalid:
                 yield chunk.without_rows(missing) if missing else chunk
             elif not n_problems:
@@ -356,7 +389,17 @@ def _checked_chunks(
         if n_problems and not skip_invalid:
             more = len(listed) < n_problems
             shown = f"(The first {len(listed)} of {n_problems} problems in {n_rows} rows.) "
-            raise DatasetError(listed, hint=(shown if more else "") + CHECK_HINT)
+            if len(listed) > MAX_LISTED_PROBLEMS:
+                shown = (
+                    f"(The first {MAX_LISTED_PROBLEMS} of {n_problems} problems in {n_rows} "
+                    "rows, and the first of each other kind.) "
+                )
+            raise DatasetError(
+                listed,
+                hint=(shown if more else "") + CHECK_HINT,
+                n_rows=n_read,
+                rows_of_kind=rows_of_kind,
+            )
 
     return checked()
 
@@ -416,13 +459,7 @@ def _open_store(
     if record is not None:
         store.set_record(record)
     store.set_meta("metrics", [info.to_dict() for info in infos])
-    store.set_meta(
-        "skipped",
-        [
-            {"row": r.row, "id": r.sample_id, "problems": [str(p) for p in r.problems]}
-            for r in skipped
-        ],
-    )
+    store.set_meta("skipped", [row.to_dict() for row in skipped])
     return store
 
 
@@ -457,11 +494,8 @@ def _fill(
 def _never_filled(path: Path) -> bool:
     """Whether the store at ``path`` was stopped before its samples were all stored (it has
     no dataset record: nothing in it was scored)."""
-    store = RunDatabase(path, read_only=True)
-    try:
+    with contextlib.closing(RunDatabase(path, read_only=True)) as store:
         return store.get_meta("dataset") is None
-    finally:
-        store.close()
 
 
 def _remove_store(path: Path, made_dir: bool) -> None:
@@ -506,19 +540,29 @@ def _check_resumable(
             )
 
 
-class _SampleSource(Protocol):
-    """Where the runner reads samples by index: a dataset in memory, or the run's store."""
+def _check_calibration_resumable(
+    store: RunDatabase, run_dir: str, calibration: VerdictCalibration | None
+) -> None:
+    """Refuse to resume a run whose judged results were decided under another verdict
+    calibration (a judge record without one was judged without)."""
+    judges = (store.get_meta("config") or {}).get("judges") or {}
+    now = None if calibration is None else calibration.label
+    for metric, described in judges.items():
+        if isinstance(described, dict):
+            before = described.get("verdict_calibration")
+            if before != now:
+                raise ValueError(
+                    f"{run_dir!r} judged {metric!r} with verdict calibration "
+                    f"{before or 'none'}, now {now or 'none'}: resume with the same "
+                    "calibration or start a new run directory"
+                )
 
-    def __len__(self) -> int: ...
 
-    def samples_at(self, indexes: Sequence[int]) -> list[tuple[str, Sample]]:
-        """(id, sample) at each of ``indexes``, in that order."""
-        ...
-
-
+@dataclass
 class _InMemory:
-    def __init__(self, data: Dataset) -> None:
-        self.data = data
+    """The samples of a dataset in memory: (id, sample) at each of ``indexes``."""
+
+    data: Dataset
 
     def __len__(self) -> int:
         return len(self.data)
@@ -547,6 +591,10 @@ class _StoredSamples:
         ]
 
 
+#: Where the runner reads samples by index: a dataset in memory, or the run's store.
+_SampleSource = _InMemory | _StoredSamples
+
+
 #: The progress display's name for scoring the metrics without a judge.
 PLAIN_PHASE = "retrieval & text metrics"
 #: Samples whose missing results are looked up at a time (bounds the runner's memory).
@@ -565,6 +613,7 @@ def _todo(store: RunDatabase, metrics: Sequence[Metric], n: int) -> Iterator[tup
         yield from store.todo(names, start, start + TODO_CHUNK).items()
 
 
+@dataclass
 class _PlainScorer:
     """The metrics without a judge, vectorised over batches of ``batch_size`` samples, their
     results recorded batch by batch. A new run's samples are scored as they are stored
@@ -572,20 +621,13 @@ class _PlainScorer:
     still misses (a resumed run, a new metric) is read back and scored by :meth:`score_missing`.
     """
 
-    def __init__(
-        self,
-        metrics: list[Metric],
-        batch_size: int,
-        reporter: ProgressReporter,
-        total: int | None,
-    ) -> None:
-        self.metrics = metrics
-        self.batch_size = batch_size
-        self.reporter = reporter
-        self.total = total
-        #: Whether every sample was scored as it was stored (nothing is left to read back).
-        self.scored_all = False
-        self._started = False
+    metrics: list[Metric]
+    batch_size: int
+    reporter: ProgressReporter
+    total: int | None
+    #: Whether every sample was scored as it was stored (nothing is left to read back).
+    scored_all: bool = False
+    _started: bool = False
 
     def score_new(self, store: RunDatabase, start: int, samples: Sequence[Sample]) -> None:
         """Score ``samples``, just stored from index ``start`` on."""
@@ -643,36 +685,40 @@ class _PlainScorer:
         self.reporter.advance(len(wanted), failed=failed)
 
 
+@dataclass(eq=False)
 class _Session:
     """What one call of the runner did with the judge (a resumed run has several)."""
 
-    def __init__(self, store: RunDatabase, reporter: ProgressReporter, repeats: int = 1) -> None:
-        self.store = store
-        self.repeats = repeats
-        self.reporter = reporter
-        self.services: JudgedSetup | None = None
-        self.prompt_versions: set[str] = set()
-        self.configuration_error: str | None = None
-        #: Tasks being judged: (index, sample id), whose usage so far is written as it grows.
-        self._flying: dict[asyncio.Task[TaskOutcome], tuple[int, str]] = {}
-        #: ``max_cost``: the budget that decides whether the next sample may start.
-        self.max_cost: float | None = None
-        self.budget: Budget | None = None
-        #: Where tasks run: ``None`` in this process, else on a Ray cluster.
-        self.cluster: RayBackend | None = None
-        self.pool: WorkerPool | None = None
-        #: Why an endpoint's breaker stopped the run (``config["endpoint_down"]``).
-        self.endpoint_down: str | None = None
-        #: The first Ctrl-C / SIGTERM: the signal's name; the run then raises
-        #: ``KeyboardInterrupt`` once the samples in flight settled (``interrupt_wait_s``).
-        self.interrupted: str | None = None
-        self.interrupt_wait_s = DEFAULT_INTERRUPT_WAIT_S
-        self._stop_by: float | None = None
-        self._breakers_asked = 0.0
-        self._woken: asyncio.Future[None] | None = None
-        #: The in-flight usage when the run stopped waiting: calls cancelled then are gone
-        #: from the judges' ledgers, yet were sent (and billed).
-        self._at_stop: dict[int, dict[str, Any]] | None = None
+    store: RunDatabase
+    reporter: ProgressReporter
+    repeats: int = 1
+    #: ``max_cost``: the budget that decides whether the next sample may start.
+    max_cost: float | None = None
+    #: Where tasks run: ``None`` in this process, else on a Ray cluster.
+    cluster: RayBackend | None = None
+    interrupt_wait_s: float = DEFAULT_INTERRUPT_WAIT_S
+    services: JudgedSetup | None = None
+    prompt_versions: set[str] = field(default_factory=set)
+    configuration_error: str | None = None
+    #: Applied to every judge's verdicts (``calibration``), checked against the judge's
+    #: identity unless ``force_calibration``.
+    calibration: VerdictCalibration | None = None
+    force_calibration: bool = False
+    #: Tasks being judged: (index, sample id), whose usage so far is written as it grows.
+    _flying: dict[asyncio.Task[TaskOutcome], tuple[int, str]] = field(default_factory=dict)
+    budget: Budget | None = None
+    pool: WorkerPool | None = None
+    #: Why an endpoint's breaker stopped the run (``config["endpoint_down"]``).
+    endpoint_down: str | None = None
+    #: The first Ctrl-C / SIGTERM: the signal's name; the run then raises
+    #: ``KeyboardInterrupt`` once the samples in flight settled (``interrupt_wait_s``).
+    interrupted: str | None = None
+    _stop_by: float | None = None
+    _breakers_asked: float = 0.0
+    _woken: asyncio.Future[None] | None = None
+    #: The in-flight usage when the run stopped waiting: calls cancelled then are gone
+    #: from the judges' ledgers, yet were sent (and billed).
+    _at_stop: dict[int, dict[str, Any]] | None = None
 
     def _tasks(
         self, samples: _SampleSource, metrics: list[SampleMetric], language: Language | None
@@ -698,6 +744,8 @@ class _Session:
         if not total:
             return
         self.services = services = setup(metrics, judge, embeddings)
+        if self.calibration is not None:
+            calibrate(services, self.calibration, force=self.force_calibration)
         reset_breakers()  # a new run tries again an endpoint that stopped the last one
         self.store.settle_in_flight_usage()
         if self.max_cost is not None:
@@ -742,7 +790,6 @@ class _Session:
         loop = asyncio.get_running_loop()
         main = asyncio.current_task()
         self._woken = loop.create_future()
-        signals = (signal.SIGINT, signal.SIGTERM)
         if threading.current_thread() is not threading.main_thread() or main is None:
             yield
             return
@@ -758,7 +805,7 @@ class _Session:
 
         installed = []
         try:
-            for number in signals:
+            for number in (signal.SIGINT, signal.SIGTERM):
                 previous = signal.getsignal(number)
                 try:
                     loop.add_signal_handler(number, on_signal, number)
@@ -777,14 +824,13 @@ class _Session:
 
     def _stopping(self) -> bool:
         """Whether no new sample may start: interrupted, or an endpoint cannot answer."""
-        if self.interrupted is not None or self.configuration_error:
-            return True
-        return self.endpoint_down is not None
+        stopped = self.interrupted is not None or self.endpoint_down is not None
+        return stopped or bool(self.configuration_error)
 
     async def _check_breakers(self, *, now: bool = False) -> bool:
         """Whether an endpoint's breaker is open (the first reason is kept). On Ray the
-        cluster's breakers are asked at most every :data:`RAY_BREAKER_CHECK_S` (``now``:
-        at once), not once per sample."""
+        cluster's breakers are asked at most every :data:`RAY_BREAKER_CHECK_S` (``now``, or
+        after a sample that failed: at once), not once per sample."""
         if self.endpoint_down is None:
             if self.pool is None:
                 reasons = open_breakers()
@@ -800,9 +846,7 @@ class _Session:
         judges = {id(j): j for j in services.judges.values() if j}.values()
         flying: dict[int, dict[str, Any]] = {}
         for index, sample_id in self._flying.values():
-            used = Usage()
-            for judge in judges:
-                used = used + judge.ledger.sample_usage(sample_id)
+            used = sum((judge.ledger.sample_usage(sample_id) for judge in judges), Usage())
             if used.calls or used.cached_calls:
                 flying[index] = used.to_dict()
         return flying
@@ -836,9 +880,8 @@ class _Session:
         finally:
             if pending:
                 self._at_stop = self._in_flight_usage(services)
-            for leftover in pending:
-                leftover.cancel()
-            if pending:
+                for leftover in pending:
+                    leftover.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
 
     def _waited_enough(self) -> bool:
@@ -874,6 +917,8 @@ class _Session:
             for judge in {id(j): j for j in services.judges.values() if j}.values():
                 judge.ledger.forget_sample(outcome.sample_id)
             failed = sum(r.status is Status.FAILED for r in outcome.results.values())
+            if failed:  # a failure may be the breaker opening: the next check asks at once
+                self._breakers_asked = 0.0
             self.reporter.advance(1, usage=outcome.usage, failed=failed)
         return still
 
@@ -898,7 +943,7 @@ def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
         # Only the metrics that ask a judge: a comparison of two runs checks these judges.
         asking = {m.name for m in services.metrics if m.uses_judge}
         config["judges"] = {
-            name: judge.describe()
+            name: judge.run_record()
             for name, judge in services.judges.items()
             if judge is not None and name in asking
         }
@@ -912,10 +957,8 @@ def _config(store: RunDatabase, session: _Session) -> dict[str, Any]:
         config["currency"] = currencies.pop() if len(currencies) == 1 else None
         vectors = {id(e): e for e in services.embeddings.values() if e is not None}
         if vectors:
-            embedding_usage = Usage()
-            for embedding in vectors.values():
-                embedding_usage = embedding_usage + embedding.ledger.total
-            config["embedding_usage"] = embedding_usage.to_dict()
+            used = sum((embedding.ledger.total for embedding in vectors.values()), Usage())
+            config["embedding_usage"] = used.to_dict()
     total = store.total_usage()
     if total is not None:
         config["usage"] = {**total.to_dict(), "currency": config.get("currency")}

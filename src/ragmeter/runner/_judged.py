@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragmeter.embed import Embeddings
-from ragmeter.judge import Judge
+from ragmeter.judge import Judge, VerdictCalibration
 from ragmeter.metrics import SampleMetric
 
 
@@ -43,19 +43,30 @@ def setup(
     shared_embeddings = embeddings
     vectors: dict[str, Embeddings | None] = {}
     for metric in metrics:
-        if metric.uses_embeddings:
-            chosen_embeddings = metric.embeddings or shared_embeddings
-            if chosen_embeddings is None:
-                from ragmeter.embed import default_embeddings
+        chosen = (metric.embeddings or shared_embeddings) if metric.uses_embeddings else None
+        if metric.uses_embeddings and chosen is None:
+            from ragmeter.embed import default_embeddings
 
-                # Vectors are cached where the run's judge caches its answers (on disk by
-                # default), so a resumed or repeated run does not pay for them again.
-                cache = judge.cache if judge is not None else None
-                chosen_embeddings = shared_embeddings = default_embeddings(cache=cache)
-            vectors[metric.name] = chosen_embeddings
-        else:
-            vectors[metric.name] = None
+            # Vectors are cached where the run's judge caches its answers (on disk by
+            # default), so a resumed or repeated run does not pay for them again.
+            cache = judge.cache if judge is not None else None
+            chosen = shared_embeddings = default_embeddings(cache=cache)
+        vectors[metric.name] = chosen
     return JudgedSetup(list(metrics), judges, vectors)
+
+
+def calibrate(services: JudgedSetup, calibration: VerdictCalibration, *, force: bool) -> None:
+    """Every judge of the run with ``calibration`` applied to its verdicts (a judge shared
+    by metrics stays shared); a judge other than the one it was fitted for is refused
+    unless ``force``."""
+    calibrated: dict[int, Judge] = {}
+    for name, judge in services.judges.items():
+        if judge is None:
+            continue
+        if id(judge) not in calibrated:
+            calibration.check_judge(judge.describe(), force=force)
+            calibrated[id(judge)] = judge.with_calibration(calibration)
+        services.judges[name] = calibrated[id(judge)]
 
 
 async def release(services: JudgedSetup) -> None:

@@ -125,8 +125,7 @@ class PlainProgress:
         self._last_done = 0
 
     def _print(self, line: str) -> None:
-        file = self._file or sys.stderr
-        print(line, file=file, flush=True)
+        print(line, file=self._file or sys.stderr, flush=True)
         self._last_line = self._clock()
         self._last_done = self._done
 
@@ -200,9 +199,8 @@ def _duration(seconds: float) -> str:
 
 def _is_terminal(stream: TextIO) -> bool:
     """A terminal that can redraw a progress bar: a tty, outside CI (``CI`` set)."""
-    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-        return False
-    if os.environ.get("TERM") == "dumb":
+    in_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    if in_ci or os.environ.get("TERM") == "dumb":
         return False
     try:
         return stream.isatty()

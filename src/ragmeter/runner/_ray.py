@@ -27,8 +27,8 @@ import os
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar, cast
 
 from ragmeter._services import (
     Breaker,
@@ -96,13 +96,7 @@ class RayBackend:
         raise ValueError(f"backend must be 'local', 'ray' or a RayBackend, got {backend!r}")
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "kind": "ray",
-            "address": self.address,
-            "workers": self.workers,
-            "worker_cpus": self.worker_cpus,
-            "local_endpoint": self.local_endpoint,
-        }
+        return {"kind": "ray", **asdict(self)}
 
     def start(self, services: Any) -> WorkerPool:
         """Workers holding a copy of ``services`` (judges and embeddings, or a
@@ -272,11 +266,8 @@ class _RemoteCache(Cache):
         self._slot = slot
 
     def get(self, key: str) -> dict[str, Any] | None:
-        ray = _ray()
-        found: dict[str, Any] | None = ray.get(
-            self._service.get.remote(self._slot, key), timeout=SERVICE_TIMEOUT_S
-        )
-        return found
+        found = _ray().get(self._service.get.remote(self._slot, key), timeout=SERVICE_TIMEOUT_S)
+        return cast("dict[str, Any] | None", found)
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         # Waited for: an answer is in the cache before its sample's outcome goes back, so a
@@ -285,10 +276,8 @@ class _RemoteCache(Cache):
 
     # What the judges and embeddings use: the worker's event loop goes on meanwhile.
     async def aget(self, key: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = await asyncio.wait_for(
-            self._service.get.remote(self._slot, key), SERVICE_TIMEOUT_S
-        )
-        return found
+        found = await asyncio.wait_for(self._service.get.remote(self._slot, key), SERVICE_TIMEOUT_S)
+        return cast("dict[str, Any] | None", found)
 
     async def aget_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
         found: list[dict[str, Any] | None] = await asyncio.wait_for(
@@ -368,15 +357,8 @@ def _services_of(setup: Any) -> list[Judge | Embeddings]:
         listed = list(setup)
     else:
         listed = [setup]
-    found: dict[int, Judge | Embeddings] = {}
-    for service in listed:
-        if isinstance(service, Judge | Embeddings):
-            found.setdefault(id(service), service)
-    return list(found.values())
-
-
-def _judges_of(setup: Any) -> list[Judge]:
-    return [service for service in _services_of(setup) if isinstance(service, Judge)]
+    # Each once, where it first comes (an object listed again is the same object).
+    return list({id(s): s for s in listed if isinstance(s, Judge | Embeddings)}.values())
 
 
 async def _run_sample(setup: JudgedSetup, task: SampleTask) -> TaskOutcome:
@@ -411,8 +393,9 @@ class Worker:
         self.services = _services_of(self.setup)
         if local_endpoint is not None:  # first: pointing a judge elsewhere reopens it
             url = os.path.expandvars(local_endpoint)
-            for judge in _judges_of(self.setup):
-                _point_at(judge, url)
+            for service in self.services:
+                if isinstance(service, Judge):
+                    _point_at(service, url)
         for service, slot in zip(self.services, cache_slots):
             service.cache = NullCache() if slot is None else _RemoteCache(cache_service, slot)
         self.loop = asyncio.new_event_loop()
@@ -449,14 +432,14 @@ def _point_at(judge: Judge, url: str) -> None:
 # -- the driver's side ----------------------------------------------------------------
 
 
+@dataclass(eq=False)
 class _Slot:
     """One worker actor and the tasks it is running."""
 
-    def __init__(self, name: str, handle: Any) -> None:
-        self.name = name
-        self.handle = handle
-        self.running = 0
-        self.dead = False
+    name: str
+    handle: Any
+    running: int = 0
+    dead: bool = False
 
 
 class WorkerPool:
@@ -478,7 +461,6 @@ class WorkerPool:
         self.cache_slots = [slot_of.get(id(service.cache)) for service in services]
         try:
             self.payload = cloudpickle.dumps(setup)
-            cache_payload = list(caches.values())
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
             here = ray.get_runtime_context().get_node_id()
@@ -488,7 +470,7 @@ class WorkerPool:
                     num_cpus=0,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
                 )
-                .remote(cache_payload)
+                .remote(list(caches.values()))
             )
         except (TypeError, AttributeError, ValueError) as error:
             raise RayBackendError(
@@ -497,7 +479,6 @@ class WorkerPool:
             ) from error
         self.limit_service = ray.remote(LimitService).options(num_cpus=0).remote()
         self.worker_class = ray.remote(Worker)
-        self.replaced = 0
         self._next = 0
         count = backend.workers or max(
             1, int(ray.cluster_resources().get("CPU", 1) // backend.worker_cpus)
@@ -559,8 +540,7 @@ class WorkerPool:
             slot = min((s for s in self.slots if not s.dead), key=lambda s: s.running)
             slot.running += 1
             try:
-                outcome: T = await slot.handle.call.remote(work, *args)
-                return outcome
+                return cast(T, await slot.handle.call.remote(work, *args))
             except lost:
                 await self._replace(slot)
             finally:
@@ -606,5 +586,4 @@ class WorkerPool:
         ray.kill(self.cache_service)
 
     async def max_in_flight(self) -> dict[str, int]:
-        found: dict[str, int] = await self.limit_service.max_in_flight.remote()
-        return found
+        return cast("dict[str, int]", await self.limit_service.max_in_flight.remote())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragmeter.dataset import Sample
@@ -33,14 +33,7 @@ class SampleTask:
     repeats: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "sample_id": self.sample_id,
-            "sample": self.sample.to_record(),
-            "metrics": list(self.metrics),
-            "language": self.language,
-            "repeats": self.repeats,
-        }
+        return {**asdict(self), "sample": self.sample.to_record(), "metrics": list(self.metrics)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SampleTask:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from ragmeter._record import attributes
 from ragmeter.results import EvaluationResult
 
 Aspect = Literal["judge", "embeddings", "prompts", "params"]
@@ -44,6 +45,9 @@ JUDGE_GENERATION = (
     "extra_body",
     "litellm_params",
     "verdict_method",
+    # A verdict calibration fitted on the team's labels (name@version and content hash):
+    # the same answers decided by another map are other verdicts.
+    "verdict_calibration",
 )
 EMBEDDING_IDENTITY = (*_SERVED, "quantization")
 EMBEDDING_SETTINGS = ("dimensions", "dimension", "query_prefix", "passage_prefix", "prefixes")
@@ -108,15 +112,8 @@ class Difference:
         return self.text()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "aspect": self.aspect,
-            "metric": self.metric,
-            "baseline": self.baseline,
-            "candidate": self.candidate,
-            "known": self.known,
-            "refuses": self.refuses,
-            "text": self.text(),
-        }
+        names = ("aspect", "metric", "baseline", "candidate", "known", "refuses")
+        return {**attributes(self, *names), "text": self.text()}
 
 
 @dataclass(frozen=True)
@@ -140,11 +137,7 @@ class MetricCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "metric": self.metric,
-            "judge": self.judge,
-            "embeddings": self.embeddings,
-            "params": self.params,
-            "comparable": self.comparable,
+            **attributes(self, "metric", "judge", "embeddings", "params", "comparable"),
             "differences": [d.to_dict() for d in self.differences],
         }
 
@@ -324,6 +317,9 @@ def _fields(described: Any, keys: tuple[str, ...]) -> dict[str, Any]:
             host = _host(described.get("base_url") or described.get("endpoint"))
             if host:
                 out["host"] = host
+        elif key == "verdict_calibration":
+            # A judge record without one was judged without (runs record it only when set).
+            out[key] = described.get(key) or None
         elif key in described:
             value = described[key]
             out[key] = None if value in ("", {}, []) else value

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter._bootstrap import Interval, bootstrap_ci, check_method, difference_ci
+from ragmeter._record import attributes
 from ragmeter._validate import check_level, check_resamples
 from ragmeter.metrics import Direction
 from ragmeter.results import EvaluationResult
@@ -108,13 +109,11 @@ class Comparison:
             f"{self.metric} {signed(diff, dec)} ({percent(self.level)} CI "
             f"{signed(ci.low, dec)} to {signed(ci.high, dec)}, {p})"
         )
-        if self.paired:
-            n = self.n_pairs
-            with_n = f"{n} sample{'s' * (n != 1)}"
-        else:
-            with_n = (
-                f"{self.n_baseline} and {self.n_candidate} samples (unpaired: different samples)"
-            )
+        with_n = (
+            f"{self.n_pairs} sample{'s' * (self.n_pairs != 1)}"
+            if self.paired
+            else f"{self.n_baseline} and {self.n_candidate} samples (unpaired: different samples)"
+        )
         if self.significant:
             return f"{head}: significant with {with_n}, {self.change}."
         text = f"{head}: not significant with {with_n}"
@@ -161,7 +160,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Every figure, with ``significant``, ``change`` and ``verdict``, JSON-ready."""
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out = attributes(self, *self.__dataclass_fields__)
         out["direction"] = self.direction.value
         out["ci"] = self.ci.to_dict() if self.ci else None
         out["differences"] = list(self.differences)
@@ -339,23 +338,17 @@ def _compared(
         "level": s.level,
     }
     if len(b) < 2 or len(c) < 2 or not tested:
-        return Comparison(**common, **_UNTESTED)
-    if paired:
-        ci, p, effect, mde, needed = _paired_test(d, diff, s)
+        common.update(dict.fromkeys(_TESTED))
     else:
-        ci, p, effect, mde, needed = _unpaired_test(b, c, diff, s)
-    return Comparison(
-        **common,
-        ci=ci,
-        p_value=p,
-        p_adjusted=p,
-        effect_size=effect,
-        min_detectable_effect=mde,
-        samples_needed=needed,
-    )
+        ci, p, *rest = _paired_test(d, diff, s) if paired else _unpaired_test(b, c, diff, s)
+        common.update(zip(_TESTED, (ci, p, p, *rest)))
+    return Comparison(**common)
 
 
 _Tested = tuple[Interval, float, float | None, float | None, int | None]
+#: The fields of a :class:`Comparison` that only a test fills (the p-value twice: as is, and
+#: Holm-adjusted once every metric is tested).
+_TESTED = ("ci", "p_value", "p_adjusted", "effect_size", "min_detectable_effect", "samples_needed")
 
 
 def _paired_test(d: np.ndarray, diff: float | None, s: _Settings) -> _Tested:
@@ -393,16 +386,6 @@ def _unpaired_test(b: np.ndarray, c: np.ndarray, diff: float | None, s: _Setting
         min_detectable_effect(se, 1, alpha=s.alpha),
         samples_needed(diff, math.sqrt(var_b + var_c), alpha=s.alpha) if diff else None,
     )
-
-
-_UNTESTED: dict[str, Any] = {
-    "ci": None,
-    "p_value": None,
-    "p_adjusted": None,
-    "effect_size": None,
-    "min_detectable_effect": None,
-    "samples_needed": None,
-}
 
 
 def _count(scores: list[float | None]) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ragmeter._bootstrap import Interval, check_method, mean_with_ci
@@ -27,32 +27,19 @@ class MeanEstimate:
     ci: Interval | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "n": self.n,
-            "n_total": self.n_total,
-            "mean": self.mean,
-            "ci": self.ci.to_dict() if self.ci else None,
-        }
+        return asdict(self)  # the interval's too: Interval.to_dict() is asdict()
 
 
-def _estimate(
-    metric: str,
-    scores: Sequence[float | None],
-    level: float,
-    method: str,
-    n_resamples: int,
-    seed: int,
-) -> MeanEstimate:
-    n, mean, ci = mean_with_ci(
-        scores, level=level, method=method, n_resamples=n_resamples, seed=seed
-    )
+def _estimate(metric: str, scores: Sequence[float | None], options: dict[str, Any]) -> MeanEstimate:
+    n, mean, ci = mean_with_ci(scores, **options)
     return MeanEstimate(metric, n, len(scores), mean, ci)
 
 
-def _check(level: float, method: str, n_resamples: int) -> tuple[float, str]:
+def _options(level: float, method: str, n_resamples: int, seed: int) -> dict[str, Any]:
+    """:func:`mean_with_ci`'s options, checked."""
     check_resamples(n_resamples)
-    return check_level(level), check_method(method)
+    level, method = check_level(level), check_method(method)
+    return {"level": level, "method": method, "n_resamples": n_resamples, "seed": seed}
 
 
 def estimate_means(
@@ -79,11 +66,8 @@ def estimate_means(
     >>> round(est.ci.low, 2), round(est.ci.high, 2)
     (0.33, 0.92)
     """
-    level, method = _check(level, method, n_resamples)
-    return {
-        m: _estimate(m, result.scores(m), level, method, n_resamples, seed)
-        for m in metric_names(result, metrics)
-    }
+    options = _options(level, method, n_resamples, seed)
+    return {m: _estimate(m, result.scores(m), options) for m in metric_names(result, metrics)}
 
 
 def estimate_group_means(
@@ -108,7 +92,7 @@ def estimate_group_means(
     >>> {value: (est["mrr"].n, est["mrr"].mean) for value, est in groups.items()}
     {'one': (3, 1.0), 'two': (2, 0.5)}
     """
-    level, method = _check(level, method, n_resamples)
+    options = _options(level, method, n_resamples, seed)
     names = metric_names(result, metrics)
     run = read_scores(result, names)
     values = tag_values(run, tag)
@@ -120,9 +104,6 @@ def estimate_group_means(
         for v in tags.get(tag, []):
             groups[v].append(i)
     return {
-        v: {
-            m: _estimate(m, [run.scores[m][i] for i in rows], level, method, n_resamples, seed)
-            for m in names
-        }
+        v: {m: _estimate(m, [run.scores[m][i] for i in rows], options) for m in names}
         for v, rows in groups.items()
     }

@@ -38,8 +38,8 @@ def read_scores(result: EvaluationResult, metrics: list[str]) -> RunScores:
     out = RunScores(scores={m: [] for m in metrics})
     for sample in result:
         out.ids.append(sample.sample_id)
-        out.questions.append(sample.sample.user_input)
-        out.tags.append(tags_of(sample.sample.metadata))
+        out.questions.append(sample.sample_value("user_input"))
+        out.tags.append(tags_of(sample.sample_value("metadata")))
         for m in metrics:
             r = sample.scores[m]
             out.scores[m].append(r.score if r.status is Status.OK else None)

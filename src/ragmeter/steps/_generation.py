@@ -143,14 +143,11 @@ class GenerationSteps(StepRunner):
             schema=PersonasOutput,
             check=check,
         )
-        seen: set[str] = set()
-        personas = []
+        personas: dict[str, Persona] = {}
         for item in judgment.output.personas:
-            name = item.name.strip()
-            if name and name not in seen:
-                seen.add(name)
-                personas.append(Persona(name, item.description.strip()))
-        return personas[:n], facts
+            if name := item.name.strip():
+                personas.setdefault(name, Persona(name, item.description.strip()))
+        return list(personas.values())[:n], facts
 
     async def write_question(
         self,

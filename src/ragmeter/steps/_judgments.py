@@ -186,9 +186,8 @@ def sentence_claims(text: str) -> list[str]:
 
 
 def _claims_without_call(request: Request) -> list[str] | None:
-    if not request.facts.calibrated_verdicts:
-        return None
-    return sentence_claims(request.sample.response or "")
+    calibrated = request.facts.calibrated_verdicts
+    return sentence_claims(request.sample.response or "") if calibrated else None
 
 
 RESPONSE_CLAIMS = register(
@@ -716,14 +715,11 @@ async def _verify_by_verdicts(
 
     width = len(texts)
     cells = await asyncio.gather(*(one(i, j) for i in range(len(claims)) for j in range(width)))
-    rows = tuple(tuple(cells[i * width + j][0] for j in range(width)) for i in range(len(claims)))
-    chances = [p for _, p in cells]
+    grid = [cells[i * width : (i + 1) * width] for i in range(len(claims))]
+    rows = tuple(tuple(supported for supported, _ in row) for row in grid)
     probabilities: tuple[tuple[float, ...], ...] = ()
-    if all(p is not None for p in chances):
-        probabilities = tuple(
-            tuple(float(chances[i * width + j] or 0.0) for j in range(width))
-            for i in range(len(claims))
-        )
+    if all(p is not None for _, p in cells):
+        probabilities = tuple(tuple(float(p or 0.0) for _, p in row) for row in grid)
     reasons = tuple(
         "; ".join(
             f"not in the {group.replace('_', ' ')}: {', '.join(figures)}"
@@ -845,13 +841,9 @@ def _context_verdicts(
 def _mentioned(entity: str, contexts: Sequence[str], threshold: float = 90.0) -> bool:
     """Whether an entity appears in the contexts, allowing for case, width and small variants."""
     target = normalize(entity)
-    return (
-        any(
-            target in normalize(c) or fuzz.partial_ratio(target, normalize(c)) >= threshold
-            for c in contexts
-        )
-        if target
-        else False
+    return bool(target) and any(
+        target in normalize(c) or fuzz.partial_ratio(target, normalize(c)) >= threshold
+        for c in contexts
     )
 
 

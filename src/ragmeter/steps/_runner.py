@@ -324,8 +324,8 @@ class StepRunner:
             judgment = await self._ask(template, [task], inputs, facts, schema=BinaryVerdict)
             if judgment.probabilities:
                 # One number behind the verdict and its probability (calibrated, if the
-                # judge has a calibration for the task).
-                p_yes = self.judge.verdict_probability(
+                # judge has a calibration for the task, then by the run's calibration).
+                p_yes = self.judge.calibrated_verdict_probability(
                     task, facts.language, judgment.probabilities[0]
                 )
                 return p_yes >= 0.5, p_yes
@@ -351,7 +351,7 @@ class StepRunner:
             self._likelihood(template, task, {**given, EVIDENCE_INPUT: ""}, scored, facts),
         )
         gain = with_evidence.logprob - without.logprob
-        p_yes = self.judge.likelihood_probability(task, facts.language, gain)
+        p_yes = self.judge.calibrated_likelihood_probability(task, facts.language, gain)
         return p_yes >= 0.5, p_yes
 
     async def _likelihood(

@@ -129,11 +129,9 @@ class JudgmentKind(Generic[OutputT, T]):
             )
 
     def load(self, language: Language) -> PromptTemplate:
-        return (
-            self.prompt(language)
-            if self.prompt is not None
-            else load_prompt(self.template, language)
-        )
+        if self.prompt is not None:
+            return self.prompt(language)
+        return load_prompt(self.template, language)
 
     @property
     def keys(self) -> tuple[str, ...]:

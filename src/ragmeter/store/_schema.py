@@ -23,6 +23,8 @@ from sqlalchemy import (
     Text,
 )
 
+from ragmeter.store._url import LABELS_TABLE
+
 metadata = MetaData()
 
 runs = Table(
@@ -74,4 +76,25 @@ run_results = Table(
     Column("error", Text),
     Column("details", JSON),
     Index("ix_run_results_metric", "run_id", "metric"),
+)
+
+# People's labels of what metrics judged (ragmeter.store.Label), independent of runs: a label
+# names its sample by content (sample_key), so it applies to every run of that sample.
+labels = Table(
+    LABELS_TABLE,
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    # sha256 of (sample_key, metric, level, item, labeller, value): the same label imported
+    # twice is stored once
+    Column("fingerprint", String(64), nullable=False, unique=True),
+    Column("sample_key", String(64), nullable=False, index=True),
+    Column("sample_id", String(500), nullable=False),
+    Column("metric", String(200), nullable=False),
+    Column("level", String(20), nullable=False),
+    Column("item", JSON),  # the claim's text, the context's index, null for the sample
+    Column("value", JSON, nullable=False),
+    Column("labeller", String(200), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("note", Text, nullable=False),
+    Index("ix_labels_metric_level", "metric", "level"),
 )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
+import hashlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -18,24 +20,29 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ragmeter._services import redact_url
-from ragmeter._version import __version__
-from ragmeter.results import EvaluationResult, MetricInfo, SampleResult, sqlite_code, storage_error
+from ragmeter.store._labels import Label
+from ragmeter.store._schema import labels as labels_table
 from ragmeter.store._schema import run_results, run_samples, runs
+from ragmeter.store._url import store_url
 
-DEFAULT_URL = "sqlite:///.ragmeter/runs.db"
+# ragmeter.results (numpy, the metrics) loads when a run is loaded or recorded, or a
+# storage error is told: listing and getting runs need none of it.
+if TYPE_CHECKING:
+    from ragmeter.results import EvaluationResult
+
 _MIGRATIONS = threading.Lock()
 #: The newest migration's revision (a test ties it to ``migrations/versions``): a store stamped
 #: with it is opened without loading Alembic.
-HEAD_REVISION = "0002"
+HEAD_REVISION = "0003"
 #: Samples written per INSERT statement.
 PAGE = 500
 #: Bootstrap resamples of the intervals a run keeps with it (:func:`run_estimates`): the
@@ -132,8 +139,7 @@ def run_estimates(scores: Mapping[str, Sequence[float | None]]) -> dict[str, dic
             "n_resamples": ESTIMATE_RESAMPLES,
             "seed": 0,
         }
-    safe: dict[str, dict[str, Any]] = _json_safe(found)
-    return safe
+    return cast("dict[str, dict[str, Any]]", _json_safe(found))
 
 
 def git_state(directory: str | os.PathLike[str] | None = None) -> tuple[str | None, bool | None]:
@@ -173,35 +179,6 @@ def parameter_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> li
     ]
 
 
-def store_url(url: str | None = None) -> str:
-    """``url``, else ``$RAGMETER_STORE_URL``, else the embedded SQLite file. A PostgreSQL URL
-    (``postgresql://user@host/db``) uses psycopg 3 (extra ``[postgres]``)."""
-    url = url or os.environ.get("RAGMETER_STORE_URL") or DEFAULT_URL
-    if url.startswith(("postgresql://", "postgres://")):
-        url = "postgresql+psycopg://" + url.split("://", 1)[1]
-    return url
-
-
-def store_exists(url: str | None = None) -> bool:
-    """Whether the run store at ``url`` (see :func:`store_url`) may hold runs: ``False`` only
-    for a SQLite file that does not exist yet (opening it would create it)."""
-    resolved = store_url(url)
-    try:
-        parsed = sa.engine.make_url(resolved)
-    except sa.exc.ArgumentError:
-        return True  # opening it says what is wrong
-    if parsed.get_backend_name() != "sqlite":
-        return True
-    database = parsed.database
-    return database in (None, "", ":memory:") or Path(database).exists()
-
-
-def _redacted(url: str) -> str:
-    """``url`` as it may be shown: no user, password or ``?password=`` (also when SQLAlchemy
-    cannot read it)."""
-    return redact_url(url)
-
-
 class Store:
     """Runs in a database: SQLite file by default, PostgreSQL for teams."""
 
@@ -211,7 +188,7 @@ class Store:
             parsed = sa.engine.make_url(self.url)
         except sa.exc.ArgumentError:
             raise ValueError(
-                f"the run store URL {_redacted(self.url)!r} cannot be read: write it as "
+                f"the run store URL {redact_url(self.url)!r} cannot be read: write it as "
                 "sqlite:///path/runs.db or postgresql://user@host/db"
             ) from None
         if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
@@ -223,7 +200,7 @@ class Store:
             self.engine: Engine = sa.create_engine(self.url, **_engine_options(parsed))
         except ImportError as error:
             raise ImportError(
-                f"the run store {_redacted(self.url)} needs a driver: "
+                f"the run store {redact_url(self.url)} needs a driver: "
                 f"pip install 'ragmeter[postgres]' ({error})"
             ) from error
         if parsed.get_backend_name() == "sqlite":
@@ -232,7 +209,7 @@ class Store:
         self._upgrade()
 
     def __repr__(self) -> str:
-        return f"Store({_redacted(self.url)!r})"
+        return f"Store({redact_url(self.url)!r})"
 
     def _storage_error(self, context: sa.engine.ExceptionContext) -> StoreError | None:
         """A failure of the storage itself as a :class:`StoreError` (SQLAlchemy raises it in
@@ -240,13 +217,15 @@ class Store:
         original = context.original_exception
         parsed = sa.engine.make_url(self.url)
         if isinstance(original, sqlite3.Error):
+            from ragmeter.results import sqlite_code
+
             if sqlite_code(original) not in _SQLITE_STORAGE_CODES:
                 return None
             return _sqlite_error(original, parsed.database or self.url, "use")
         if context.connection is None or context.is_disconnect:
             said = str(original).strip().splitlines()[0] if str(original).strip() else ""
             return StoreError(
-                f"cannot reach the run store {_redacted(self.url)} "
+                f"cannot reach the run store {redact_url(self.url)} "
                 f"({type(original).__name__}: {said}): check the URL and that the server is "
                 "running",
                 unreachable=True,
@@ -315,6 +294,8 @@ class Store:
         returned, its latency and error. The git commit and dirty flag of ``project_dir``
         (the current directory by default) are recorded when it is a repository.
         """
+        from ragmeter._version import __version__  # reads the package metadata: only here
+
         config = dict(result.config)
         dataset = config.get("dataset") or {}
         aggregates = {m: a.to_dict() for m, a in result.aggregates.items()}
@@ -343,15 +324,17 @@ class Store:
             estimates=run_estimates({m.name: result.scores(m.name) for m in result.metrics}),
         )
         with self.engine.begin() as connection:
-            connection.execute(runs.insert().values(**_row(info)))
+            connection.execute(
+                runs.insert().values(**{f.name: getattr(info, f.name) for f in fields(info)})
+            )
             samples_page: list[dict[str, Any]] = []
             results_page: list[dict[str, Any]] = []
             for position, sample in enumerate(result):
                 extra = pipeline[position] if pipeline is not None else None
+                key = {"run_id": run_id, "position": position}
                 samples_page.append(
                     {
-                        "run_id": run_id,
-                        "position": position,
+                        **key,
                         "sample_id": sample.sample_id,
                         "row": sample.row,
                         "sample": _json_safe(sample.sample.to_record()),
@@ -359,21 +342,18 @@ class Store:
                         "pipeline": _json_safe(dict(extra)) if extra is not None else None,
                     }
                 )
-                for metric, score in sample.scores.items():
-                    results_page.append(
-                        {
-                            "run_id": run_id,
-                            "position": position,
-                            "metric": metric,
-                            "status": score.status.value,
-                            "score": score.score,
-                            "reason": score.reason,
-                            "error": score.error,
-                            "details": _json_safe(score.details.to_dict())
-                            if score.details
-                            else None,
-                        }
-                    )
+                results_page += (
+                    {
+                        **key,
+                        "metric": metric,
+                        "status": score.status.value,
+                        "score": score.score,
+                        "reason": score.reason,
+                        "error": score.error,
+                        "details": _json_safe(score.details.to_dict()) if score.details else None,
+                    }
+                    for metric, score in sample.scores.items()
+                )
                 if len(samples_page) >= PAGE:
                     _flush(connection, samples_page, results_page)
             _flush(connection, samples_page, results_page)
@@ -413,8 +393,7 @@ class Store:
         if dataset is not None:
             query = query.where(runs.c.dataset_hash == dataset)
         with self.engine.connect() as connection:
-            rows = connection.execute(query).mappings().all()
-        found = [_info(row) for row in rows]
+            found = [_info(row) for row in _mappings(connection, query)]
         if tag is not None:
             found = [info for info in found if tag in info.tags]
         return found[:limit] if limit is not None else found
@@ -425,15 +404,8 @@ class Store:
         with self.engine.connect() as connection:
             row = connection.execute(sa.select(runs).where(runs.c.id == ref)).mappings().first()
             if row is None:
-                prefixed = (
-                    connection.execute(
-                        sa.select(runs).where(runs.c.id.startswith(ref, autoescape=True))
-                    )
-                    .mappings()
-                    .all()
-                    if len(ref) >= 4
-                    else []
-                )
+                by_prefix = sa.select(runs).where(runs.c.id.startswith(ref, autoescape=True))
+                prefixed = _mappings(connection, by_prefix) if len(ref) >= 4 else []
                 if len(prefixed) > 1:
                     ids = ", ".join(f"{r['id'][:12]} ({r['name']})" for r in prefixed[:5]) + (
                         ", …" if len(prefixed) > 5 else ""
@@ -444,41 +416,34 @@ class Store:
                     )
                 row = prefixed[0] if prefixed else None
             if row is None:
-                row = (
-                    connection.execute(
-                        sa.select(runs).where(runs.c.name == ref).order_by(runs.c.created_at.desc())
-                    )
-                    .mappings()
-                    .first()
+                latest = (
+                    sa.select(runs).where(runs.c.name == ref).order_by(runs.c.created_at.desc())
                 )
+                row = connection.execute(latest).mappings().first()
         if row is None:
             raise RunNotFoundError(
-                f"no run {ref!r} in {_redacted(self.url)}: give an id, an id prefix (4+ "
+                f"no run {ref!r} in {redact_url(self.url)}: give an id, an id prefix (4+ "
                 "characters) or a run name (ragmeter runs list shows them)"
             )
         return _info(row)
 
     def load(self, ref: str) -> EvaluationResult:
         """A stored run as an :class:`EvaluationResult` (samples in dataset order)."""
+        from ragmeter.results import EvaluationResult, MetricInfo, SampleResult
+
         info = self.get(ref)
         with self.engine.connect() as connection:
-            sample_rows = (
-                connection.execute(
-                    sa.select(run_samples)
-                    .where(run_samples.c.run_id == info.id)
-                    .order_by(run_samples.c.position)
-                )
-                .mappings()
-                .all()
+            sample_rows = _mappings(
+                connection,
+                sa.select(run_samples)
+                .where(run_samples.c.run_id == info.id)
+                .order_by(run_samples.c.position),
             )
-            result_rows = (
-                connection.execute(
-                    sa.select(run_results)
-                    .where(run_results.c.run_id == info.id)
-                    .order_by(run_results.c.position, run_results.c.metric)
-                )
-                .mappings()
-                .all()
+            result_rows = _mappings(
+                connection,
+                sa.select(run_results)
+                .where(run_results.c.run_id == info.id)
+                .order_by(run_results.c.position, run_results.c.metric),
             )
         by_position: dict[int, dict[str, Any]] = {}
         for row in result_rows:
@@ -503,6 +468,64 @@ class Store:
         config = {**info.config, "store_run_id": info.id, "name": info.name}
         return EvaluationResult(samples, [MetricInfo.from_dict(m) for m in info.metrics], config)
 
+    # -- labels ----------------------------------------------------------------------------
+    def add_labels(self, labels: Iterable[Label]) -> int:
+        """Keep people's labels; returns how many were new. A label already kept (the same
+        item, labeller and value) is not added again; the same item labelled by someone
+        else, or with another value, is a new label. All or nothing: one transaction. Two
+        imports of the same labels at once store each label once (the count of both may
+        include it)."""
+        rows: dict[str, dict[str, Any]] = {}
+        for label in labels:
+            if not isinstance(label, Label):
+                raise TypeError(f"add_labels takes Label records, got {type(label).__name__}")
+            record = label.to_dict()
+            record["created_at"] = label.created_at.astimezone(dt.timezone.utc)  # SQLite: naive
+            rows.setdefault(_fingerprint(label), record)
+        if not rows:
+            return 0
+        with self.engine.begin() as connection:
+            kept: set[str] = set()
+            keys = builtins.list(rows)
+            for start in range(0, len(keys), PAGE):
+                page = keys[start : start + PAGE]
+                kept.update(
+                    connection.execute(
+                        sa.select(labels_table.c.fingerprint).where(
+                            labels_table.c.fingerprint.in_(page)
+                        )
+                    ).scalars()
+                )
+            new = [{"fingerprint": key, **row} for key, row in rows.items() if key not in kept]
+            for start in range(0, len(new), PAGE):
+                connection.execute(_insert_new(connection), new[start : start + PAGE])
+        return len(new)
+
+    def labels(
+        self,
+        metric: str | None = None,
+        level: str | None = None,
+        labeller: str | None = None,
+    ) -> builtins.list[Label]:
+        """The labels kept, oldest first, of one ``metric``, ``level`` and ``labeller`` when
+        given (each matches exactly)."""
+        query = sa.select(labels_table).order_by(labels_table.c.created_at, labels_table.c.id)
+        for column, value in (("metric", metric), ("level", level), ("labeller", labeller)):
+            if value is not None:
+                query = query.where(labels_table.c[column] == value)
+        with self.engine.connect() as connection:
+            found = _mappings(connection, query)
+        return [_label(row) for row in found]
+
+    def count_labels(self, metrics: Iterable[str] | None = None) -> int:
+        """How many labels are kept (of ``metrics`` when given): one COUNT query, so a
+        summary can say "not validated on your data" without reading any label."""
+        query = sa.select(sa.func.count()).select_from(labels_table)
+        if metrics is not None:
+            query = query.where(labels_table.c.metric.in_(builtins.list(metrics)))
+        with self.engine.connect() as connection:
+            return int(connection.execute(query).scalar_one())
+
     def pipeline_outputs(self, ref: str) -> builtins.list[dict[str, Any] | None]:
         """What an experiment's pipeline returned per sample (``None`` for plain runs)."""
         info = self.get(ref)
@@ -515,6 +538,10 @@ class Store:
                     .order_by(run_samples.c.position)
                 )
             ]
+
+
+def _mappings(connection: sa.Connection, query: Any) -> Sequence[sa.RowMapping]:
+    return connection.execute(query).mappings().all()
 
 
 def _run_dir(result: EvaluationResult) -> str | None:
@@ -550,6 +577,8 @@ _SQLITE_STORAGE_CODES = frozenset({3, 8, 10, 11, 13, 14, 26})
 
 def _sqlite_error(error: BaseException, path: str, action: str) -> StoreError:
     """An SQLite or OS ``error`` on the store file ``path`` as one line that says what to do."""
+    from ragmeter.results import storage_error
+
     found = storage_error(error, path, action=action)
     if found.corrupt:
         return StoreError(
@@ -571,60 +600,58 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
 def _flush(
     connection: sa.Connection, samples: list[dict[str, Any]], results: list[dict[str, Any]]
 ) -> None:
-    if samples:
-        connection.execute(run_samples.insert(), samples)
-        samples.clear()
-    if results:
-        connection.execute(run_results.insert(), results)
-        results.clear()
-
-
-def _row(info: RunInfo) -> dict[str, Any]:
-    return {
-        "id": info.id,
-        "name": info.name,
-        "created_at": info.created_at,
-        "status": info.status,
-        "dataset_hash": info.dataset_hash,
-        "dataset_path": info.dataset_path,
-        "n_samples": info.n_samples,
-        "metrics": info.metrics,
-        "aggregates": info.aggregates,
-        "config": info.config,
-        "params": info.params,
-        "tags": info.tags,
-        "notes": info.notes,
-        "ragmeter_version": info.ragmeter_version,
-        "git_commit": info.git_commit,
-        "git_dirty": info.git_dirty,
-        "run_dir": info.run_dir,
-        "estimates": info.estimates,
-    }
+    for table, rows in ((run_samples, samples), (run_results, results)):
+        if rows:
+            connection.execute(table.insert(), rows)
+            rows.clear()
 
 
 def _info(row: sa.RowMapping) -> RunInfo:
+    values = {f.name: row[f.name] for f in fields(RunInfo)}
+    if values["created_at"].tzinfo is None:  # SQLite returns naive datetimes
+        values["created_at"] = values["created_at"].replace(tzinfo=dt.timezone.utc)
+    return RunInfo(**{**values, "params": row["params"] or {}, "tags": row["tags"] or []})
+
+
+def _insert_new(connection: sa.Connection) -> Any:
+    """An INSERT of labels that skips those another writer kept since they were looked up
+    (their fingerprint is unique)."""
+    if connection.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert(labels_table).on_conflict_do_nothing(
+            index_elements=["fingerprint"]
+        )
+    if connection.dialect.name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(labels_table).on_conflict_do_nothing(index_elements=["fingerprint"])
+    return labels_table.insert()
+
+
+def _fingerprint(label: Label) -> str:
+    """What makes two labels the same: the item, the labeller and the value."""
+    value = label.value
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)  # 1 and 1.0 are the same score
+    identity = [label.sample_key, label.metric, label.level, label.item, label.labeller, value]
+    return hashlib.sha256(json.dumps(identity, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _label(row: sa.RowMapping) -> Label:
     created = row["created_at"]
     if created.tzinfo is None:  # SQLite returns naive datetimes
         created = created.replace(tzinfo=dt.timezone.utc)
-    return RunInfo(
-        id=row["id"],
-        name=row["name"],
+    return Label(
+        sample_id=row["sample_id"],
+        sample_key=row["sample_key"],
+        metric=row["metric"],
+        level=row["level"],
+        item=row["item"],
+        value=row["value"],
+        labeller=row["labeller"],
         created_at=created,
-        status=row["status"],
-        n_samples=row["n_samples"],
-        dataset_hash=row["dataset_hash"],
-        dataset_path=row["dataset_path"],
-        metrics=row["metrics"],
-        aggregates=row["aggregates"],
-        config=row["config"],
-        params=row["params"] or {},
-        tags=row["tags"] or [],
-        notes=row["notes"],
-        ragmeter_version=row["ragmeter_version"],
-        git_commit=row["git_commit"],
-        git_dirty=row["git_dirty"],
-        run_dir=row["run_dir"],
-        estimates=row["estimates"],
+        note=row["note"],
     )
 
 

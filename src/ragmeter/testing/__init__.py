@@ -5,82 +5,35 @@
 session summary. Names load on first use, so the plugin's import stays cheap.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from ragmeter import _lazy
 
 if TYPE_CHECKING:
-    from ragmeter.testing._assertions import assert_metric, findings
-    from ragmeter.testing._embeddings import ScriptedEmbeddings, unit_vector_with_cosine
-    from ragmeter.testing._fake_server import (
-        DEFAULT_MALFORMED_CONTENT,
-        FakeOpenAIServer,
-        Fault,
-        RecordedRequest,
-        ScriptedReply,
-        tokenize,
-    )
-    from ragmeter.testing._fake_server._anthropic import FakeAnthropicServer, input_tokens_of
-    from ragmeter.testing._ray_cluster import Node, join_ray_node, local_ray_cluster
-    from ragmeter.testing._scripted import ScriptedCall, ScriptedJudge
-    from ragmeter.testing._testset import data_blocks, generation_responder, scripted_testset_judge
+    from ragmeter.testing._assertions import assert_metric as assert_metric
+    from ragmeter.testing._assertions import findings as findings
+    from ragmeter.testing._embeddings import ScriptedEmbeddings as ScriptedEmbeddings
+    from ragmeter.testing._embeddings import unit_vector_with_cosine as unit_vector_with_cosine
+    from ragmeter.testing._fake_judge import FakeJudgeServer as FakeJudgeServer
+    from ragmeter.testing._fake_judge import fake_embedding as fake_embedding
+    from ragmeter.testing._fake_judge import fake_judge_answer as fake_judge_answer
+    from ragmeter.testing._fake_judge import fake_judge_environment as fake_judge_environment
+    from ragmeter.testing._fake_judge import fake_judge_responder as fake_judge_responder
+    from ragmeter.testing._fake_server import DEFAULT_MALFORMED_CONTENT as DEFAULT_MALFORMED_CONTENT
+    from ragmeter.testing._fake_server import FakeOpenAIServer as FakeOpenAIServer
+    from ragmeter.testing._fake_server import Fault as Fault
+    from ragmeter.testing._fake_server import RecordedRequest as RecordedRequest
+    from ragmeter.testing._fake_server import ScriptedReply as ScriptedReply
+    from ragmeter.testing._fake_server import tokenize as tokenize
+    from ragmeter.testing._fake_server._anthropic import FakeAnthropicServer as FakeAnthropicServer
+    from ragmeter.testing._fake_server._anthropic import input_tokens_of as input_tokens_of
+    from ragmeter.testing._ray_cluster import Node as Node
+    from ragmeter.testing._ray_cluster import join_ray_node as join_ray_node
+    from ragmeter.testing._ray_cluster import local_ray_cluster as local_ray_cluster
+    from ragmeter.testing._scripted import ScriptedCall as ScriptedCall
+    from ragmeter.testing._scripted import ScriptedJudge as ScriptedJudge
+    from ragmeter.testing._testset import data_blocks as data_blocks
+    from ragmeter.testing._testset import generation_responder as generation_responder
+    from ragmeter.testing._testset import scripted_testset_judge as scripted_testset_judge
 
-_WHERE = {
-    "DEFAULT_MALFORMED_CONTENT": "_fake_server",
-    "FakeAnthropicServer": "_fake_server._anthropic",
-    "FakeOpenAIServer": "_fake_server",
-    "Fault": "_fake_server",
-    "RecordedRequest": "_fake_server",
-    "ScriptedCall": "_scripted",
-    "ScriptedEmbeddings": "_embeddings",
-    "ScriptedJudge": "_scripted",
-    "ScriptedReply": "_fake_server",
-    "assert_metric": "_assertions",
-    "findings": "_assertions",
-    "scripted_testset_judge": "_testset",
-    "data_blocks": "_testset",
-    "generation_responder": "_testset",
-    "input_tokens_of": "_fake_server._anthropic",
-    "Node": "_ray_cluster",
-    "tokenize": "_fake_server",
-    "join_ray_node": "_ray_cluster",
-    "local_ray_cluster": "_ray_cluster",
-    "unit_vector_with_cosine": "_embeddings",
-}
-
-__all__ = [
-    "DEFAULT_MALFORMED_CONTENT",
-    "FakeAnthropicServer",
-    "FakeOpenAIServer",
-    "Fault",
-    "Node",
-    "RecordedRequest",
-    "ScriptedCall",
-    "ScriptedEmbeddings",
-    "ScriptedJudge",
-    "ScriptedReply",
-    "assert_metric",
-    "data_blocks",
-    "findings",
-    "generation_responder",
-    "input_tokens_of",
-    "join_ray_node",
-    "local_ray_cluster",
-    "scripted_testset_judge",
-    "tokenize",
-    "unit_vector_with_cosine",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+_lazy.attach(__name__, __file__)

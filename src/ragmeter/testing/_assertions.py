@@ -257,47 +257,30 @@ def findings(
 
     typed = Details.from_dict(details)
     out: list[tuple[str, list[str]]] = []
-
-    def checked(check: ClaimCheck, claims: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
-        return [c for c in claims if c.check is check]
-
-    claims = typed.claims
-    _add(out, "unsupported claims", checked(ClaimCheck.SUPPORTED, claims), _claim_wrong)
-    _add(
-        out,
-        "response claims the reference does not support",
-        checked(ClaimCheck.IN_REFERENCE, claims),
-        _claim_wrong,
-    )
-    _add(
-        out,
-        "reference statements missing from the response",
-        checked(ClaimCheck.IN_RESPONSE, claims),
-        _claim_wrong,
-    )
+    for title, check in (
+        ("unsupported claims", ClaimCheck.SUPPORTED),
+        ("response claims the reference does not support", ClaimCheck.IN_REFERENCE),
+        ("reference statements missing from the response", ClaimCheck.IN_RESPONSE),
+    ):
+        _add(out, title, [c for c in typed.claims if c.check is check], _claim_wrong)
     _add(
         out,
         "incorrect claims counted as noise",
-        checked(ClaimCheck.CORRECT, claims),
+        [c for c in typed.claims if c.check is ClaimCheck.CORRECT],
         lambda c: (c.text, c.reason) if isinstance(c, NoiseClaimVerdict) and c.counted else None,
     )
     texts = list(sample.retrieved_contexts or []) if sample is not None else []
 
-    def context(criterion: ContextCriterion) -> Any:
-        def wrong(entry: ContextJudgment) -> tuple[str, str | None] | None:
-            if entry.criterion is not criterion or entry.verdict:
-                return None
-            rank = entry.rank
-            text = texts[rank - 1] if 0 < rank <= len(texts) else ""
-            return f"#{rank} {text}".rstrip(), entry.reason
+    def wrong_context(entry: ContextJudgment) -> tuple[str, str | None] | None:
+        if entry.verdict:
+            return None
+        rank = entry.rank
+        text = texts[rank - 1] if 0 < rank <= len(texts) else ""
+        return f"#{rank} {text}".rstrip(), entry.reason
 
-        return wrong
-
-    contexts = typed.contexts
-    useful = [c for c in contexts if c.criterion is ContextCriterion.USEFUL]
-    relevant = [c for c in contexts if c.criterion is ContextCriterion.RELEVANT]
-    _add(out, "contexts judged not useful", useful, context(ContextCriterion.USEFUL))
-    _add(out, "contexts judged not relevant", relevant, context(ContextCriterion.RELEVANT))
+    for criterion in (ContextCriterion.USEFUL, ContextCriterion.RELEVANT):
+        judged = [c for c in typed.contexts if c.criterion is criterion]
+        _add(out, f"contexts judged not {criterion.value}", judged, wrong_context)
     _add(
         out,
         "reference statements not found in the contexts",
@@ -353,17 +336,15 @@ def _note_services(
     log = _session_log()
     if log is None:
         return
-    uses_judge = bool(getattr(metric, "uses_judge", False))
-    uses_embeddings = bool(getattr(metric, "uses_embeddings", False))
     chosen_judge = getattr(metric, "judge", None) or judge
     chosen_embeddings = getattr(metric, "embeddings", None) or embeddings
-    if uses_judge and chosen_judge is not None:
-        log.add_judge(chosen_judge)
-    if uses_embeddings and chosen_embeddings is not None:
+    if getattr(metric, "uses_judge", False):
+        if chosen_judge is not None:
+            log.add_judge(chosen_judge)
+        else:  # ragmeter made a default judge for this call alone: count the run's usage
+            log.add_usage(result.usage or {})
+    if getattr(metric, "uses_embeddings", False) and chosen_embeddings is not None:
         log.add_embeddings(chosen_embeddings)
-    if uses_judge and chosen_judge is None:
-        # ragmeter made a default judge for this call alone: count the run's usage
-        log.add_usage(result.usage or {})
 
 
 def _record(

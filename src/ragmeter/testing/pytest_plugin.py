@@ -305,18 +305,13 @@ def ragmeter_assert(request: pytest.FixtureRequest) -> Callable[..., Any]:
         from ragmeter.testing._assertions import assert_metric
 
         resolved = metric if isinstance(metric, Metric) else get_metric(metric)
-        if (
-            kwargs.get("judge") is None
-            and getattr(resolved, "uses_judge", False)
-            and getattr(resolved, "judge", None) is None
-        ):
-            kwargs["judge"] = request.getfixturevalue("ragmeter_judge")
-        if (
-            kwargs.get("embeddings") is None
-            and getattr(resolved, "uses_embeddings", False)
-            and getattr(resolved, "embeddings", None) is None
-        ):
-            kwargs["embeddings"] = request.getfixturevalue("ragmeter_embeddings")
+        for name in ("judge", "embeddings"):
+            if (
+                kwargs.get(name) is None
+                and getattr(resolved, f"uses_{name}", False)
+                and getattr(resolved, name, None) is None
+            ):
+                kwargs[name] = request.getfixturevalue(f"ragmeter_{name}")
         return assert_metric(sample_or_dataset, resolved, **kwargs)
 
     return bound_assert

@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragmeter._text import NUMBER, number_text, numbers_in, parse_number
 
 _OPERATORS = {"×": "*", "÷": "/", "−": "-", "–": "-", "x": "*"}
+_BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
 
 
 class CalculationError(ValueError):
@@ -47,8 +54,8 @@ def evaluate_expression(expression: str, allowed: Sequence[float]) -> float:
     ragmeter.testset._arithmetic.CalculationError: the expression uses 3, not one of the ...
     """
     text = number_text(expression)
-    for symbol, operator in _OPERATORS.items():
-        text = text.replace(symbol, operator)
+    for symbol, replacement in _OPERATORS.items():
+        text = text.replace(symbol, replacement)
     text = text.replace("%", "")
     try:
         tree = ast.parse(text.strip(), mode="eval")
@@ -70,19 +77,11 @@ def evaluate_expression(expression: str, allowed: Sequence[float]) -> float:
             return number
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -value(node.operand)
-        if isinstance(node, ast.BinOp) and isinstance(
-            node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)
-        ):
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             left, right = value(node.left), value(node.right)
-            if isinstance(node.op, ast.Add):
-                return left + right
-            if isinstance(node.op, ast.Sub):
-                return left - right
-            if isinstance(node.op, ast.Mult):
-                return left * right
-            if right == 0:
+            if isinstance(node.op, ast.Div) and right == 0:
                 raise CalculationError("bad expression", f"division by zero in {expression!r}")
-            return left / right
+            return _BINARY[type(node.op)](left, right)
         raise CalculationError(
             "bad expression", f"only numbers, + - * / and parentheses are allowed: {expression!r}"
         )

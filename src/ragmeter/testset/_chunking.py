@@ -9,6 +9,7 @@ in it but recorded in ``heading_path``.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -68,10 +69,7 @@ def chunk_documents(
         raise ValueError(f"size must be at least 1 token, got {size}")
     if not 0 <= overlap < size:
         raise ValueError(f"overlap must be between 0 and size - 1 ({size - 1}), got {overlap}")
-    chunks: list[Chunk] = []
-    for document in documents:
-        chunks += _chunk_document(document, size, overlap, tokenizer)
-    return chunks
+    return [chunk for doc in documents for chunk in _chunk_document(doc, size, overlap, tokenizer)]
 
 
 # ---- splitting ------------------------------------------------------------------------------
@@ -296,18 +294,14 @@ def _pack(
     # The default estimate is subadditive (its count of a concatenation is at most the sum of
     # its counts of the parts), so summing per-unit counts bounds a chunk's count without
     # re-counting its text for every unit added. Any other tokenizer counts the whole span.
-    prefix = [0]
-    for unit in units:
-        prefix.append(prefix[-1] + unit.joined)
+    prefix = [0, *itertools.accumulate(unit.joined for unit in units)]
 
     def fits(first: int, last: int) -> bool:
         if count is estimate_tokens:
             return units[first].tokens + prefix[last + 1] - prefix[first + 1] <= size
         return count(text[units[first].start : units[last].end]) <= size
 
-    block_end: dict[int, int] = {}
-    for i, unit in enumerate(units):
-        block_end[unit.block] = i
+    block_end = {unit.block: i for i, unit in enumerate(units)}
 
     packed: list[tuple[int, int]] = []
     first: int | None = None

@@ -35,7 +35,6 @@ from typing import Literal
 from ragmeter._text import normalize
 
 Tier = Literal["easy", "medium", "hard"]
-TIERS: tuple[Tier, ...] = ("easy", "medium", "hard")
 #: Lower bounds of 1 and 2 points for the distractor margin and the paraphrase distance.
 MARGIN_STEPS = (-0.03, 0.0)
 DISTANCE_STEPS = (0.4, 0.7)

@@ -114,7 +114,7 @@ def load_documents(
         if root.is_dir():
             files, root_skipped = _walk(root, recursive=recursive)
             skipped += root_skipped
-            named = [(path, _relative_id(path, root)) for path in files]
+            named = [(path, _normalise_id(path.relative_to(root).as_posix())) for path in files]
         elif root.exists():  # a file, or a special one _load_file refuses by name
             if root.suffix.lower() not in FORMATS:
                 raise DocumentLoadError(
@@ -165,7 +165,8 @@ def documents_from_chunks(records: Iterable[Mapping[str, Any]]) -> list[Document
             )
             continue
         raw_id, text = record.get("id"), record.get("text")
-        doc_id = _as_id(raw_id)
+        usable = isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool)
+        doc_id = unicodedata.normalize("NFC", str(raw_id)) if usable else None
         row_problems = []
         if doc_id is None or not doc_id.strip():
             got = "missing" if raw_id is None else f"{raw_id!r}"
@@ -186,8 +187,8 @@ def documents_from_chunks(records: Iterable[Mapping[str, Any]]) -> list[Document
                 Problem(row, "text", f"needs a string text, got {got}", _FIX, sample_id=doc_id)
             )
         problems += row_problems
-        if doc_id is not None and doc_id not in first_row:
-            first_row[doc_id] = row
+        if doc_id is not None:
+            first_row.setdefault(doc_id, row)
         if row_problems:
             continue
         assert doc_id is not None and isinstance(text, str)
@@ -204,12 +205,6 @@ def documents_from_chunks(records: Iterable[Mapping[str, Any]]) -> list[Document
     if problems:
         raise DatasetError(problems)
     return documents
-
-
-def _as_id(value: object) -> str | None:
-    if isinstance(value, bool):
-        return None
-    return unicodedata.normalize("NFC", str(value)) if isinstance(value, (str, int)) else None
 
 
 _FIX = 'give each chunk as {"id": "...", "text": "..."}'
@@ -243,10 +238,6 @@ def _walk(root: Path, *, recursive: bool) -> tuple[list[Path], list[SkippedFile]
         return path.relative_to(root).parts
 
     return sorted(files, key=order), sorted(skipped, key=lambda s: order(s.path))
-
-
-def _relative_id(path: Path, root: Path) -> str:
-    return _normalise_id(path.relative_to(root).as_posix())
 
 
 def _normalise_id(name: str) -> str:

@@ -21,7 +21,7 @@ import os
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -214,11 +214,9 @@ async def agenerate_testset(
             language or Counter(node.language for node in graph.analysed).most_common(1)[0][0]
         )
         rng = random.Random(seed)
-        chosen_personas, persona_usage, persona_note = await _personas(
-            personas, graph, judge, corpus_language, rng, work
+        chosen_personas, persona_note = await _personas(
+            personas, graph, judge, corpus_language, work, usage, versions
         )
-        usage["personas"] = persona_usage.usage
-        versions |= persona_usage.prompt_versions
 
         # 3. questions
         writer = Writer(
@@ -423,32 +421,29 @@ def _validated(values: Sequence[Any], allowed: Sequence[Any], what: str) -> list
     return values
 
 
-@dataclass
-class _Spent:
-    usage: Usage = field(default_factory=Usage)
-    prompt_versions: set[str] = field(default_factory=set)
-
-
 async def _personas(
     personas: int | Sequence[str | Persona],
     graph: KnowledgeGraph,
     judge: Judge,
     language: Language,
-    rng: random.Random,
     work: WorkDir,
-) -> tuple[list[Persona], _Spent, str]:
-    spent = _Spent()
+    usage: dict[str, Usage],
+    versions: set[str],
+) -> tuple[list[Persona], str]:
+    """The personas and a note on them; what writing them cost goes into
+    ``usage["personas"]``, the prompt versions used into ``versions``."""
+    usage["personas"] = Usage()
     if not isinstance(personas, int):
         given = [p if isinstance(p, Persona) else _parse_persona(str(p)) for p in personas]
-        return (given or [NEUTRAL_PERSONA[language]]), spent, ""
+        return (given or [NEUTRAL_PERSONA[language]]), ""
     if personas < 1:
-        return [NEUTRAL_PERSONA[language]], spent, ""
+        return [NEUTRAL_PERSONA[language]], ""
     saved = work.file("personas.json")
     if saved is not None and saved.exists():
         recorded = json.loads(saved.read_text(encoding="utf-8"))
         if isinstance(recorded, dict) and recorded.get("asked") == personas:
-            spent.usage = Usage(**recorded.get("usage", {}))
-            return [Persona(**r) for r in recorded["personas"]], spent, ""
+            usage["personas"] = Usage(**recorded.get("usage", {}))
+            return [Persona(**r) for r in recorded["personas"]], ""
     nodes = [node for node in graph.analysed if node.language == language and node.summary]
     step = max(1, len(nodes) // PERSONA_SUMMARIES)
     summaries = [node.summary for node in nodes[::step]][:PERSONA_SUMMARIES]
@@ -457,7 +452,8 @@ async def _personas(
         try:
             steps = GenerationSteps(judge, language=language, sample_id=sample_id)
             written, facts = await steps.personas(summaries, personas)
-            spent.usage, spent.prompt_versions = facts.usage, facts.prompt_versions
+            usage["personas"] = facts.usage
+            versions |= facts.prompt_versions
         except JudgeConfigError:
             raise
         except JudgeError as error:
@@ -470,10 +466,10 @@ async def _personas(
             record = {
                 "asked": personas,
                 "personas": [asdict(p) for p in chosen],
-                "usage": spent.usage.to_dict(),
+                "usage": usage["personas"].to_dict(),
             }
             saved.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-    return chosen, spent, note
+    return chosen, note
 
 
 def _parse_persona(text: str) -> Persona:

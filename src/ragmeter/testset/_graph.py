@@ -291,15 +291,8 @@ async def abuild_graph(
         for node, vector in zip(window, vectors, strict=True):
             node.embedding = vector
         if checkpoint is not None:
-            _append_checkpoint(
-                checkpoint,
-                {
-                    "embeddings": {
-                        node.id: encode_vector(vector)
-                        for node, vector in zip(window, vectors, strict=True)
-                    }
-                },
-            )
+            encoded = {n.id: encode_vector(v) for n, v in zip(window, vectors, strict=True)}
+            _append_checkpoint(checkpoint, {"embeddings": encoded})
     ordered = {chunk.id: nodes[chunk.id] for chunk in chunks}
     graph = KnowledgeGraph(ordered, settings=settings or LinkSettings())
     graph.meta.update(

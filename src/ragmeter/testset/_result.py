@@ -124,14 +124,9 @@ class SizeAccounting:
         return {
             "requested": self.requested,
             "produced": self.produced,
-            "synthesizers": {
-                name: {
-                    **asdict(account),
-                    "rejected": dict(account.rejected),
-                    "gave": dict(account.gave),
-                    "took": dict(account.took),
-                }
-                for name, account in self.synthesizers.items()
+            "synthesizers": {  # the counters (rejected, gave, took) as plain dicts
+                name: {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(a).items()}
+                for name, a in self.synthesizers.items()
             },
             "notes": list(self.notes),
         }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Literal
@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ragmeter._text import numbers_in
 from ragmeter.prompts import Language
 from ragmeter.steps import QuestionKind
-from ragmeter.testset._graph import KnowledgeGraph, Node, entity_key, overlapping
+from ragmeter.testset._graph import Edge, KnowledgeGraph, Node, entity_key, overlapping
 from ragmeter.testset._temporal import temporal_phrases
 
 SynthesizerName = Literal[
@@ -34,8 +34,6 @@ SYNTHESIZERS: tuple[SynthesizerName, ...] = (
     "calculation",
     "temporal",
 )
-#: The adversarial synthesizers: questions that break RAG systems, each with its own check.
-ADVERSARIAL: tuple[SynthesizerName, ...] = SYNTHESIZERS[3:]
 KIND: dict[SynthesizerName, QuestionKind] = {
     "single": "single_hop",
     "multi": "multi_hop",
@@ -46,20 +44,14 @@ KIND: dict[SynthesizerName, QuestionKind] = {
     "temporal": "temporal",
 }
 ALIASES: dict[str, SynthesizerName] = {
-    "single": "single",
+    **{name: name for name in SYNTHESIZERS},
     "single_hop": "single",
-    "multi": "multi",
     "multi_hop": "multi",
-    "compare": "compare",
     "comparison": "compare",
     "abstract": "compare",
-    "unanswerable": "unanswerable",
     "out_of_scope": "unanswerable",
-    "false_premise": "false_premise",
     "negation": "false_premise",
-    "calculation": "calculation",
     "aggregation": "calculation",
-    "temporal": "temporal",
     "conditional": "temporal",
 }
 #: Different focuses (keyphrases, then entities) one chunk may get single-hop questions on.
@@ -169,10 +161,7 @@ def _calculation(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Rando
     single chunks with at least two numbers."""
     usable = {node.id: node for node in nodes if numbers_in(node.text)}
     pairs: dict[tuple[str, str], Candidate] = {}
-    for edge in graph.edges:
-        a, b = usable.get(edge.source), usable.get(edge.target)
-        if a is None or b is None or a.language != b.language:
-            continue
+    for edge, a, b in _linked(graph.edges, usable):
         key = (a.id, b.id) if a.id < b.id else (b.id, a.id)
         focus = edge.shared[0] if edge.shared else _shared_topic(a, b)
         pairs.setdefault(key, Candidate("calculation", key, focus, a.language))
@@ -199,6 +188,14 @@ def _temporal(nodes: Sequence[Node], rng: random.Random) -> Supply:
     return Supply(candidates, f"{len(candidates)} chunk(s) mention a date, version or condition")
 
 
+def _linked(edges: Iterable[Edge], usable: Mapping[str, Node]) -> Iterator[tuple[Edge, Node, Node]]:
+    """The edges between two ``usable`` chunks of one language, with the two chunks."""
+    for edge in edges:
+        a, b = usable.get(edge.source), usable.get(edge.target)
+        if a is not None and b is not None and a.language == b.language:
+            yield edge, a, b
+
+
 def _focuses(node: Node) -> list[str]:
     seen: dict[str, str] = {}
     for item in (*node.keyphrases, *node.entities):
@@ -214,10 +211,7 @@ def _multi_hop(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Random)
     cross: list[Candidate] = []
     within: list[Candidate] = []
     members: dict[str, set[str]] = defaultdict(set)
-    for edge in graph.edges_of("entity"):
-        a, b = usable.get(edge.source), usable.get(edge.target)
-        if a is None or b is None or a.language != b.language:
-            continue
+    for edge, a, b in _linked(graph.edges_of("entity"), usable):
         candidate = Candidate("multi", (a.id, b.id), edge.shared[0], a.language)
         (cross if a.document_id != b.document_id else within).append(candidate)
         for name in edge.shared:
@@ -251,10 +245,7 @@ def _comparison(graph: KnowledgeGraph, nodes: Sequence[Node], rng: random.Random
     usable = {node.id: node for node in nodes}
     cross: list[Candidate] = []
     within: list[Candidate] = []
-    for edge in graph.edges_of("similarity"):
-        a, b = usable.get(edge.source), usable.get(edge.target)
-        if a is None or b is None or a.language != b.language:
-            continue
+    for _, a, b in _linked(graph.edges_of("similarity"), usable):
         candidate = Candidate("compare", (a.id, b.id), _shared_topic(a, b), a.language)
         (cross if a.document_id != b.document_id else within).append(candidate)
     rng.shuffle(cross)

@@ -17,7 +17,7 @@ import asyncio
 import functools
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import product
 from typing import TYPE_CHECKING, Any
@@ -125,9 +125,8 @@ class Writer:
         self.attempts_per_question = attempts_per_question
         self.work = work
         self.recorded = work.read_attempts()
-        self.combos = list(product(range(len(personas)), styles, lengths))
+        self.combos = list(product(personas, styles, lengths))
         rng.shuffle(self.combos)
-        self.personas = personas
         self.semaphore = asyncio.Semaphore(max(1, concurrency))
         self.usage_writing = Usage()
         self.usage_checking = Usage()
@@ -176,7 +175,9 @@ class Writer:
                 break
             jobs = []
             for name, candidate in batch:
-                persona, style, length = self._combo(turn[name] + _offset(name))
+                # Synthesizers start the persona/style/length rotation at different points.
+                combo = turn[name] + SYNTHESIZERS.index(name) * 7
+                persona, style, length = self.combos[combo % len(self.combos)]
                 turn[name] += 1
                 jobs.append(self._attempt(candidate, persona, style, length))
             outcomes = await asyncio.gather(*jobs)
@@ -247,10 +248,6 @@ class Writer:
         account = accounts[name]
         budget = self.attempts_per_question * account.planned - account.attempted
         return max(0, min(len(queues[name]), budget))
-
-    def _combo(self, turn: int) -> tuple[Persona, Style, Length]:
-        persona, style, length = self.combos[turn % len(self.combos)]
-        return self.personas[persona], style, length
 
     async def _attempt(
         self, candidate: Candidate, persona: Persona, style: Style, length: Length
@@ -335,28 +332,6 @@ class Writer:
                 f"{written.question!r}",
                 usage_writing=writing,
             )
-        try:
-            outcome = await self._check(candidate, key, written, steps, persona, style, length)
-        except JudgeConfigError:
-            raise
-        except JudgeError as error:
-            return _Outcome(candidate, key, None, "judge error", str(error), writing)
-        outcome.usage_writing = writing
-        return outcome
-
-    async def _check(
-        self,
-        candidate: Candidate,
-        key: str,
-        written: WrittenQuestion,
-        steps: GenerationSteps | _StepsOnWorkers,
-        persona: Persona,
-        style: Style,
-        length: Length,
-    ) -> _Outcome:
-        """The synthesizer's own acceptance check; the sample when it passes."""
-        nodes = [self.graph.nodes[i] for i in candidate.chunk_ids]
-        contexts = [node.text for node in nodes]
         sample = GeneratedSample(
             id=candidate.sample_id,
             user_input=written.question,
@@ -371,6 +346,25 @@ class Writer:
             source_document_ids=tuple(dict.fromkeys(node.document_id for node in nodes)),
             language=candidate.language,
         )
+        try:
+            outcome = await self._check(candidate, key, written, steps, sample)
+        except JudgeConfigError:
+            raise
+        except JudgeError as error:
+            return _Outcome(candidate, key, None, "judge error", str(error), writing)
+        outcome.usage_writing = writing
+        return outcome
+
+    async def _check(
+        self,
+        candidate: Candidate,
+        key: str,
+        written: WrittenQuestion,
+        steps: GenerationSteps | _StepsOnWorkers,
+        sample: GeneratedSample,
+    ) -> _Outcome:
+        """The synthesizer's own acceptance check of ``sample``; the sample when it passes."""
+        contexts = list(sample.reference_contexts)
         name = candidate.synthesizer
         if name == "unanswerable":
             return await self._check_unanswerable(candidate, key, written, steps, sample)
@@ -542,22 +536,13 @@ class _StepsOnWorkers:
         self.workers = workers
         self.language = language
 
-    async def _on_worker(self, step: str, *args: Any, **kwargs: Any) -> Any:
-        return await self.workers.call(
-            _step_on_worker, self.language, step, args, kwargs, what=f"the {step} step"
-        )
+    def __getattr__(self, step: str) -> Callable[..., Awaitable[Any]]:
+        async def on_worker(*args: Any, **kwargs: Any) -> Any:
+            return await self.workers.call(
+                _step_on_worker, self.language, step, args, kwargs, what=f"the {step} step"
+            )
 
-    async def write_question(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._on_worker("write_question", *args, **kwargs)
-
-    async def check_answerable(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._on_worker("check_answerable", *args, **kwargs)
-
-    async def check_false_premise(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._on_worker("check_false_premise", *args, **kwargs)
-
-    async def passages_answering(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._on_worker("passages_answering", *args, **kwargs)
+        return on_worker
 
 
 async def _step_on_worker(
@@ -620,8 +605,3 @@ def _recorded_usage(record: dict[str, Any], *phases: str) -> list[Usage]:
     """The usage an earlier run recorded with an attempt (nothing for older records)."""
     usage = record.get("usage") or {}
     return [Usage(**usage[phase]) if phase in usage else Usage() for phase in phases]
-
-
-def _offset(name: SynthesizerName) -> int:
-    # Synthesizers start the persona/style/length rotation at different points.
-    return SYNTHESIZERS.index(name) * 7

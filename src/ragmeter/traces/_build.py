@@ -157,12 +157,11 @@ def _build_trace(
         metadata["timestamp"] = as_utc(root.start).isoformat()
     if root.latency_s is not None:
         metadata["latency_s"] = root.latency_s
-    session = _first(spans, root, "session_id")
-    user = _first(spans, root, "user_id")
-    if session is not None:
-        metadata["session_id"] = session
-    if user is not None:
-        metadata["user_id"] = user
+    for name in ("session_id", "user_id"):
+        value = _first(spans, root, name)
+        if value is not None:
+            metadata[name] = value
+    session = metadata.get("session_id")
     tags = list(dict.fromkeys(tag for s in [root, *spans] for tag in s.tags))
     if tags:
         metadata["tags"] = tags

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
@@ -23,7 +24,13 @@ READERS: dict[str, tuple[str, str]] = {
     "langfuse": ("ragmeter.traces._langfuse", "read_langfuse"),
     "langsmith": ("ragmeter.traces._langsmith", "read_langsmith"),
 }
-ALIASES: dict[str, str] = {"phoenix": "openinference", "opentelemetry": "otel", "otlp": "otel"}
+ALIASES: dict[str, str] = {
+    "phoenix": "openinference",
+    "opentelemetry": "otel",
+    "otlp": "otel",
+    "traceloop": "otel",  # OpenLLMetry's spans are OTLP: read with otel (issue 38)
+    "openllmetry": "otel",
+}
 FORMATS: tuple[str, ...] = (*READERS, *ALIASES)
 
 BEFORE_SINCE = "trace started before --since"
@@ -81,20 +88,16 @@ def keep_between(
         return result
     kept = []
     for sample in result.samples:
-        stamp = (sample.get("metadata") or {}).get("timestamp")
+        # the trace's start, or (a trace without one) a timestamp its own metadata gives
+        with reading(f"trace {sample.get('id')!r}, metadata"):
+            moment = time_field(sample.get("metadata") or {}, "timestamp")
         reason = None
-        if stamp is None:
+        if moment is None:
             reason = NO_TIME
-        else:
-            # the trace's start, or (a trace without one) a timestamp its own metadata gives
-            with reading(f"trace {sample.get('id')!r}, metadata"):
-                moment = time_field(sample["metadata"], "timestamp")
-            if moment is None:
-                reason = NO_TIME
-            elif since is not None and moment < since:
-                reason = BEFORE_SINCE
-            elif until is not None and moment >= until:
-                reason = AFTER_UNTIL
+        elif since is not None and moment < since:
+            reason = BEFORE_SINCE
+        elif until is not None and moment >= until:
+            reason = AFTER_UNTIL
         if reason is None:
             kept.append(sample)
         else:
@@ -123,16 +126,18 @@ def guess_format(paths: Sequence[str | Path], records: int = 20) -> str | None:
     ``resourceSpans``, LangSmith's ``run_type``, Phoenix's ``context.span_id``, Langfuse's
     ``traceId``...), or None: to name the right format when the one asked for read nothing.
     A file that cannot be read says nothing."""
+    from ragmeter.traces._otlp_proto import looks_like_protobuf
     from ragmeter.traces._shapes import read_records
 
+    if any(looks_like_protobuf(Path(path)) for path in paths):
+        return "otel"  # OTLP protobuf (issue 38)
     for path in paths:
         try:
-            for n, (_, record) in enumerate(read_records(Path(path), list_keys=("data", "runs"))):
+            read = read_records(Path(path), list_keys=("data", "runs"))
+            for _, record in itertools.islice(read, max(records, 1)):
                 found = _format_of(record)
-                if found is not None or n + 1 >= records:
-                    if found is not None:
-                        return found
-                    break
+                if found is not None:
+                    return found
         except (OSError, ValueError, ImportError):
             continue
     return None

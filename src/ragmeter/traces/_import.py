@@ -10,8 +10,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ragmeter.traces._span import TraceImport
 
-#: The formats ``import_traces`` reads (``phoenix`` is ``openinference``).
-FORMATS: tuple[str, ...] = ("openinference", "phoenix", "otel", "langfuse", "langsmith")
+#: The formats ``import_traces`` reads (``phoenix`` is ``openinference``; ``otlp``,
+#: ``traceloop`` and ``openllmetry`` are ``otel``).
+FORMATS: tuple[str, ...] = (
+    "openinference",
+    "phoenix",
+    "otel",
+    "otlp",
+    "traceloop",
+    "openllmetry",
+    "langfuse",
+    "langsmith",
+)
 
 
 def import_traces(

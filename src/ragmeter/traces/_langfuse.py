@@ -126,13 +126,19 @@ def _normal(record: Mapping[str, Any]) -> dict[str, Any]:
     return {_SNAKE_TO_CAMEL.get(str(k), str(k)): v for k, v in record.items()}
 
 
-def _merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """One record read twice (a trace's embedded observation and the observations export):
-    the first reading's values win, the second fills what it lacked."""
-    return {
-        **{k: v for k, v in new.items() if v is not None},
-        **{k: v for k, v in old.items() if v is not None},
-    }
+def _keep(
+    records: dict[str, tuple[dict[str, Any], str]], key: str, new: dict[str, Any], source: str
+) -> None:
+    """Keep a record under ``key``. One record read twice (a trace's embedded observation and
+    the observations export): the first reading's values win, the second fills what it
+    lacked, and the first reading's source is kept."""
+    if key in records:
+        old, source = records[key]
+        new = {
+            **{k: v for k, v in new.items() if v is not None},
+            **{k: v for k, v in old.items() if v is not None},
+        }
+    records[key] = (new, source)
 
 
 class _Reader:
@@ -191,11 +197,7 @@ class _Reader:
             return
         embedded = data.pop("observations", None)
         scores = data.pop("scores", None)
-        if trace_id in self.traces:
-            old, old_source = self.traces[trace_id]
-            self.traces[trace_id] = (_merge(old, data), old_source)
-        else:
-            self.traces[trace_id] = (data, source)
+        _keep(self.traces, trace_id, data, source)
         for n, item in enumerate(embedded if isinstance(embedded, list) else [], start=1):
             if isinstance(item, str):
                 self.listed.setdefault(trace_id, []).append(item)
@@ -217,11 +219,7 @@ class _Reader:
         if data.get("traceId") is None:
             self.unmapped.append(Unmapped(NO_TRACE_ID, span_id=obs_id, source=source))
             return
-        if obs_id in self.observations:
-            old, old_source = self.observations[obs_id]
-            self.observations[obs_id] = (_merge(old, data), old_source)
-        else:
-            self.observations[obs_id] = (data, source)
+        _keep(self.observations, obs_id, data, source)
 
     # -- spans -----------------------------------------------------------------------------
 
@@ -309,18 +307,15 @@ class _Reader:
         raw_input, raw_output = data.get("input"), data.get("output")
         docs: list[Document] = []
         input_docs: list[Document] = []
-        if _RERANK_NAME.search(name) and kind in ("retriever", "chain", "tool"):
-            found = documents(raw_output)
-            if found is None:
-                self.unmapped.append(Unmapped(NOT_DOCUMENTS, trace_id, obs_id, source))
-                return None
-            kind, docs, input_docs = "reranker", found, documents(raw_input) or []
-        elif kind == "retriever":
+        reranker = _RERANK_NAME.search(name) and kind in ("retriever", "chain", "tool")
+        if reranker or kind == "retriever":
             found = documents(raw_output)
             if found is None:
                 self.unmapped.append(Unmapped(NOT_DOCUMENTS, trace_id, obs_id, source))
                 return None
             docs = found
+            if reranker:
+                kind, input_docs = "reranker", documents(raw_input) or []
         elif kind in ("chain", "tool") and (
             RETRIEVAL_NAME.search(name) or is_document_list(raw_output)
         ):
@@ -367,27 +362,18 @@ class _Reader:
             trace_id = as_str(data.get("traceId"))
             root = roots.get(trace_id or "")
             if root is None:
-                self.unmapped.append(
-                    Unmapped(
-                        ORPHAN_SCORE,
-                        trace_id=trace_id,
-                        span_id=as_str(data.get("id")),
-                        source=source,
-                    )
-                )
+                span_id = as_str(data.get("id"))
+                self.unmapped.append(Unmapped(ORPHAN_SCORE, trace_id, span_id, source))
                 continue
             name = as_str(data.get("name")) or "score"
-            value = data.get("stringValue") if data.get("stringValue") is not None else None
+            value = data.get("stringValue")
             if value is None:
                 value = data.get("value")
             scores = root.metadata.setdefault("scores", {})
             if name in scores:
                 previous = scores[name]
-                scores[name] = (
-                    [*previous, value] if isinstance(previous, list) else [previous, value]
-                )
-            else:
-                scores[name] = value
+                value = [*previous, value] if isinstance(previous, list) else [previous, value]
+            scores[name] = value
 
 
 def _usage(data: Mapping[str, Any]) -> tuple[int | None, int | None]:

@@ -192,9 +192,7 @@ def _span(
     ):
         found = documents(outputs)
         if found is not None:
-            kind, docs = "retriever", found
-            if _RERANK_NAME.search(name):
-                kind = "reranker"
+            kind, docs = "reranker" if _RERANK_NAME.search(name) else "retriever", found
         elif kind == "retriever":
             unmapped.append(Unmapped(NOT_DOCUMENTS, trace_id, run_id, source))
             return None
@@ -256,16 +254,14 @@ def _model(extra: Mapping[str, Any], meta: Mapping[str, Any], outputs: Any) -> s
     params = params if isinstance(params, Mapping) else {}
     llm_output = outputs.get("llm_output") if isinstance(outputs, Mapping) else None
     llm_output = llm_output if isinstance(llm_output, Mapping) else {}
-    for value in (
+    found = (
         meta.get("ls_model_name"),
         params.get("model"),
         params.get("model_name"),
         llm_output.get("model_name"),
         llm_output.get("model"),
-    ):
-        if as_str(value) is not None:
-            return as_str(value)
-    return None
+    )
+    return next((as_str(value) for value in found if as_str(value) is not None), None)
 
 
 def _tokens(run: Mapping[str, Any], outputs: Any) -> tuple[int | None, int | None]:

@@ -192,17 +192,14 @@ def _value(attrs: Mapping[str, Any], key: str, keys: Sequence[str]) -> str | Non
 
 def documents(attrs: Mapping[str, Any], prefix: str) -> list[Document]:
     """``prefix.N.document.content/id/score``, in rank order."""
-    found = []
-    for item in _indexed(attrs, prefix):
-        doc_id = item.get("document.id")
-        found.append(
-            Document(
-                content=_text(item.get("document.content")),
-                id=None if _missing(doc_id) else str(doc_id),
-                score=_number(item.get("document.score")),
-            )
+    return [
+        Document(
+            content=_text(item.get("document.content")),
+            id=None if _missing(item.get("document.id")) else str(item["document.id"]),
+            score=_number(item.get("document.score")),
         )
-    return found
+        for item in _indexed(attrs, prefix)
+    ]
 
 
 def _tags(value: Any) -> list[str]:
@@ -284,9 +281,7 @@ def _phoenix_span(record: Mapping[str, Any]) -> Span | None:
     if _missing(span_id) or _missing(trace_id):
         return None
     attrs: dict[str, Any] = {}
-    nested = record.get("attributes")
-    if isinstance(nested, str):
-        nested = _json(nested)
+    nested = _json(record.get("attributes"))
     if isinstance(nested, Mapping):
         flatten(nested, "", attrs)
     for key, value in record.items():
@@ -326,7 +321,8 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
     if isinstance(data, Mapping) and isinstance(data.get("data"), list):
         data = data["data"]  # Phoenix REST API: {"data": [...], "next_cursor": ...}
     elif isinstance(data, Mapping) and _is_columns(data):
-        data = _columns_to_records(data)
+        labels = dict.fromkeys(label for column in data.values() for label in column)
+        data = [{c: data[c].get(label) for c in data} for label in labels]
     elif isinstance(data, Mapping):
         data = [data]
     if not isinstance(data, list):
@@ -345,11 +341,6 @@ def _is_columns(data: Mapping[str, Any]) -> bool:
         and all(isinstance(v, Mapping) for v in data.values())
         and ("name" in data or "context.span_id" in data)
     )
-
-
-def _columns_to_records(data: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    labels = list(dict.fromkeys(label for column in data.values() for label in column))
-    return [{c: data[c].get(label) for c in data} for label in labels]
 
 
 def collect_spans(

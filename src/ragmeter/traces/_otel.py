@@ -31,6 +31,7 @@ from ragmeter.traces._openinference import (
     last_user_message,
     span_from_attributes,
 )
+from ragmeter.traces._otlp_proto import is_protobuf, protobuf_objects
 from ragmeter.traces._shapes import (
     DOCUMENT,
     as_int,
@@ -39,6 +40,7 @@ from ragmeter.traces._shapes import (
     time_field,
 )
 from ragmeter.traces._span import Document, Span, SpanKind, TraceFileError, TraceImport
+from ragmeter.traces._traceloop import merge_nested_retrievals, openllmetry_span
 
 OPERATIONS: dict[str, SpanKind] = {
     "chat": "llm",
@@ -107,9 +109,7 @@ def hex_id(value: Any, size: int) -> str | None:
 
 def _nanos(raw: Mapping[str, Any], key: str) -> dt.datetime | None:
     """``startTimeUnixNano`` / ``endTimeUnixNano``: nanoseconds since the epoch (0: unset)."""
-    if raw.get(key) in ("0", 0):
-        return None
-    return time_field(raw, key, unit="ns")
+    return None if raw.get(key) in ("0", 0) else time_field(raw, key, unit="ns")
 
 
 def _messages(value: Any) -> list[Any] | None:
@@ -153,18 +153,15 @@ def _from_events(events: list[Mapping[str, Any]]) -> tuple[str | None, str | Non
 
 def _genai_documents(value: Any) -> list[Document]:
     docs = _json(value)
-    found = []
-    for doc in docs if isinstance(docs, list) else []:
-        if isinstance(doc, Mapping):
-            score = doc.get("score")
-            found.append(
-                Document(
-                    content=_text(doc.get("content")),
-                    id=None if doc.get("id") is None else str(doc["id"]),
-                    score=float(score) if isinstance(score, int | float) else None,
-                )
-            )
-    return found
+    return [
+        Document(
+            content=_text(doc.get("content")),
+            id=None if doc.get("id") is None else str(doc["id"]),
+            score=float(doc["score"]) if isinstance(doc.get("score"), int | float) else None,
+        )
+        for doc in (docs if isinstance(docs, list) else [])
+        if isinstance(doc, Mapping)
+    ]
 
 
 def _genai_span(base: dict[str, Any], attrs: dict[str, Any], events: list[Any]) -> Span:
@@ -243,11 +240,16 @@ def _span(raw: Mapping[str, Any]) -> Span | None:
         # flattened again: a structured attribute (kvlist/array) reads like a flat one
         return span_from_attributes(attrs=flatten(attrs), **base)
     events = raw.get("events")
-    return _genai_span(base, attrs, events if isinstance(events, list) else [])
+    found = [e for e in events if isinstance(e, Mapping)] if isinstance(events, list) else []
+    named = [(str(e.get("name") or ""), key_values(e.get("attributes"))) for e in found]
+    return openllmetry_span(_genai_span(base, attrs, found), attrs, named)
 
 
 def _objects(path: Path) -> Iterator[tuple[str, Any]]:
     """``(where, object)`` for each ``{"resourceSpans": ...}`` object of a file."""
+    if is_protobuf(path):  # OTLP protobuf (issue 38): read as protobuf's JSON mapping
+        yield from protobuf_objects(path)
+        return
     expected = 'an OTLP/JSON file holds one {"resourceSpans": [...]} object per line'
     for where, value in read_json(path, expected):
         if where is not DOCUMENT:
@@ -309,4 +311,5 @@ def read_otel(paths: Sequence[str | Path]) -> TraceImport:
     spans, unmapped, n_records = collect_spans(
         (found for path in map(Path, paths) for found in _file_spans(path)), NO_IDS
     )
-    return build_samples(spans, format="otel", n_records=n_records, unmapped=unmapped)
+    spans, nested = merge_nested_retrievals(spans)  # OpenLLMetry: LangChain over a vector store
+    return build_samples(spans, format="otel", n_records=n_records, unmapped=unmapped + nested)

@@ -18,12 +18,14 @@ import math
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ragmeter._services import check_regular_file
 from ragmeter.dataset import parse_json_line, read_csv_rows
 from ragmeter.traces._build import as_utc
+from ragmeter.traces._compression import open_export
 from ragmeter.traces._span import Document, TraceFileError
 
 #: Keys under which an input object holds the question, most specific first.
@@ -114,7 +116,7 @@ def read_json(path: Path, expected: str) -> Iterator[tuple[str | None, Any]]:
     deep, a number too long or bytes that are not UTF-8 are an error naming the file and the
     line, then saying what is ``expected``."""
     check_export(path)
-    with path.open("rb") as handle:
+    with open_export(path) as handle:  # gzip, zstd, the collector's framing: decompressed
         lines = ((n, _utf8(path, n, raw)) for n, raw in enumerate(handle, start=1))
         first = next(((n, line) for n, line in lines if line.strip()), None)
         if first is None:
@@ -474,9 +476,7 @@ def _text(value: Any, keys: tuple[str, ...], roles: frozenset[str], depth: int) 
     messages = _messages(value)
     if messages is not None:
         found = _last_of(messages, roles)
-        if found is not None:
-            return found
-        return content_text(messages[-1].get("content"))
+        return found if found is not None else content_text(messages[-1].get("content"))
     if isinstance(value, Mapping):
         _, fields = _lc_kwargs(value)
         if message_role(value) is not None:
@@ -543,13 +543,8 @@ def _documents(value: Any, depth: int) -> list[Document] | None:
         return None
     if not isinstance(value, list):
         return None
-    out: list[Document] = []
-    for item in value:
-        doc = _document(item)
-        if doc is None:
-            return None
-        out.append(doc)
-    return out
+    docs = [_document(item) for item in value]
+    return None if None in docs else [doc for doc in docs if doc is not None]
 
 
 def _document(item: Any) -> Document | None:
@@ -558,9 +553,7 @@ def _document(item: Any) -> Document | None:
     if isinstance(item, list | tuple) and len(item) == 2 and as_float(item[1]) is not None:
         # similarity_search_with_score: (Document, score)
         doc = _document(item[0])
-        if doc is None:
-            return None
-        return Document(content=doc.content, id=doc.id, score=as_float(item[1]))
+        return None if doc is None else replace(doc, score=as_float(item[1]))
     if not isinstance(item, Mapping):
         return None
     _, fields = _lc_kwargs(item)

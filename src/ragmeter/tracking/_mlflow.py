@@ -8,7 +8,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,16 +68,6 @@ def _keyed(values: Mapping[str, Any], what: str) -> dict[str, Any]:
     return out
 
 
-def _import_mlflow() -> Any:
-    try:
-        import mlflow
-    except ImportError:
-        raise ImportError(
-            "logging to MLflow needs mlflow (or mlflow-skinny): pip install 'ragmeter[mlflow]'"
-        ) from None
-    return mlflow
-
-
 @contextmanager
 def bounded_requests() -> Iterator[None]:
     """MLflow's HTTP timeout and retries set to :data:`HTTP_BOUNDS` for the duration, where
@@ -90,10 +80,6 @@ def bounded_requests() -> Iterator[None]:
     finally:
         for name in added:
             os.environ.pop(name, None)
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    return (items[i : i + size] for i in range(0, len(items), size))
 
 
 def log_to_mlflow(
@@ -131,7 +117,12 @@ def log_to_mlflow(
     ``MLFLOW_HTTP_REQUEST_TIMEOUT`` / ``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` are set) with a
     :class:`TrackingError`; the ragmeter run itself is never touched.
     """
-    mlflow = _import_mlflow()
+    try:
+        import mlflow
+    except ImportError:
+        raise ImportError(
+            "logging to MLflow needs mlflow (or mlflow-skinny): pip install 'ragmeter[mlflow]'"
+        ) from None
     record = run_record(result, params=params, tags=tags, run_name=run_name)
     uri = tracking_uri or mlflow.get_tracking_uri()
     where = redact_url(str(uri))
@@ -175,14 +166,13 @@ def _log(
 ) -> TrackedRun:
     from mlflow.entities import Metric, Param, RunTag
 
+    own_run = run_id is None
     if run_id is not None:
         experiment_id = str(client.get_run(run_id).info.experiment_id)
         experiment = str(client.get_experiment(experiment_id).name)
-        own_run = False
     else:
         experiment_id, experiment = _experiment(client, experiment)
         run_id = str(client.create_run(experiment_id, run_name=record.name).info.run_id)
-        own_run = True
     try:
         now = int(time.time() * 1000)
         metrics = [Metric(k, float(v), now, 0) for k, v in _keyed(record.metrics, "metric").items()]
@@ -191,12 +181,13 @@ def _log(
             for k, v in _keyed(flat_params(record.config), "parameter").items()
         ]
         tags = [RunTag(k, v[:MAX_TAG_LENGTH]) for k, v in _keyed(_tags(record), "tag").items()]
-        for chunk in _chunks(metrics, MAX_METRICS_PER_BATCH):
-            client.log_batch(run_id, metrics=chunk)
-        for chunk in _chunks(params, MAX_PARAMS_TAGS_PER_BATCH):
-            client.log_batch(run_id, params=chunk)
-        for chunk in _chunks(tags, MAX_PARAMS_TAGS_PER_BATCH):
-            client.log_batch(run_id, tags=chunk)
+        for kind, entities, size in (
+            ("metrics", metrics, MAX_METRICS_PER_BATCH),
+            ("params", params, MAX_PARAMS_TAGS_PER_BATCH),
+            ("tags", tags, MAX_PARAMS_TAGS_PER_BATCH),
+        ):
+            for start in range(0, len(entities), size):
+                client.log_batch(run_id, **{kind: entities[start : start + size]})
         _log_dataset(client, run_id, record.evaluation)
         if artifacts:
             with tempfile.TemporaryDirectory(prefix="ragmeter-mlflow-") as folder:

@@ -34,6 +34,9 @@ USAGE_COUNTS = (
     "latency_s",
 )
 
+#: Aggregate fields logged per metric as ``NAME/FIELD``.
+AGGREGATE_COUNTS = ("coverage", "n_ok", "n_total", "n_failed", "n_not_applicable", "n_not_started")
+
 #: Per-sample table: the sample's own columns, then per metric its score, status and reason.
 SAMPLE_COLUMNS = ("id", "row", "question", "response", "reference")
 
@@ -166,12 +169,8 @@ def metric_values(result: EvaluationResult) -> dict[str, float]:
             out[f"{name}/ci_high"] = ci.high
         if agg.median is not None:
             out[f"{name}/median"] = agg.median
-        out[f"{name}/coverage"] = agg.coverage
-        out[f"{name}/n_ok"] = agg.n_ok
-        out[f"{name}/n_total"] = agg.n_total
-        out[f"{name}/n_failed"] = agg.n_failed
-        out[f"{name}/n_not_applicable"] = agg.n_not_applicable
-        out[f"{name}/n_not_started"] = agg.n_not_started
+        for count in AGGREGATE_COUNTS:
+            out[f"{name}/{count}"] = getattr(agg, count)
     for tag, groups in result.breakdowns().items():
         for group in groups:
             prefix = f"by_{key_part(tag)}/{key_part(group.value)}"
@@ -259,9 +258,7 @@ def shared(per_metric: Mapping[str, Any]) -> dict[str, Any]:
     {'a': {'model': 'm'}, 'b': {'model': 'n'}}
     """
     distinct = {json.dumps(d, sort_keys=True, default=str) for d in per_metric.values()}
-    if len(distinct) == 1:
-        return dict(next(iter(per_metric.values())))
-    return dict(per_metric)
+    return dict(next(iter(per_metric.values()))) if len(distinct) == 1 else dict(per_metric)
 
 
 def flat_params(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:

@@ -109,6 +109,11 @@ def log_to_wandb(
     itself is never touched.
     """
     wandb = _import_wandb()
+    # Read now: W&B reads its variables once per process (its first wandb.setup), so a
+    # process that logged before would otherwise keep the values of that time.
+    mode = mode or os.environ.get("WANDB_MODE") or None
+    project = project or os.environ.get("WANDB_PROJECT") or None
+    entity = entity or os.environ.get("WANDB_ENTITY") or None
     record = run_record(result, params=params, tags=tags, run_name=run_name)
     # W&B's own errors, and its service's (a timeout, a refused login) as plain exceptions
     failures = (wandb.errors.Error, OSError, ValueError, RuntimeError)
@@ -129,7 +134,8 @@ def log_to_wandb(
     try:
         _log(wandb, run, record, artifacts)
     except failures as error:
-        _end(run, failures)
+        with suppress(*failures):  # finished marked failed, if W&B still answers
+            run.finish(exit_code=1)
         raise TrackingError(
             f"the run was not logged to W&B (run {run.id}): {said(error)}"
         ) from error
@@ -174,9 +180,3 @@ def _log(wandb: Any, run: Any, record: RunRecord, artifacts: bool) -> None:
             artifact.add_file(str(path), name=path.name)
         artifact.add(table, "samples")
         run.log_artifact(artifact)
-
-
-def _end(run: Any, failures: tuple[type[BaseException], ...]) -> None:
-    """Finish a run that failed midway, marked failed, if W&B still answers."""
-    with suppress(*failures):
-        run.finish(exit_code=1)

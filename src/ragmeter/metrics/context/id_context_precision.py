@@ -1,8 +1,8 @@
 from ragmeter.dataset import Sample
-from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
+from ragmeter.metrics._base import BatchMetric, MetricResult
 from ragmeter.metrics._details import Details, PassageMatch
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.context._ids import relevant_ids
+from ragmeter.metrics.context._ids import ID_REQUIREMENTS, relevant_ids
 from ragmeter.metrics.retrieval._ranking import average_precision
 
 
@@ -40,10 +40,7 @@ class IDContextPrecision(BatchMetric):
     """
 
     name = "id_context_precision"
-    requires: Requirements = (
-        ("retrieved_context_ids",),
-        ("reference_context_ids", "relevance"),
-    )
+    requires = ID_REQUIREMENTS
 
     def score(self, sample: Sample) -> MetricResult:
         retrieved = sample.retrieved_context_ids or []

@@ -1,7 +1,7 @@
 from ragmeter.dataset import Sample
-from ragmeter.metrics._base import BatchMetric, MetricResult, Requirements
+from ragmeter.metrics._base import BatchMetric, MetricResult
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.context._ids import relevant_ids
+from ragmeter.metrics.context._ids import ID_REQUIREMENTS, relevant_ids
 
 
 @builtin_metric(
@@ -20,10 +20,7 @@ class IDContextRecall(BatchMetric):
     """
 
     name = "id_context_recall"
-    requires: Requirements = (
-        ("retrieved_context_ids",),
-        ("reference_context_ids", "relevance"),
-    )
+    requires = ID_REQUIREMENTS
 
     def score(self, sample: Sample) -> MetricResult:
         reference = relevant_ids(sample)

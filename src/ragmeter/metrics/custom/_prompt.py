@@ -304,24 +304,24 @@ class PromptMetric(SampleMetric):
                                    value=value)  # fmt: skip
         if spec.kind == "ranking":
             return _ranking_result(spec, sample, output, reason)
-        if spec.kind == "discrete":
-            label = str(output["label"])
-            score = spec.label_score(label)
+        discrete = spec.kind == "discrete"
+
+        def score_of(value: str) -> float:
+            return spec.label_score(value) if discrete else spec.level_score(int(value))
+
+        if discrete:
+            label, values = str(output["label"]), spec.labels
             details: dict[str, Any] = {"label": label}
-            distribution = _usable(answer.distribution, spec.labels)
-            if distribution is not None:
-                details["distribution"] = distribution
-                details["label_score"] = score
-                score = sum(p * spec.label_score(v) for v, p in distribution.items())
-            return MetricResult.ok(score, reason=reason, **details)
-        level = int(output["score"])
-        score = spec.level_score(level)
-        details = {"level": level, "label": str(level)}
-        distribution = _usable(answer.distribution, [str(lv.score) for lv in spec.levels])
+        else:
+            level = int(output["score"])
+            label, values = str(level), tuple(str(lv.score) for lv in spec.levels)
+            details = {"level": level, "label": label}
+        score = score_of(label)
+        distribution = _usable(answer.distribution, values)
         if distribution is not None:
             details["distribution"] = distribution
-            details["level_score"] = score
-            score = sum(p * spec.level_score(int(v)) for v, p in distribution.items())
+            details["label_score" if discrete else "level_score"] = score
+            score = sum(p * score_of(v) for v, p in distribution.items())
         return MetricResult.ok(score, reason=reason, **details)
 
     def params(self) -> dict[str, Any]:
@@ -428,14 +428,15 @@ def _check_types(data: Mapping[str, Any]) -> None:
     def bad(field: str, got: Any, want: str) -> ValueError:
         return ValueError(f"{field}: expected {want}, got {_shown(got)}")
 
-    for field, (types, want) in _FIELD_TYPES.items():
-        value = data.get(field)
-        if field not in data:
-            continue
+    def check(field: str, value: Any, types: type | tuple[type, ...], want: str) -> None:
         if isinstance(value, bool) or not isinstance(value, types):
             raise bad(field, value, want)
         if isinstance(value, float) and not math.isfinite(value):
             raise bad(field, value, "a finite number")
+
+    for field, (types, want) in _FIELD_TYPES.items():
+        if field in data:
+            check(field, data[field], types, want)
     instruction = data["instruction"]
     if isinstance(instruction, Mapping):
         for language, text in instruction.items():
@@ -443,13 +444,9 @@ def _check_types(data: Mapping[str, Any]) -> None:
                 raise bad(f"instruction[{language!r}]", text, "a string")
     for field in ("inputs", "labels"):
         for i, item in enumerate(data.get(field, ())):
-            if not isinstance(item, str):
-                raise bad(f"{field}[{i}]", item, "a string")
+            check(f"{field}[{i}]", item, str, "a string")
     for label, score in dict(data.get("label_scores", {})).items():
-        if isinstance(score, bool) or not isinstance(score, (int, float)):
-            raise bad(f"label_scores[{label!r}]", score, "a number")
-        if not math.isfinite(score):
-            raise bad(f"label_scores[{label!r}]", score, "a finite number")
+        check(f"label_scores[{label!r}]", score, (int, float), "a number")
     for i, example in enumerate(data.get("examples", ())):
         if not isinstance(example, Mapping):
             raise bad(f"examples[{i}]", example, "a table of sample fields and the verdict")
@@ -472,8 +469,7 @@ def metric_from_dict(data: Mapping[str, Any], *, source: str = "", **judged: Any
     missing = [k for k in ("name", "kind", "instruction") if k not in data]
     if missing:
         raise ValueError(f"{where}missing field(s) {missing}")
-    known = {"name", "kind", "instruction", "inputs", "labels", "label_scores", "low", "high",
-             "levels", "items", "examples", "direction", "version", "description"}  # fmt: skip
+    known = set(_FIELD_TYPES)
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"{where}unknown field(s) {unknown}; known: {sorted(known)}")
@@ -565,7 +561,7 @@ def _toml(data: Mapping[str, Any]) -> str:
 
     lines, tables = [], []
     for key, v in data.items():
-        if key in ("levels", "examples") or key in ("instruction", "label_scores"):
+        if key in ("levels", "examples", "instruction", "label_scores"):
             tables.append((key, v))
         else:
             lines.append(f"{key} = {value(v)}")

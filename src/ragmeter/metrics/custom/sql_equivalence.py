@@ -162,15 +162,12 @@ def has_top_level_order_by(sql: str) -> bool:
             while end != -1 and close != "]" and sql.startswith(close * 2, end):
                 end = sql.find(close, end + 2)  # a doubled quote escapes itself
             i = n if end == -1 else end + 1
-            outer.append(" ")
         elif sql.startswith("--", i):
             end = sql.find("\n", i)
             i = n if end == -1 else end + 1
-            outer.append(" ")
         elif sql.startswith("/*", i):
             end = sql.find("*/", i + 2)
             i = n if end == -1 else end + 2
-            outer.append(" ")
         else:
             if char == "(":
                 depth += 1
@@ -179,6 +176,8 @@ def has_top_level_order_by(sql: str) -> bool:
             elif depth == 0:
                 outer.append(char)
             i += 1
+            continue
+        outer.append(" ")  # a string, a quoted name or a comment
     return re.search(r"\bORDER\s+BY\b", "".join(outer), re.IGNORECASE) is not None
 
 

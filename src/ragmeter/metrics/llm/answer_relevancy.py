@@ -81,16 +81,13 @@ class AnswerRelevancy(SampleMetric):
         questions = facts.questions or []
         left_out = LeftOut.of(facts.discarded("questions"))
         if facts.noncommittal:
-            return MetricResult.ok(
-                0.0,
-                reason="the response is noncommittal",
-                details=Details(
-                    questions=tuple(GeneratedQuestion(q) for q in questions),
-                    noncommittal=True,
-                    standalone_question=standalone,
-                    left_out=left_out,
-                ),
+            details = Details(
+                questions=tuple(GeneratedQuestion(q) for q in questions),
+                noncommittal=True,
+                standalone_question=standalone,
+                left_out=left_out,
             )
+            return MetricResult.ok(0.0, reason="the response is noncommittal", details=details)
         if not questions:
             copies = f" ({len(left_out)} were copies, left out)" if left_out else ""
             return MetricResult.failed(
@@ -128,20 +125,10 @@ class AnswerRelevancy(SampleMetric):
             extra={} if found.probability is None else {"p_relevant": found.probability},
         )
         if found.noncommittal:
-            return MetricResult.ok(
-                0.0,
-                reason="the response leaves the question (or part of it) unanswered",
-                details=details,
-            )
-        answers = "answers" if found.relevant else "does not answer"
-        if found.probability is None:  # a judge that gave the verdict alone
-            return MetricResult.ok(
-                float(found.relevant),
-                reason=f"the response {answers} the question",
-                details=details,
-            )
-        return MetricResult.ok(
-            found.probability,
-            reason=f"the response {answers} the question (P(yes) = {found.probability:.2f})",
-            details=details,
-        )
+            score, reason = 0.0, "the response leaves the question (or part of it) unanswered"
+        else:
+            answers = "answers" if found.relevant else "does not answer"
+            score, reason = float(found.relevant), f"the response {answers} the question"
+            if found.probability is not None:  # else a judge that gave the verdict alone
+                score, reason = found.probability, f"{reason} (P(yes) = {found.probability:.2f})"
+        return MetricResult.ok(score, reason=reason, details=details)

@@ -31,16 +31,12 @@ class ContextRelevance(RetrievedContextsMetric):
             for i, v in enumerate(verdicts)
         )
         reason = f"{relevant} of {len(verdicts)} contexts are relevant to the question"
+        score, extra = relevant / len(verdicts), {}
         known = [v.probability for v in verdicts if v.probability is not None]
         if facts.calibrated_verdicts and verdicts and len(known) == len(verdicts):
             # Calibrated verdicts: the mean P(relevant) is the score (the count in details).
-            return MetricResult.ok(
-                sum(known) / len(known),
-                reason=f"{reason} (score: their mean P(relevant))",
-                details=Details(
-                    contexts=contexts, extra={"verdict_score": relevant / len(verdicts)}
-                ),
-            )
+            score, extra = sum(known) / len(known), {"verdict_score": score}
+            reason += " (score: their mean P(relevant))"
         return MetricResult.ok(
-            relevant / len(verdicts), reason=reason, details=Details(contexts=contexts)
+            score, reason=reason, details=Details(contexts=contexts, extra=extra)
         )

@@ -64,17 +64,11 @@ class Faithfulness(SampleMetric):
         # When the judge gave P(supported) per claim, their mean is a score with less judge
         # noise than the count of yes verdicts (see ragmeter.stats.judge_noise).
         extra = {"soft_score": sum(known) / len(claims)} if soft else {}
+        score = supported / len(claims)
         reason = f"{supported} of {len(claims)} claims are supported by the contexts"
         if soft and facts.calibrated_verdicts:
             # Calibrated verdicts: the mean P(supported) is the score (the count in details).
-            extra["verdict_score"] = supported / len(claims)
-            return MetricResult.ok(
-                extra["soft_score"],
-                reason=f"{reason} (score: their mean P(supported))",
-                details=Details(claims=entries, left_out=left_out, extra=extra),
-            )
-        return MetricResult.ok(
-            supported / len(claims),
-            reason=reason,
-            details=Details(claims=entries, left_out=left_out, extra=extra),
-        )
+            extra["verdict_score"], score = score, extra["soft_score"]
+            reason += " (score: their mean P(supported))"
+        details = Details(claims=entries, left_out=left_out, extra=extra)
+        return MetricResult.ok(score, reason=reason, details=details)

@@ -19,7 +19,11 @@ from ragmeter.metrics._base import (
     ScoreColumn,
     missing_fields_result,
 )
-from ragmeter.metrics.retrieval._judgments import Judgments, build_judgments
+from ragmeter.metrics.retrieval._judgments import Judgments as Judgments  # for the metrics
+from ragmeter.metrics.retrieval._judgments import build_judgments
+
+#: One score per query (what :meth:`RankingMetric.compute` returns).
+Scores = NDArray[np.float64]
 
 NO_RELEVANT = (
     "no relevant context exists for this sample "
@@ -85,7 +89,7 @@ class RankingMetric(BatchMetric):
         return params
 
     @abstractmethod
-    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+    def compute(self, judgments: Judgments) -> Scores:
         """One score per query from the shared judgments."""
 
     def score(self, sample: Sample) -> MetricResult:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, compress, repeat
@@ -44,6 +44,16 @@ def count_relevant(
     return np.bincount(owner[grades >= relevance_level], minlength=n).astype(np.int64)
 
 
+def _padded(sized: Sequence[Sized], rows: Iterable[Iterable[float]]) -> NDArray[np.float64]:
+    """``rows``, each as long as its entry of ``sized``, in a zero-padded matrix."""
+    lengths = np.fromiter(map(len, sized), dtype=np.intp, count=len(sized))
+    width = int(lengths.max()) if len(sized) else 0
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=int(lengths.sum()))
+    matrix = np.zeros((len(sized), width))
+    matrix[np.arange(width) < lengths[:, np.newaxis]] = flat
+    return matrix
+
+
 @dataclass
 class Judgments:
     """Graded relevance of each query's ranked documents, plus what the qrels say.
@@ -59,18 +69,7 @@ class Judgments:
     @cached_property
     def ideal(self) -> NDArray[np.float64]:
         """Each query's judged grades, zero padded (only NDCG needs this)."""
-        lengths = np.fromiter(
-            map(len, self.qrel_grades), dtype=np.intp, count=len(self.qrel_grades)
-        )
-        width = int(lengths.max()) if len(lengths) else 0
-        flat = np.fromiter(
-            chain.from_iterable(q.values() for q in self.qrel_grades),
-            dtype=np.float64,
-            count=int(lengths.sum()),
-        )
-        ideal = np.zeros((len(lengths), width))
-        ideal[np.arange(width) < lengths[:, np.newaxis]] = flat
-        return ideal
+        return _padded(self.qrel_grades, (q.values() for q in self.qrel_grades))
 
 
 def build_judgments(
@@ -88,16 +87,7 @@ def build_judgments(
     """
     if len(rankings) != len(qrels):
         raise ValueError(f"{len(rankings)} rankings but {len(qrels)} qrels")
-    n = len(rankings)
-    lengths = np.fromiter(map(len, rankings), dtype=np.intp, count=n)
-    depth = int(lengths.max()) if n else 0
-    flat = np.fromiter(
-        chain.from_iterable(map(_grades_of, qrels, rankings)),
-        dtype=np.float64,
-        count=int(lengths.sum()),
-    )
-    relevance = np.zeros((n, depth))
-    relevance[np.arange(depth) < lengths[:, np.newaxis]] = flat
+    relevance = _padded(rankings, map(_grades_of, qrels, rankings))
     return Judgments(relevance, count_relevant(qrels, relevance_level), qrels, relevance_level)
 
 

@@ -1,11 +1,5 @@
-from typing import ClassVar
-
-import numpy as np
-from numpy.typing import NDArray
-
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import CutoffMetric
-from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._base import CutoffMetric, Judgments, Scores
 from ragmeter.metrics.retrieval._ranking import f1_at_k
 
 
@@ -25,9 +19,9 @@ class F1AtK(CutoffMetric):
     0.6667
     """
 
-    base_name: ClassVar[str] = "f1"
+    base_name = "f1"
 
-    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+    def compute(self, judgments: Judgments) -> Scores:
         return f1_at_k(
             judgments.relevance, judgments.n_relevant, self.k, relevance_level=self.relevance_level
         )

@@ -1,11 +1,5 @@
-from typing import ClassVar
-
-import numpy as np
-from numpy.typing import NDArray
-
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import CutoffMetric
-from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._base import CutoffMetric, Judgments, Scores
 from ragmeter.metrics.retrieval._ranking import hit_at_k
 
 
@@ -26,7 +20,7 @@ class HitAtK(CutoffMetric):
     1.0
     """
 
-    base_name: ClassVar[str] = "hit"
+    base_name = "hit"
 
-    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+    def compute(self, judgments: Judgments) -> Scores:
         return hit_at_k(judgments.relevance, self.k, relevance_level=self.relevance_level)

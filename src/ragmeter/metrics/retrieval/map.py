@@ -1,11 +1,5 @@
-from typing import ClassVar
-
-import numpy as np
-from numpy.typing import NDArray
-
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import RankingMetric
-from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._base import Judgments, RankingMetric, Scores
 from ragmeter.metrics.retrieval._ranking import average_precision
 
 
@@ -29,9 +23,9 @@ class MAP(RankingMetric):
     0.722
     """
 
-    base_name: ClassVar[str] = "map"
+    base_name = "map"
 
-    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+    def compute(self, judgments: Judgments) -> Scores:
         return average_precision(
             judgments.relevance, judgments.n_relevant, self.k, relevance_level=self.relevance_level
         )

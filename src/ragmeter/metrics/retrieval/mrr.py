@@ -1,11 +1,5 @@
-from typing import ClassVar
-
-import numpy as np
-from numpy.typing import NDArray
-
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import RankingMetric
-from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._base import Judgments, RankingMetric, Scores
 from ragmeter.metrics.retrieval._ranking import reciprocal_rank
 
 
@@ -27,7 +21,7 @@ class MRR(RankingMetric):
     0.5
     """
 
-    base_name: ClassVar[str] = "mrr"
+    base_name = "mrr"
 
-    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+    def compute(self, judgments: Judgments) -> Scores:
         return reciprocal_rank(judgments.relevance, self.k, relevance_level=self.relevance_level)

@@ -1,12 +1,8 @@
-from typing import Any, ClassVar
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import Any
 
 from ragmeter.dataset import Sample
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import RankingMetric, cutoff_name
-from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._base import Judgments, RankingMetric, Scores, cutoff_name
 from ragmeter.metrics.retrieval._ranking import Gain, ndcg_at_k
 
 #: 2^1000 leaves room to add up millions of gains below float's largest value (about 2^1024).
@@ -42,7 +38,7 @@ class NDCG(RankingMetric):
     0.932
     """
 
-    base_name: ClassVar[str] = "ndcg"
+    base_name = "ndcg"
 
     def __init__(
         self, k: int | None = None, *, gain: Gain = "linear", relevance_level: float = 1.0
@@ -67,5 +63,5 @@ class NDCG(RankingMetric):
                 )
         return problem
 
-    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+    def compute(self, judgments: Judgments) -> Scores:
         return ndcg_at_k(judgments.relevance, judgments.ideal, self.k, gain=self.gain)

@@ -1,11 +1,5 @@
-from typing import ClassVar
-
-import numpy as np
-from numpy.typing import NDArray
-
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import CutoffMetric
-from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._base import CutoffMetric, Judgments, Scores
 from ragmeter.metrics.retrieval._ranking import precision_at_k
 
 
@@ -25,8 +19,8 @@ class PrecisionAtK(CutoffMetric):
     0.6
     """
 
-    base_name: ClassVar[str] = "precision"
-    defined_without_relevant: ClassVar[bool] = True
+    base_name = "precision"
+    defined_without_relevant = True
 
-    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+    def compute(self, judgments: Judgments) -> Scores:
         return precision_at_k(judgments.relevance, self.k, relevance_level=self.relevance_level)

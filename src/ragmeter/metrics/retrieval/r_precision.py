@@ -1,11 +1,5 @@
-from typing import ClassVar
-
-import numpy as np
-from numpy.typing import NDArray
-
 from ragmeter.metrics._spec import builtin_metric
-from ragmeter.metrics.retrieval._base import RankingMetric
-from ragmeter.metrics.retrieval._judgments import Judgments
+from ragmeter.metrics.retrieval._base import Judgments, RankingMetric, Scores
 from ragmeter.metrics.retrieval._ranking import r_precision
 
 
@@ -25,12 +19,12 @@ class RPrecision(RankingMetric):
     0.75
     """
 
-    base_name: ClassVar[str] = "r_precision"
+    base_name = "r_precision"
 
     def __init__(self, *, relevance_level: float = 1.0) -> None:
         super().__init__(None, relevance_level=relevance_level)
 
-    def compute(self, judgments: Judgments) -> NDArray[np.float64]:
+    def compute(self, judgments: Judgments) -> Scores:
         return r_precision(
             judgments.relevance, judgments.n_relevant, relevance_level=self.relevance_level
         )

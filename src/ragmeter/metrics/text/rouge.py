@@ -94,10 +94,6 @@ class Rouge(TextMetric):
         )
         precision = matches / n_candidate if n_candidate else 0.0
         recall = matches / n_reference if n_reference else 0.0
-        if self.mode == "precision":
-            value = precision
-        elif self.mode == "recall":
-            value = recall
-        else:
-            value = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        value = {"precision": precision, "recall": recall}.get(self.mode, f1)
         return MetricResult.ok(value, precision=precision, recall=recall)

@@ -46,11 +46,10 @@ import itertools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.testing._fake_server._faults import Fault
-from ragmeter.testing._fake_server._handler import Handler, _Dropped, _Handled
+from ragmeter.testing._fake_server._handler import Handler, _Dropped
 from ragmeter.testing._fake_server._replies import (
     Responder,
     ScriptedReply,
@@ -60,7 +59,6 @@ from ragmeter.testing._fake_server._replies import (
 from ragmeter.testing._fake_server._server import FakeOpenAIServer
 from ragmeter.testing._fake_server._tokens import content_text, tokenize
 
-MESSAGES_PATH = "/v1/messages"
 #: The API versions the ``anthropic-version`` header may name.
 ANTHROPIC_VERSIONS = frozenset({"2023-06-01", "2023-01-01"})
 #: The top-level request fields the Messages API takes; any other is refused.
@@ -119,15 +117,6 @@ class _Rejected(Exception):
         self.status = status
 
 
-@dataclass(frozen=True)
-class _Model:
-    """What the emulated model accepts (the :class:`FakeAnthropicServer` knobs)."""
-
-    forced_tool_use: bool = True
-    accepts_temperature: bool = True
-    require_alternation: bool = True
-
-
 class FakeAnthropicServer(FakeOpenAIServer):
     """A local Anthropic Messages API for tests: ``with FakeAnthropicServer() as server``;
     give ``server.base_url`` (``http://127.0.0.1:PORT``, the API root without ``/v1``, like
@@ -179,12 +168,6 @@ class FakeAnthropicServer(FakeOpenAIServer):
     def __repr__(self) -> str:
         where = self.base_url if self.running else "stopped"
         return f"FakeAnthropicServer({where}, model={self.model!r})"
-
-
-def _model_of(owner: FakeOpenAIServer) -> _Model:
-    if isinstance(owner, FakeAnthropicServer):
-        return _Model(owner.forced_tool_use, owner.accepts_temperature, owner.require_alternation)
-    return _Model()
 
 
 def x_api_key_authorized(owner: FakeOpenAIServer, key: str | None) -> bool:
@@ -264,13 +247,22 @@ def handle_messages(handler: Handler, owner: FakeOpenAIServer, method: str, body
         )
         return
 
-    fault = owner._next_fault()
+    fault = owner._faults.next()
     if not owner._sleep(owner.latency_s):
         raise _Dropped
     if fault is not None:
-        _apply_fault(handler, fault)
+        # the faults that replace the answer, with Anthropic's error shapes; the transport
+        # faults (drop, timeout, trickle) act as on the chat endpoint
+        if fault.kind == "rate_limit":
+            headers = fault.retry_headers("retry-after", ms=False)
+            handler._send_json(429, error_body(429, fault.message), headers=headers)
+            return
+        if fault.kind == "http_error":
+            handler._send_json(fault.status, error_body(fault.status, fault.message))
+            return
+        handler._apply_transport_fault(owner, fault)
     try:
-        request = _checked(body, _model_of(owner))
+        request = _checked(body, owner)
     except _Rejected as rejected:
         handler._send_json(rejected.status, error_body(rejected.status, str(rejected)))
         return
@@ -282,19 +274,6 @@ def handle_messages(handler: Handler, owner: FakeOpenAIServer, method: str, body
     handler._send_json(
         200, messages_payload(request, reply, fault, model=owner.model, usage=owner.report_usage)
     )
-
-
-def _apply_fault(handler: Handler, fault: Fault) -> None:
-    """The faults that replace the answer, with Anthropic's error shapes; the transport
-    faults (drop, timeout, trickle) act as on the chat endpoint."""
-    if fault.kind == "rate_limit":
-        headers = fault.retry_headers("retry-after", ms=False)
-        handler._send_json(429, error_body(429, fault.message), headers=headers)
-        raise _Handled
-    if fault.kind == "http_error":
-        handler._send_json(fault.status, error_body(fault.status, fault.message))
-        raise _Handled
-    handler._apply_transport_fault(handler.server.owner, fault)
 
 
 # -- what the API refuses ----------------------------------------------------------------
@@ -310,7 +289,7 @@ _NO_USE = (
 )
 
 
-def _checked(body: Any, model: _Model) -> dict[str, Any]:
+def _checked(body: Any, server: FakeOpenAIServer) -> dict[str, Any]:
     """``body`` when the API would take it; :class:`_Rejected` saying why not."""
     if not isinstance(body, dict):
         raise _Rejected("The request body is not valid JSON.")
@@ -327,9 +306,9 @@ def _checked(body: Any, model: _Model) -> dict[str, Any]:
     if body.get("stream"):
         raise _Rejected("stream: streaming is not supported by FakeAnthropicServer")
     _check_system(body.get("system"))
-    _check_sampling(body, model)
-    tool_names = _check_tools(body, model)
-    _check_messages(body.get("messages"), model, tool_names)
+    _check_sampling(body, server)
+    tool_names = _check_tools(body, server)
+    _check_messages(body.get("messages"), server, tool_names)
     return body
 
 
@@ -343,7 +322,7 @@ def _check_system(system: Any) -> None:
         raise _Rejected("system: Input should be a valid string or a list of text blocks")
 
 
-def _check_sampling(body: dict[str, Any], model: _Model) -> None:
+def _check_sampling(body: dict[str, Any], server: FakeOpenAIServer) -> None:
     temperature = body.get("temperature")
     if temperature is None:
         return
@@ -351,14 +330,14 @@ def _check_sampling(body: dict[str, Any], model: _Model) -> None:
         raise _Rejected("temperature: Input should be a valid number")
     if not 0.0 <= temperature <= 1.0:
         raise _Rejected("temperature: Input should be less than or equal to 1")
-    if not model.accepts_temperature and temperature != 1.0:
+    if not getattr(server, "accepts_temperature", True) and temperature != 1.0:
         raise _Rejected(
             "temperature: this model does not accept sampling parameters other than the "
             "default; omit temperature"
         )
 
 
-def _check_tools(body: dict[str, Any], model: _Model) -> set[str]:
+def _check_tools(body: dict[str, Any], server: FakeOpenAIServer) -> set[str]:
     tools = body.get("tools")
     choice = body.get("tool_choice")
     names: set[str] = set()
@@ -390,12 +369,12 @@ def _check_tools(body: dict[str, Any], model: _Model) -> set[str]:
         raise _Rejected("tool_choice: may only be specified while providing tools")
     if choice["type"] == "tool" and choice.get("name") not in names:
         raise _Rejected(f"tool_choice.name: no tool named {choice.get('name')!r} was given")
-    if choice["type"] in ("any", "tool") and not model.forced_tool_use:
+    if choice["type"] in ("any", "tool") and not getattr(server, "forced_tool_use", True):
         raise _Rejected("Thinking may not be enabled when tool_choice forces tool use.")
     return names
 
 
-def _check_messages(messages: Any, model: _Model, tool_names: set[str]) -> None:
+def _check_messages(messages: Any, server: FakeOpenAIServer, tool_names: set[str]) -> None:
     if not isinstance(messages, list) or not messages:
         raise _Rejected("messages: at least one message is required")
     previous_role: str | None = None
@@ -412,7 +391,7 @@ def _check_messages(messages: Any, model: _Model, tool_names: set[str]) -> None:
             )
         if role not in ("user", "assistant"):
             raise _Rejected(f"{where}.role: Input should be 'user' or 'assistant'")
-        if model.require_alternation and role == previous_role:
+        if getattr(server, "require_alternation", True) and role == previous_role:
             raise _Rejected(
                 f'{where}: roles must alternate between "user" and "assistant", '
                 f'but found multiple "{role}" roles in a row'

@@ -17,6 +17,7 @@ from ragmeter.testing._fake_server._dialects import (
     add_reasoning,
     azure_error,
     azure_route,
+    openai_error,
     reasoning_refusal,
 )
 from ragmeter.testing._fake_server._faults import Fault
@@ -49,7 +50,8 @@ class HTTPServer(ThreadingHTTPServer):
         self.owner = owner
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), Handler)
+        # where to listen: a subclass may say (FakeJudgeServer), else a free local port
+        super().__init__(getattr(owner, "bind_to", ("127.0.0.1", 0)), Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:
@@ -83,24 +85,14 @@ class _Handled(Exception):
     """Raised inside a handler once a fault's response is sent (the connection stays open)."""
 
 
-def _error_body(
-    message: str, type_: str, code: str | int | None = None, param: str | None = None
-) -> dict[str, Any]:
-    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
-
-
 def _status_error(status: int, message: str | None) -> dict[str, Any]:
     if status == 404:
-        return _error_body(
-            message or "The model does not exist or you do not have access to it.",
-            "invalid_request_error",
-            "model_not_found",
-        )
+        message = message or "The model does not exist or you do not have access to it."
+        return openai_error(message, None, "model_not_found")
     if status >= 500:
-        return _error_body(
-            message or "The server had an error while processing your request.", "server_error"
-        )
-    return _error_body(message or "Invalid request.", "invalid_request_error")
+        message = message or "The server had an error while processing your request."
+        return openai_error(message, None, None, "server_error")
+    return openai_error(message or "Invalid request.", None, None)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -154,6 +146,12 @@ class Handler(BaseHTTPRequestHandler):
         self, status: int, payload: Any, headers: Mapping[str, str] | None = None
     ) -> None:
         self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), headers)
+
+    def _invalid(
+        self, status: int, message: str, *, code: str | None = None, param: str | None = None
+    ) -> None:
+        """An OpenAI ``invalid_request_error`` answer."""
+        self._send_json(status, openai_error(message, param, code))
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
@@ -220,14 +218,10 @@ class Handler(BaseHTTPRequestHandler):
             path = canonical or path
         expected = {_CHAT_PATH: "POST", _EMBEDDINGS_PATH: "POST", _MODELS_PATH: "GET"}
         if path not in expected:
-            self._send_json(
-                404, _error_body(f"Unknown URL: {method} {path}", "invalid_request_error")
-            )
+            self._invalid(404, f"Unknown URL: {method} {path}")
             return
         if expected[path] != method:
-            self._send_json(
-                405, _error_body(f"Method {method} not allowed on {path}", "invalid_request_error")
-            )
+            self._invalid(405, f"Method {method} not allowed on {path}")
             return
         if not authorized:
             missing = self.headers.get("Authorization") is None
@@ -236,21 +230,19 @@ class Handler(BaseHTTPRequestHandler):
                 if missing
                 else "Incorrect API key provided."
             )
-            self._send_json(401, _error_body(message, "invalid_request_error", "invalid_api_key"))
+            self._invalid(401, message, code="invalid_api_key")
             return
         if path == _MODELS_PATH:
             self._send_json(200, models_payload(owner.model, owner._created))
             return
 
-        fault = owner._next_fault()
+        fault = owner._faults.next()
         if not owner._sleep(owner.latency_s):
             raise _Dropped
         if fault is not None:
             self._apply_transport_fault(owner, fault)
         if not isinstance(body, dict):
-            self._send_json(
-                400, _error_body("The request body must be a JSON object.", "invalid_request_error")
-            )
+            self._invalid(400, "The request body must be a JSON object.")
             return
         if path == _CHAT_PATH:
             self._chat(owner, body, fault)
@@ -272,7 +264,7 @@ class Handler(BaseHTTPRequestHandler):
             headers = fault.retry_headers()
             message = fault.message or "Rate limit reached for requests. Please try again later."
             self._send_json(
-                429, _error_body(message, "requests", "rate_limit_exceeded"), headers=headers
+                429, openai_error(message, None, "rate_limit_exceeded", "requests"), headers=headers
             )
             raise _Handled
         if fault.kind == "http_error":
@@ -284,26 +276,10 @@ class Handler(BaseHTTPRequestHandler):
     def _chat(self, owner: FakeOpenAIServer, body: dict[str, Any], fault: Fault | None) -> None:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
-            self._send_json(
-                400,
-                _error_body(
-                    "'messages' must be a non-empty array.",
-                    "invalid_request_error",
-                    None,
-                    "messages",
-                ),
-            )
+            self._invalid(400, "'messages' must be a non-empty array.", param="messages")
             return
         if body.get("stream"):
-            self._send_json(
-                400,
-                _error_body(
-                    "stream=true is not supported by FakeOpenAIServer.",
-                    "invalid_request_error",
-                    None,
-                    "stream",
-                ),
-            )
+            self._invalid(400, "stream=true is not supported by FakeOpenAIServer.", param="stream")
             return
         refusal = reasoning_refusal(owner, body)  # a reasoning model's refused parameters
         if refusal is not None:
@@ -327,21 +303,17 @@ class Handler(BaseHTTPRequestHandler):
                 )
                 return
             if rf_type not in ("text", "json_object", "json_schema"):
-                self._send_json(
-                    400,
-                    _error_body(
-                        f"Invalid response_format type: {rf_type!r}.",
-                        "invalid_request_error",
-                        None,
-                        "response_format",
-                    ),
-                )
+                message = f"Invalid response_format type: {rf_type!r}."
+                self._invalid(400, message, param="response_format")
                 return
         try:
             reply = reply_for(owner.responder, body)
         except Exception as exc:  # noqa: BLE001 - the test's responder failed: report it as a 500
             self._send_json(
-                500, _error_body(f"responder raised {type(exc).__name__}: {exc}", "server_error")
+                500,
+                openai_error(
+                    f"responder raised {type(exc).__name__}: {exc}", None, None, "server_error"
+                ),
             )
             return
         payload = chat_payload(
@@ -362,7 +334,7 @@ class Handler(BaseHTTPRequestHandler):
                 embedder=owner.embedder,
             )
         except ValueError as exc:
-            self._send_json(400, _error_body(str(exc), "invalid_request_error"))
+            self._invalid(400, str(exc))
             return
         if fault is not None and fault.kind == "malformed_json":
             self._send(

@@ -310,16 +310,11 @@ class FakeOpenAIServer:
         """Whether a request's headers pass the key check of the server's dialect."""
         if self.dialect == "azure":
             return azure_authorized(self, headers)
-        return self._is_authorized(headers.get("Authorization"))
-
-    def _is_authorized(self, header: str | None) -> bool:
         if self.api_key is None:
             return True
+        header = headers.get("Authorization")
         expected = f"Bearer {self.api_key}".encode()
         return header is not None and hmac.compare_digest(header.strip().encode(), expected)
-
-    def _next_fault(self) -> Fault | None:
-        return self._faults.next()
 
     def _sleep(self, seconds: float) -> bool:
         """Sleep unless stopping; False when the server is stopping."""

@@ -1,0 +1,119 @@
+"""``ragmeter labels queue`` -> people fill values -> ``labels import`` -> ``labels agreement``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ragmeter.align import agreement_on_labels
+from ragmeter.store import Store
+from tests.align.test_on_labels import HUMAN, judged_run, key
+from tests.cli.test_labels import invoke
+
+
+def stored(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    Store(url).record(judged_run(), name="judged")
+    return url
+
+
+def queue(url: str, path: Path, n: int):
+    """``ragmeter labels queue`` of the stored run's claims."""
+    return invoke(
+        "labels",
+        "queue",
+        "judged",
+        "-o",
+        str(path),
+        "--n",
+        str(n),
+        "--level",
+        "claim",
+        "--store",
+        url,
+    )
+
+
+def test_queue_label_import_and_agreement_end_to_end(tmp_path: Path):
+    url = stored(tmp_path)
+    path = tmp_path / "queue.jsonl"
+    made = queue(url, path, 6)
+    assert made.exit_code == 0, made.output
+    assert "6 item(s) to label" in made.output
+    items = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert all(item["value"] is None and item["judge"]["probability"] is not None for item in items)
+    # a person labels 5 of the 6 (the truth is HUMAN), leaving the last one empty
+    for item in items[:5]:
+        item["value"] = "yes" if HUMAN[int(item["sample_id"][1:])] else "no"
+    path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), "utf-8")
+    refused = invoke("labels", "import", str(path), "--store", url)
+    assert refused.exit_code == 2 and "field 'labeller'" in refused.output
+    imported = invoke("labels", "import", str(path), "--labeller", "ana", "--store", url)
+    assert imported.exit_code == 0, imported.output
+    assert "5 new label(s) kept" in imported.output
+    assert "1 queue item(s) not labelled yet" in imported.output
+    shown = invoke("labels", "agreement", "judged", "--store", url)
+    assert shown.exit_code == 0, shown.output
+    assert "validated on 5 of your labels (claim level): kappa" in shown.output
+    as_json = invoke("labels", "agreement", "judged", "--json", "--store", url)
+    document = json.loads(as_json.output)
+    store = Store(url)
+    expected = agreement_on_labels(store.load("judged"), store.labels(), "faithfulness")
+    assert document == {"metrics": [json.loads(json.dumps(expected.to_dict()))]}
+    # the queue now leaves out what ana labelled
+    again = queue(url, path, 20)
+    assert "4 item(s) to label" in again.output  # 9 judged claims (q9 failed), 5 labelled
+
+
+def test_agreement_of_a_metric_the_run_lacks_or_without_labels_is_a_usage_error(tmp_path: Path):
+    url = stored(tmp_path)
+    missing = invoke("labels", "agreement", "judged", "-m", "answer_relevancy", "--store", url)
+    assert missing.exit_code == 2 and "no metric 'answer_relevancy'" in missing.output
+    none = invoke("labels", "agreement", "judged", "--store", url)
+    assert none.exit_code == 2 and "ragmeter labels import" in " ".join(none.output.split())
+
+
+def test_queue_options_are_checked(tmp_path: Path):
+    url = stored(tmp_path)
+    out = str(tmp_path / "q.jsonl")
+    bad = invoke("labels", "queue", "judged", "-o", out, "--strategy", "best", "--store", url)
+    assert bad.exit_code == 2 and "strategy must be one of" in bad.output
+    assert not Path(out).exists()
+
+
+def test_align_with_a_stored_run_gives_the_figures_of_labels_agreement(tmp_path: Path):
+    url = stored(tmp_path)
+    labels = tmp_path / "labels.jsonl"
+    rows = [
+        {
+            "sample_id": f"q{i}",
+            "sample_key": key(i),
+            "metric": "faithfulness",
+            "level": "claim",
+            "item": f"claim {i}",
+            "value": h,
+            "labeller": "ana",
+        }
+        for i, h in enumerate(HUMAN)
+    ]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    assert invoke("labels", "import", str(labels), "--store", url).exit_code == 0
+    aligned = invoke(
+        "align",
+        "faithfulness",
+        "--run",
+        "judged",
+        "--json",
+        str(tmp_path / "a.json"),
+        "--store",
+        url,
+    )
+    assert aligned.exit_code == 0, aligned.output
+    agreement = invoke("labels", "agreement", "judged", "--json", "--store", url)
+    assert json.loads((tmp_path / "a.json").read_text("utf-8")) == json.loads(agreement.output)
+    plain = invoke("labels", "agreement", "judged", "--store", url)
+    assert aligned.output.split("report:")[0] == plain.output
+    both = invoke("align", "faithfulness", str(labels), "--run", "judged", "--store", url)
+    assert both.exit_code == 2 and "not both" in both.output
+    neither = invoke("align", "faithfulness")
+    assert neither.exit_code == 2 and "--run RUN" in neither.output
