@@ -301,31 +301,12 @@ def explanation(shipped: dict[str, Any]) -> list[str]:
         'means "as meta_eval ran the judge, uncalibrated", not "as a user\'s run gives": a '
         "reader who compares a run of their own with it should read *shipped*.",
         "",
-        "## WikiEval: why the path does not reproduce its figures",
+        "## WikiEval",
         "",
-        "meta_eval's WikiEval figures are pairwise preferences *within a question*: for each of "
-        "20 questions, does the metric score the row people preferred above the other one "
-        "(ties half). The label format holds no preference between two samples, only "
-        "absolute labels of one sample (a score or pass / fail), of one claim or of one "
-        "context, and no faithful mapping exists:",
-        "",
-        "- Writing the preferred row as pass (or 1) and the other as fail (or 0) invents "
-        "absolute judgments nobody made. The readers said which answer is *more* grounded, "
-        "not that the other is ungrounded; in ff.csv the row labelled ungrounded is often "
-        'grounded too (RESULTS_meta_eval.md, "How far the WikiEval dev labels can be '
-        'trusted").',
-        "- Even with such labels, no figure of `labels agreement` is the within-question one: "
-        "its pairwise agreement orders every pair of items with different labels across the "
-        "whole run (for pass / fail labels, the ROC AUC over 20 x 20 = 400 pairs, 380 of them "
-        "between different questions), and kappa and accuracy need a threshold on the score. "
-        "The within-question figure would need a pair (or group) field in the label record, "
-        "which is shared by every issue-39 helper and not changed here.",
-        "- Claim or context labels do not come from WikiEval: the readers gave no verdict per "
-        "claim (faithfulness's claims are the answer's sentences) or per context sentence "
-        "(context relevance). meta_eval's WikiEval cross-validation fits on *weak* labels "
-        "(every claim of the preferred row 1, of the other 0); importing those as people's "
-        "claim labels would pass weak labels off as human ones, so `calibrate fit` would "
-        "reproduce a number but not a measurement.",
+        "meta_eval's WikiEval figures are preferences within a question (which of two rows is "
+        "the better one), not labels of one sample, claim or context: the path measures them "
+        "with preference labels, in `bench/labels_path_wikieval.py` "
+        "(RESULTS_labels_path_wikieval.md).",
         "",
     ]
 

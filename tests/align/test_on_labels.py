@@ -9,7 +9,14 @@ import pytest
 from scipy import stats
 
 from ragmeter import Metric, MetricResult, evaluate
-from ragmeter.align import agreement_on_labels, pairwise_agreement, pairwise_counts
+from ragmeter.align import (
+    agreement_on_labels,
+    judge_error_pairs,
+    label_value,
+    pairwise_agreement,
+    pairwise_counts,
+    preference_agreement,
+)
 from ragmeter.metrics import Requirements
 from ragmeter.store import Label, sample_key
 
@@ -263,3 +270,77 @@ def test_the_validation_is_the_first_level_with_a_defined_headline():
     found = agreement_on_labels(judged_run(), labels, "faithfulness", n_resamples=100)
     assert found.levels["sample"].headline.value is None
     assert found.validation.level == "claim" and found.validation.n_labels == 9
+
+
+# -- preferences between two samples --------------------------------------------------------
+
+#: Scores of q0..q9 (q9 fails), for the preference tests.
+SCORES = [0.5, 0.5, 0.9, 0.2, 0.6, 0.7, 0.3, 0.8, 0.4, None]
+
+
+def scored_run():
+    given = {
+        f"q{i}": None if s is None else (s, [(f"claim {i}", True, 0.9)], [])
+        for i, s in enumerate(SCORES)
+    }
+    return evaluate(rows(10), [Judging(given)], progress=False)
+
+
+def prefer(i: int, j: int, value: str, labeller: str = "alice") -> Label:
+    """``q{i}`` is ``value`` (better, worse, tie) than ``q{j}``."""
+    return Label(f"q{i}", key(i), "faithfulness", "preference", key(j), value, labeller, WHEN)
+
+
+def test_preferences_are_measured_against_the_order_of_the_two_scores():
+    labels = [
+        prefer(0, 1, "better"),  # the metric scores them level (0.5, 0.5): half
+        prefer(2, 3, "better"),  # 0.9 > 0.2: agrees
+        prefer(4, 5, "better"),  # 0.6 < 0.7: disagrees
+        prefer(6, 7, "worse"),  # q7 better, written from q6: 0.8 > 0.3 agrees
+        prefer(8, 9, "better"),  # q9 failed: listed, not compared
+        prefer(2, 4, "tie"),  # people saw no difference: listed, not compared
+    ]
+    found = agreement_on_labels(scored_run(), labels, "faithfulness", n_resamples=200)
+    level = found.levels["preference"]
+    m = level.measurement
+    assert level.kind == "preference" and level.n_labels == 6
+    assert m.n_compared == 4 and len(m.sample_ids) == 6
+    headline = m.agreement["preference_agreement"]
+    assert headline.value == pytest.approx((0.5 + 1 + 0 + 1) / 4)
+    assert sorted((u.sample_id, u.status) for u in m.unscored) == [
+        ("q2 vs q4", "tie"),
+        ("q8 vs q9", "failed"),
+    ]
+    # the disagreement first, then the level pair; each says who people preferred
+    assert [(d.sample_id, d.human_label) for d in m.disagreements] == [
+        ("q4 vs q5", "q4 better"),
+        ("q0 vs q1", "q0 better"),
+    ]
+    assert found.validation.describe().startswith(
+        f"validated on 4 of your labels (preference level): preference agreement "
+        f"{headline.value:.2f} ["
+    )
+    summary = found.summary()
+    assert "q4 vs q5: human q4 better, metric q4 0.6, q5 0.7" in summary
+    assert "q2 vs q4 (tie)" in summary
+
+
+def test_one_comparison_written_both_ways_by_two_people_is_one_target():
+    labels = [prefer(2, 3, "better", "alice"), prefer(3, 2, "worse", "bob")]
+    found = agreement_on_labels(scored_run(), labels, "faithfulness", n_resamples=100)
+    level = found.levels["preference"]
+    assert level.measurement.n_compared == 1 and level.n_shared == 1
+    split = [prefer(2, 3, "better", "alice"), prefer(3, 2, "better", "bob")]
+    m = agreement_on_labels(scored_run(), split, "faithfulness").levels["preference"].measurement
+    assert m.n_compared == 0 and [u.status for u in m.unscored] == ["labellers_split"]
+
+
+def test_preference_agreement_counts_a_level_score_half():
+    assert preference_agreement([1, 0, 1, 0], [0.3, -0.1, 0.0, 0.2]) == pytest.approx(2.5 / 4)
+    assert label_value("preference", " WORSE ") == "worse"
+
+
+def test_preference_labels_give_no_interval_with_judge_error_and_say_why():
+    pairs = judge_error_pairs(scored_run(), [prefer(2, 3, "better")], "faithfulness")
+    assert pairs is not None and pairs.pairs == () and pairs.level == "preference"
+    assert "label whole samples" in (pairs.reason or "")

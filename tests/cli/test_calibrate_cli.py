@@ -278,3 +278,19 @@ def test_a_fit_worse_than_the_judge_on_held_out_folds_is_saved_with_a_warning(
         app, ["calibrate", "fit", "run", "--labels", "labels.jsonl", "--name", "team"]
     )
     assert quiet.exit_code == 0 and "less accurate" not in quiet.output
+
+
+def test_fit_and_show_as_json_give_the_saved_calibration(fitted, tmp_path):
+    saved = json.loads((tmp_path / ".ragmeter/calibrations/team/v1.json").read_text())
+    again = runner.invoke(
+        app, ["calibrate", "fit", "run", "--labels", "labels.jsonl", "--name", "team", "--json"]
+    )
+    assert again.exit_code == 0, again.output
+    document = json.loads(again.output)
+    # the same labels fit the same map: the saved version is kept, not a new one
+    assert document["new_version"] is False and document["matched"] == 20
+    assert document["calibration"]["tasks"] == saved["tasks"]
+    assert document["path"].endswith("team/v1.json") and document["warnings"] == []
+    shown = runner.invoke(app, ["calibrate", "show", "team", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["tasks"] == saved["tasks"]

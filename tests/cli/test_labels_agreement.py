@@ -117,3 +117,39 @@ def test_align_with_a_stored_run_gives_the_figures_of_labels_agreement(tmp_path:
     assert both.exit_code == 2 and "not both" in both.output
     neither = invoke("align", "faithfulness")
     assert neither.exit_code == 2 and "--run RUN" in neither.output
+
+
+def test_preference_labels_are_imported_and_measured_on_the_order_of_scores(tmp_path: Path):
+    url = stored(tmp_path)  # judged_run: q{i} scores 0.5 + i / 40, q9 failed
+    records = [
+        # q3 (0.575) better than q1 (0.525): the metric agrees
+        {"sample_id": "q3", "sample_key": key(3), "item": key(1), "value": "better"},
+        # q2 (0.55) worse than q1 (0.525): it does not
+        {"sample_id": "q2", "sample_key": key(2), "item": key(1), "value": "Worse"},
+        # q9 failed: listed, not compared
+        {"sample_id": "q9", "sample_key": key(9), "item": key(1), "value": "better"},
+    ]
+    path = tmp_path / "preferences.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({**r, "metric": "faithfulness", "level": "preference"}) + "\n"
+            for r in records
+        ),
+        "utf-8",
+    )
+    imported = invoke("labels", "import", str(path), "--labeller", "ana", "--store", url)
+    assert imported.exit_code == 0, imported.output
+    assert "3 new label(s) kept" in imported.output
+    shown = invoke("labels", "agreement", "judged", "--store", url)
+    assert shown.exit_code == 0, shown.output
+    assert "validated on 2 of your labels (preference level): preference agreement 0.50" in (
+        shown.output
+    )
+    assert "q2 vs q1: human q1 better, metric q2 0.55, q1 0.525" in shown.output
+    assert "q9 vs q1 (failed)" in shown.output
+    bad = tmp_path / "bad.jsonl"
+    wrong = {**records[0], "metric": "faithfulness", "level": "preference", "value": "yes"}
+    bad.write_text(json.dumps(wrong) + "\n", "utf-8")
+    refused = invoke("labels", "import", str(bad), "--labeller", "ana", "--store", url)
+    assert refused.exit_code == 2 and "row 1" in refused.output
+    assert "write better (this sample is the better one), worse or tie" in refused.output

@@ -117,5 +117,5 @@ def test_keys_move_skip_and_score_a_sample_in_chinese(populated, served, browser
     )
     # one score: its Spearman cannot be computed, and the headline says so
     assert (
-        "已在你的 1 条标注上检查：spearman 无法计算" in driver.find_element(By.ID, "agreement").text
+        "已在你的 1 条标注上检查：Spearman 无法计算" in driver.find_element(By.ID, "agreement").text
     )

@@ -314,3 +314,32 @@ def test_behind_a_token_labels_need_it(populated):
     bearer = {"Authorization": "Bearer s3cret"}
     assert client.post("/api/labels", json=label, headers=bearer).status_code == 200
     assert client.get("/api/labels", headers=bearer).json()["n_labels"] == 1
+
+
+def test_preference_labels_posted_are_measured_and_named_in_both_languages(client, populated):
+    store, (run, _) = populated
+    samples = list(store.load(run))[:3]
+    scores = [s.scores[METRIC].score for s in samples]
+    keys = [sample_key(s.sample) for s in samples]
+    # people prefer the first sample over each of the two others
+    posted = [
+        {
+            "sample_id": samples[0].sample_id,
+            "sample_key": keys[0],
+            "metric": METRIC,
+            "level": "preference",
+            "item": keys[i],
+            "value": "better",
+            "labeller": "alice",
+        }
+        for i in (1, 2)
+    ]
+    assert client.post("/api/labels", json=posted).status_code == 200
+    body = client.get("/api/labels/agreement", params={"run": run, "metric": METRIC}).json()
+    figure = body["levels"]["preference"]["agreement"]["preference_agreement"]
+    by_hand = [1.0 if scores[0] > s else 0.5 if scores[0] == s else 0.0 for s in scores[1:]]
+    assert figure["value"] == pytest.approx(sum(by_hand) / 2) and figure["n"] == 2
+    chinese = client.get(
+        "/api/labels/agreement", params={"run": run, "metric": METRIC, "lang": "zh"}
+    ).json()
+    assert "两个样本之间的偏好" in chinese["validation"]["shown"]

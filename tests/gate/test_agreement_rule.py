@@ -92,3 +92,36 @@ def test_a_metric_the_run_lacks_is_a_usage_error():
             RESULT,
             parse_rules({"agreements": [{"metric": "answer_relevancy", "min_agreement": 0.5}]}),
         )
+
+
+def test_a_rule_can_ask_for_preference_agreement_on_preference_labels():
+    assert rules(min_agreement=0.8, statistic="preference").agreements == (
+        Agreement("faithfulness", 0.8, "preference_agreement", 30),
+    )
+    preferred = Validation("faithfulness", 40, "preference", "preference_agreement", 0.85, None)
+    found = outcome({"faithfulness": preferred}, min_agreement=0.8, statistic="preference")
+    assert found.passed, found.message
+    assert found.message == (
+        "validated on 40 of your labels (preference level): preference agreement 0.85"
+    )
+    wrong = outcome({"faithfulness": kappa(40)}, min_agreement=0.8, statistic="preference")
+    assert not wrong.passed and "preference agreement preference labels" in wrong.message
+
+
+def test_a_rule_on_the_intervals_lower_bound_is_not_passed_by_a_lucky_value():
+    assert rules(min_agreement=0.6, on="ci_low").agreements == (
+        Agreement("faithfulness", 0.6, None, 30, "ci_low"),
+    )
+    with pytest.raises(GateFileError, match=r"on must be value .* or ci_low"):
+        rules(min_agreement=0.6, on="mean")
+    # kappa 0.70 [0.50, 0.85]: its value passes 0.6, its lower bound does not
+    assert outcome({"faithfulness": kappa(40)}, min_agreement=0.6).passed
+    low = outcome({"faithfulness": kappa(40)}, min_agreement=0.6, on="ci_low")
+    assert not low.passed and "(lower bound 0.50): below 0.6" in low.message
+    assert low.rule == (
+        "faithfulness: validated on >= 30 of your labels, agreement's CI lower bound >= 0.6"
+    )
+    assert outcome({"faithfulness": kappa(40)}, min_agreement=0.45, on="ci_low").passed
+    no_interval = Validation("faithfulness", 40, "claim", "cohen_kappa", 0.9, None)
+    found = outcome({"faithfulness": no_interval}, min_agreement=0.6, on="ci_low")
+    assert not found.passed and "no confidence interval" in found.message

@@ -108,6 +108,10 @@ def test_adding_labels_is_all_or_nothing(tmp_path: Path):
         ({"labeller": ""}, "labeller"),
         ({"metric": " "}, "metric"),
         ({"created_at": dt.datetime(2026, 12, 6)}, "created_at"),
+        ({"level": "preference", "item": None, "value": "better"}, "item"),
+        ({"level": "preference", "item": "3f2a000000000000", "value": "better"}, "item"),
+        ({"level": "preference", "item": "9e1b000000000000", "value": True}, "value"),
+        ({"level": "preference", "item": "9e1b000000000000", "value": "Better"}, "value"),
     ],
 )
 def test_an_invalid_label_names_its_field_and_the_fix(changes, field):
@@ -188,3 +192,11 @@ def test_the_same_labels_imported_at_once_are_kept_once(store_url: str):
         thread.join(timeout=120)
     assert errors == []
     assert len(Store(store_url).labels()) == 300
+
+
+def test_a_preference_label_names_the_other_sample_and_is_kept(store_url: str):
+    store = Store(store_url)
+    given = label(level="preference", item="9e1b000000000000", value="worse")
+    store.add_labels([given])
+    (back,) = store.labels(level="preference")
+    assert back == given and back.to_dict()["item"] == "9e1b000000000000"

@@ -9,14 +9,16 @@ and measures the original and the improved metric on a held-out test split only.
 
 The team's own labels, kept in the run store (:class:`ragmeter.store.Label`), are read and
 written with :func:`read_labels` / :func:`write_labels`; :func:`agreement_on_labels` measures a
-stored run's metric against them per level (sample, claim, context) without calling the judge,
+stored run's metric against them per level (sample, claim, context, and preferences between
+two samples) without calling the judge,
 with its one-line :class:`Validation` (:func:`validations`: per metric of a run), and
 :func:`judge_error_pairs` gives the (judge, human) pairs of a run's interval with judge error;
 :func:`next_to_label` picks what to label next.
 
 The statistics are plain functions (numpy only): :func:`accuracy`, :func:`cohen_kappa`,
 :func:`quadratic_weighted_kappa`, :func:`spearman`, :func:`pearson`,
-:func:`pairwise_agreement`, and :func:`agreement_ci` for the bootstrap interval of any of them.
+:func:`pairwise_agreement`, :func:`preference_agreement`, and :func:`agreement_ci` for the
+bootstrap interval of any of them.
 """
 
 from typing import TYPE_CHECKING
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from ragmeter.align._agreement import pairwise_agreement as pairwise_agreement
     from ragmeter.align._agreement import pairwise_counts as pairwise_counts
     from ragmeter.align._agreement import pearson as pearson
+    from ragmeter.align._agreement import preference_agreement as preference_agreement
     from ragmeter.align._agreement import quadratic_weighted_kappa as quadratic_weighted_kappa
     from ragmeter.align._agreement import ranks as ranks
     from ragmeter.align._agreement import spearman as spearman

@@ -271,8 +271,29 @@ def pairwise_agreement(human: Sequence[float], metric: Sequence[float]) -> float
     return (concordant + ties / 2) / pairs
 
 
+def preference_agreement(human: Sequence[float], metric: Sequence[float]) -> float:
+    """The share of pairs of samples the metric orders as people did: per pair, ``human`` is
+    1 when people found its first sample the better one and 0 when the second, ``metric``
+    the first sample's score minus the second's. A pair the metric scores level counts half
+    (WikiEval's protocol in the RAGAS paper, and ``bench/meta_eval.py``'s).
+
+    Worked example: three pairs, the first sample better in the first two; the metric
+    prefers the first sample in pair 1 (+0.4), scores pair 2 level (0.0) and prefers the
+    first sample in pair 3, where people preferred the second: (1 + 0.5 + 0) / 3.
+
+    >>> preference_agreement([1, 1, 0], [0.4, 0.0, 0.2])
+    0.5
+    """
+    _check_pair(human, metric)
+    h = np.asarray(human, dtype=float)
+    d = np.asarray(metric, dtype=float)
+    points = np.where(np.abs(d) < 1e-12, 0.5, ((d > 0) == (h == 1.0)).astype(float))
+    return float(np.mean(points))
+
+
 #: The statistic functions by name.
 FUNCTIONS: dict[str, Callable[..., float]] = {
+    "preference_agreement": preference_agreement,
     "accuracy": accuracy,
     "cohen_kappa": cohen_kappa,
     "quadratic_weighted_kappa": quadratic_weighted_kappa,

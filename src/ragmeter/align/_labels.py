@@ -18,7 +18,7 @@ from typing import Any
 from ragmeter._services import replaced_atomically
 from ragmeter.align._align import BINARY_LABELS, _labelled_items, _missing_label, discrete_key
 from ragmeter.dataset import DatasetError, Problem, load_dataset, parse_json_line
-from ragmeter.store import LABEL_FIELDS, Label, LabelError, LabelValue, sample_key
+from ragmeter.store import LABEL_FIELDS, PREFERENCES, Label, LabelError, LabelValue, sample_key
 
 #: The fields a label record must have (``created_at`` is filled on import when missing,
 #: ``note`` is optional, ``item`` may be left out for a sample label).
@@ -38,6 +38,7 @@ _VALUE_FIX = {
     "claim": "write true (the contexts support the claim) or false",
     "context": "write true (the context is useful for the question) or false",
     "sample": "write a score from 0 to 1, or pass / fail (yes / no, true / false, 1 / 0)",
+    "preference": "write better (this sample is the better one), worse or tie",
 }
 
 
@@ -45,12 +46,19 @@ def label_value(level: str, value: Any) -> LabelValue:
     """A label's value as the store keeps it: ``True``/``False`` for claims and contexts
     (which also read pass / fail, yes / no, 1 / 0 and the other words of
     :func:`ragmeter.align.discrete_key`); for a sample a number in [0, 1] as a float, or the
-    pass / fail word as written. ``ValueError`` (a :class:`~ragmeter.store.LabelError`) for
-    anything else.
+    pass / fail word as written; for a preference ``"better"``, ``"worse"`` or ``"tie"`` (in
+    any case). ``ValueError`` (a :class:`~ragmeter.store.LabelError`) for anything else.
 
     >>> label_value("claim", "yes"), label_value("sample", 1), label_value("sample", " Fail ")
     (True, 1.0, 'Fail')
+    >>> label_value("preference", "Better")
+    'better'
     """
+    if level == "preference":
+        word = value.strip().casefold() if isinstance(value, str) else value
+        if word in PREFERENCES:
+            return str(word)
+        raise LabelError("value", f"{value!r} is not a preference label", _VALUE_FIX[level])
     key = None if _missing_label(value) else discrete_key(value)
     if level in ("claim", "context"):
         if key in (0.0, 1.0):
@@ -67,7 +75,9 @@ def label_value(level: str, value: Any) -> LabelValue:
 
 def label_verdict(value: LabelValue) -> float:
     """A stored value as a number: 1.0 / 0.0 for true / false and the verdict words, the
-    score itself otherwise."""
+    score itself otherwise; 1.0 / 0.5 / 0.0 for better / tie / worse."""
+    if isinstance(value, str) and value in PREFERENCES:
+        return PREFERENCES[value]
     key = discrete_key(value)
     if not isinstance(key, float):  # the store holds only what label_value gives
         raise ValueError(f"not a label value: {value!r}")

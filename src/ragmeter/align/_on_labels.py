@@ -20,6 +20,7 @@ import numpy as np
 from ragmeter._record import attributes
 from ragmeter.align._agreement import DEFAULT_RESAMPLES, Agreement
 from ragmeter.align._align import (
+    Disagreement,
     Measurement,
     Unscored,
     _arrays,
@@ -40,10 +41,12 @@ if TYPE_CHECKING:
 #: The statistics measured per kind of label, the headline one first. Pass / fail labels
 #: (every claim and context label, and sample labels that are verdicts) are compared with
 #: the judge's verdict (kappa, accuracy) and with its P(yes) or score (Spearman, pairwise);
-#: score labels with the metric's score.
+#: score labels with the metric's score; preferences between two samples with the order of
+#: their scores.
 LABEL_STATISTICS: dict[str, tuple[str, ...]] = {
     "discrete": ("cohen_kappa", "accuracy", "spearman", "pairwise_agreement"),
     "numeric": ("spearman", "pairwise_agreement"),
+    "preference": ("preference_agreement",),
 }
 
 
@@ -123,7 +126,7 @@ def _verdict(verdict: bool, probability: float | None, reason: str | None) -> Me
 
 @dataclass(frozen=True)
 class LevelAgreement:
-    """The agreement at one level (sample, claim or context).
+    """The agreement at one level (sample, claim, context or preference).
 
     ``measurement`` is ``ragmeter align``'s record (agreement with CIs, confusion matrix,
     disagreements largest first with the judge's reasons, the items not scored);
@@ -344,6 +347,90 @@ def _level_agreement(
     return LevelAgreement(level, kind, len(labels), measurement, labellers, shared)
 
 
+def _preference_agreement(
+    labels: Sequence[Label],
+    judged: Mapping[tuple[str, str, str | int | None], Judged],
+    unscored_samples: Mapping[str, tuple[str, str]],
+    options: tuple[float, int, int],
+    ids: Mapping[str, str],
+) -> LevelAgreement:
+    """Preference labels against the order of the metric's scores of the two samples: one
+    comparison per pair (the people's majority; each labeller's latest label), a level score
+    counting half. Pairs people called a tie, split on, or whose samples the run did not
+    both score are listed with the reason, not compared. ``ids``: the run's sample ids by
+    sample_key (a sample not in the run is named by its key's first 8 digits)."""
+    measure_on = _Measure("discrete", False, *options, binary_labels=True)
+    targets = _latest_per_labeller(_in_key_order(k) for k in labels)
+    written: dict[tuple[str, str], tuple[str, str]] = {}  # each pair as first written
+    for k in labels:
+        pair = (k.sample_key, str(k.item))
+        written.setdefault((min(pair), max(pair)), pair)
+    names: list[str] = []
+    human: list[float] = []  # 1: people preferred the pair's first sample as written
+    gaps: list[float] = []  # its score minus the second's
+    not_compared: list[Unscored] = []
+    disagreements: list[Disagreement] = []
+    for (first, _, second), by_labeller in targets.items():
+        x, y = written[(first, str(second))]
+        name_x, name_y = ids.get(x, x[:8]), ids.get(y, y[:8])
+        name = f"{name_x} vs {name_y}"
+        names.append(name)
+        value = _consensus("discrete", by_labeller)  # from the key-order first's side
+        if value is not None and x != first:
+            value = 1.0 - value
+        found_x, found_y = judged.get((x, "sample", None)), judged.get((y, "sample", None))
+        if value is None:
+            not_compared.append(Unscored(name, "labellers_split", "the labellers are split"))
+        elif value == 0.5:
+            not_compared.append(
+                Unscored(name, "tie", "people found the two equally good: no order to compare")
+            )
+        elif found_x is None or found_y is None:
+            key, missing = (x, name_x) if found_x is None else (y, name_y)
+            status, message = unscored_samples.get(
+                key, ("not_in_run", "the run has no sample with this content")
+            )
+            not_compared.append(Unscored(name, status, f"{missing}: {message}"))
+        else:
+            score_x, score_y = _score(found_x.result), _score(found_y.result)
+            human.append(value)
+            gaps.append(score_x - score_y)
+            if abs(score_x - score_y) < 1e-12 or (score_x > score_y) != (value == 1.0):
+                notes = "; ".join(k.note for k in by_labeller.values() if k.note)
+                reasons = (found_x.result.reason, found_y.result.reason)
+                disagreements.append(
+                    Disagreement(
+                        name,
+                        f"{name_x if value == 1.0 else name_y} better",
+                        f"{name_x} {score_x:.3g}, {name_y} {score_y:.3g}",
+                        None,
+                        abs(score_x - score_y),
+                        "; ".join(r for r in reasons if r) or None,
+                        notes or None,
+                    )
+                )
+    agreement = {}
+    if human:
+        statistic = "preference_agreement"
+        agreement[statistic] = measure_on.agreement(statistic, np.array(human), np.array(gaps))
+    disagreements.sort(key=lambda d: -d.size)
+    measurement = Measurement(
+        labels[0].metric, tuple(names), len(human), agreement, not_compared, disagreements
+    )
+    labellers, shared = _between_labellers("discrete", targets, measure_on)
+    return LevelAgreement("preference", "preference", len(labels), measurement, labellers, shared)
+
+
+def _in_key_order(label: Label) -> Label:
+    """A preference label with its two samples in key order, the value turned round when it
+    was written the other way: both ways of writing one comparison are one target."""
+    other = str(label.item)
+    if label.sample_key < other:
+        return label
+    turned = {"better": "worse", "worse": "better"}.get(str(label.value), str(label.value))
+    return dataclasses.replace(label, sample_key=other, item=label.sample_key, value=turned)
+
+
 def _shown(kind: str, level: str, value: float, by_labeller: Mapping[str, Label]) -> Any:
     """The people's label as reports show it."""
     if kind == "numeric":
@@ -412,11 +499,14 @@ def agreement_on_labels(
     mine = [k for k in labels if k.metric == metric]
     judged, unscored = judged_items(result, metric)
     options = (confidence, n_resamples, seed)
-    levels = {
-        level: _level_agreement(level, at, judged, unscored, options)
-        for level in LEVELS
-        if (at := [k for k in mine if k.level == level])
-    }
+    levels: dict[str, LevelAgreement] = {}
+    for level in LEVELS:
+        at = [k for k in mine if k.level == level]
+        if at and level == "preference":
+            ids = {sample_key(s.sample): s.sample_id for s in result}
+            levels[level] = _preference_agreement(at, judged, unscored, options, ids)
+        elif at:
+            levels[level] = _level_agreement(level, at, judged, unscored, options)
     stored, name = result.config.get("store_run_id"), result.config.get("name")
     run = f"{str(stored)[:8]} ({name})" if stored else (str(name) if name else None)
     judge = (result.config.get("judges") or {}).get(metric) or {}
@@ -471,6 +561,9 @@ def judge_error_pairs(
         at = [k for k in mine if k.level == level]
         if not at:
             continue
+        if level == "preference":  # which of two is better says nothing of the mean's scale
+            unusable = unusable or level
+            continue
         if level != "sample" and not _share_of_verdicts(result, metric, level):
             unusable = unusable or level
             continue
@@ -486,6 +579,13 @@ def judge_error_pairs(
         if pairs:
             method = "ppi" if level == "sample" else "rogan-gladen"
             return LabelledPairs(tuple(pairs), method, level)
+    if unusable == "preference":
+        reason = (
+            "preference labels say which of two samples is better, not how good either is, "
+            f"so they cannot correct {metric}'s mean: label whole samples (level sample) for "
+            "this interval"
+        )
+        return LabelledPairs((), "ppi", unusable, reason=reason)
     if unusable is not None:  # said, not left out in silence
         reason = (
             f"{metric}'s score is not the share of its {unusable} verdicts that are yes in "

@@ -117,8 +117,15 @@ def next_to_label(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    if level is not None and level not in LEVELS:
-        raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+    queued = tuple(name for name in LEVELS if name != "preference")
+    if level == "preference":
+        raise ValueError(
+            "the queue proposes samples, claims and contexts; preference labels (which of two "
+            "samples is better) are written to a labels file and imported: ragmeter labels "
+            "import FILE"
+        )
+    if level is not None and level not in queued:
+        raise ValueError(f"level must be one of {', '.join(queued)}, got {level!r}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     judged, _ = judged_items(result, metric)

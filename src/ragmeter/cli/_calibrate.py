@@ -18,6 +18,7 @@ from ragmeter.cli._app import (
     resolve_run,
 )
 from ragmeter.cli._exit import fail_io
+from ragmeter.cli._run_commands import JsonOption, print_json
 
 if TYPE_CHECKING:
     from ragmeter.store import Label
@@ -112,6 +113,7 @@ def fit_command(
     ] = None,
     folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds.")] = 5,
     store: RunStoreOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Fit a calibration of the run's judge verdicts on your claim / context labels (a
     labels file, else those kept in the run store), save it as the next version of NAME
@@ -138,21 +140,35 @@ def fit_command(
         _fail(str(error))
     except OSError as error:
         _fail(f"the calibration could not be saved: {error}")
-    console.print(
-        f"{used.matched} labelled verdicts matched ({used.n_labels} claim/context labels)",
-        highlight=False,
-    )
-    console.print(cv_table(saved.cv))
-    kept = "saved" if saved.version not in before else "the same fit as the saved"
-    console.print(f"{kept} {escape(saved.label)}: {escape(str(path))}", highlight=False)
-    console.print(f"use it with: ragmeter eval ... --calibration {saved.name}", highlight=False)
-    print_warnings(
+    warnings = [
         f"{task}: on held-out folds the calibrated verdicts are less accurate than the judge's "
         f"own ({row['before']['accuracy']:.3f} -> {row['after']['accuracy']:.3f}): label more "
         "(ragmeter labels queue) before running with it"
         for task, row in sorted((saved.cv.get("tasks") or {}).items())
         if row["accuracy_gain"] < 0
+    ]
+    new = saved.version not in before
+    if as_json:
+        print_json(
+            {
+                "calibration": saved.to_dict(),
+                "path": str(path),
+                "new_version": new,
+                "matched": used.matched,
+                "n_labels": used.n_labels,
+                "warnings": warnings,
+            }
+        )
+        return
+    console.print(
+        f"{used.matched} labelled verdicts matched ({used.n_labels} claim/context labels)",
+        highlight=False,
     )
+    console.print(cv_table(saved.cv))
+    kept = "saved" if new else "the same fit as the saved"
+    console.print(f"{kept} {escape(saved.label)}: {escape(str(path))}", highlight=False)
+    console.print(f"use it with: ragmeter eval ... --calibration {saved.name}", highlight=False)
+    print_warnings(warnings)
 
 
 @calibrate_app.command("list")
@@ -186,6 +202,7 @@ def list_command() -> None:
 @calibrate_app.command("show")
 def show_command(
     name: Annotated[str, typer.Argument(help="NAME (latest version), NAME@vN or a .json file.")],
+    as_json: JsonOption = False,
 ) -> None:
     """A calibration: what it was fitted for and on, its maps and cross-validated figures."""
     from ragmeter.judge import CalibrationError, load_calibration
@@ -194,6 +211,9 @@ def show_command(
         found = load_calibration(name)
     except CalibrationError as error:
         _fail(str(error))
+    if as_json:
+        print_json(found.to_dict())
+        return
     for label, value in (
         ("calibration", found.label),
         ("method", found.method),

@@ -13,6 +13,7 @@ from ragmeter.align import Validation
 from ragmeter.dashboard._i18n import Translator
 from ragmeter.dashboard._pages import Ui, field_input, field_select, page
 from ragmeter.report import Markup, el
+from ragmeter.stats import statistic_name
 from ragmeter.store import RunInfo
 
 #: The UI strings the script writes (the page hands them over in its language).
@@ -33,6 +34,7 @@ SCRIPT_STRINGS = (
     "level_sample",
     "level_claim",
     "level_context",
+    "level_preference",
     "statistic",
     "value",
     "ci",
@@ -325,7 +327,7 @@ def validation_text(t: Translator, found: Validation) -> str:
     if not found.n_labels:
         return t("not_validated")
     level = "" if found.level == "sample" else t("validated_where", level=t(f"level_{found.level}"))
-    name = {"cohen_kappa": "kappa"}.get(str(found.statistic), str(found.statistic))
+    name = statistic_name(found.statistic) or ""
     if found.value is None:
         return t("checked_on", n=found.n_labels, where=level, statistic=name)
     ci = "" if found.ci is None else f" [{found.ci[0]:.2f}, {found.ci[1]:.2f}]"

@@ -303,6 +303,13 @@ LABEL_FIX = (
 )
 
 
+def _measured(rule: Agreement, validation: Validation) -> float | None:
+    """What an agreement rule compares with its floor: the agreement, or its CI's low end."""
+    if rule.on == "ci_low":
+        return None if validation.ci is None else validation.ci[0]
+    return validation.value
+
+
 def _check_agreement(rule: Agreement, validation: Validation) -> RuleOutcome:
     """An agreement rule's verdict on the metric's validation on the team's labels."""
     figures: dict[str, Any] = validation.to_dict()
@@ -319,12 +326,16 @@ def _check_agreement(rule: Agreement, validation: Validation) -> RuleOutcome:
     elif validation.statistic != asked:
         problem = (
             f"{shown}: the rule asks for {statistic_name(asked)}, which these labels do not "
-            "measure (kappa needs pass / fail labels, Spearman score labels): drop "
+            "measure (kappa needs pass / fail labels, Spearman score labels, preference "
+            "agreement preference labels): drop "
             "statistic, or label the other way"
         )
-    elif validation.value is None or validation.value < rule.min_agreement:
+    elif rule.on == "ci_low" and validation.value is not None and validation.ci is None:
+        problem = f"{shown}: no confidence interval to bound (label more items)"
+    elif (measured := _measured(rule, validation)) is None or measured < rule.min_agreement:
+        said = "" if rule.on == "value" or measured is None else f" (lower bound {measured:.2f})"
         problem = (
-            f"{shown}: below {rule.min_agreement:g}; see the disagreements (ragmeter labels "
+            f"{shown}{said}: below {rule.min_agreement:g}; see the disagreements (ragmeter labels "
             "agreement RUN), then calibrate the judge (ragmeter calibrate fit) or change it"
         )
     else:

@@ -78,6 +78,8 @@ AGREEMENT_STATISTICS = {
     "kappa": "cohen_kappa",
     "cohen_kappa": "cohen_kappa",
     "spearman": "spearman",
+    "preference": "preference_agreement",
+    "preference_agreement": "preference_agreement",
 }
 
 
@@ -86,19 +88,23 @@ class Agreement:
     """``metric`` must be validated on the team's own labels: at least ``min_labels`` of
     them lined up with the run's verdicts, and its agreement with them at least
     ``min_agreement``, measured as ``statistic`` (``cohen_kappa`` for pass / fail labels,
-    ``spearman`` for score labels; ``None``: whichever the labels call for)."""
+    ``spearman`` for score labels, ``preference_agreement`` for preferences; ``None``:
+    whichever the labels call for), on its value or (``on="ci_low"``) on the lower bound of
+    its confidence interval, so that a few lucky labels cannot pass it."""
 
     metric: str
     min_agreement: float
     statistic: str | None = None
     min_labels: int = DEFAULT_MIN_LABELS
+    on: str = "value"
 
     @property
     def name(self) -> str:
         statistic = statistic_name(self.statistic) or "agreement"
+        bound = "'s CI lower bound" if self.on == "ci_low" else ""
         return (
             f"{self.metric}: validated on >= {self.min_labels} of your labels, "
-            f"{statistic} >= {self.min_agreement:g}"
+            f"{statistic}{bound} >= {self.min_agreement:g}"
         )
 
 
@@ -118,7 +124,7 @@ def _group(tag: str | None, value: str | None) -> str:
 
 _THRESHOLD_KEYS = {"metric", "min", "max", "statistic", "min_coverage", "tag", "value"}
 _REGRESSION_KEYS = {"metric", "max_drop", "significant", "tag", "value", "min_coverage"}
-_AGREEMENT_KEYS = {"metric", "min_agreement", "statistic", "min_labels"}
+_AGREEMENT_KEYS = {"metric", "min_agreement", "statistic", "min_labels", "on"}
 
 
 def _check_keys(where: str, entry: Any, allowed: set[str]) -> dict[str, Any]:
@@ -209,11 +215,18 @@ def _agreement(where: str, entry: Any) -> Agreement:
     labels = entry.get("min_labels", DEFAULT_MIN_LABELS)
     if isinstance(labels, bool) or not isinstance(labels, int) or labels < 1:
         raise GateFileError(f"{where}: min_labels is a whole number from 1, got {labels!r}")
+    on = entry.get("on", "value")
+    if on not in ("value", "ci_low"):
+        raise GateFileError(
+            f"{where}: on must be value (the agreement itself) or ci_low (the lower bound of "
+            f"its confidence interval), got {on!r}"
+        )
     return Agreement(
         entry["metric"],
         value,
         None if statistic is None else AGREEMENT_STATISTICS[statistic],
         labels,
+        on,
     )
 
 

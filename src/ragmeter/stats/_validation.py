@@ -10,7 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 #: How the headline statistics are named in a one-line validation.
-SHORT_NAMES = {"cohen_kappa": "kappa", "spearman": "Spearman"}
+SHORT_NAMES = {
+    "cohen_kappa": "kappa",
+    "spearman": "Spearman",
+    "preference_agreement": "preference agreement",
+}
 
 
 def statistic_name(statistic: str | None) -> str | None:

@@ -9,6 +9,7 @@ from ragmeter import _lazy
 if TYPE_CHECKING:
     from ragmeter.store._labels import LABEL_FIELDS as LABEL_FIELDS
     from ragmeter.store._labels import LEVELS as LEVELS
+    from ragmeter.store._labels import PREFERENCES as PREFERENCES
     from ragmeter.store._labels import Label as Label
     from ragmeter.store._labels import LabelError as LabelError
     from ragmeter.store._labels import LabelValue as LabelValue

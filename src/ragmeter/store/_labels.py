@@ -3,9 +3,12 @@
 A label says what a person thinks of one thing a metric judged: the whole sample's result
 (``level="sample"``: a score in [0, 1] or a pass / fail word), one claim of the answer
 (``"claim"``: is it supported by the contexts?) or one retrieved context (``"context"``: is it
-useful for the question?). It names its sample by :func:`sample_key`, a hash of the sample's
-content, so it applies to every run of the same sample whatever the ids; ``sample_id`` is kept
-for people. Several people may label the same item: every label is kept, with who and when.
+useful for the question?), or which of two samples is the better one (``"preference"``: the
+metric should score this sample above, below or level with the other one, as people who
+compare two answers to one question, or two retrieved sets, say). It names its sample by
+:func:`sample_key`, a hash of the sample's content, so it applies to every run of the same
+sample whatever the ids; ``sample_id`` is kept for people. Several people may label the same
+item: every label is kept, with who and when.
 """
 
 from __future__ import annotations
@@ -23,8 +26,11 @@ from ragmeter._record import attributes
 if TYPE_CHECKING:
     from ragmeter.dataset import Sample
 
-#: What a label is about: the metric's result for the whole sample, one claim, one context.
-LEVELS: tuple[str, ...] = ("sample", "claim", "context")
+#: What a label is about: the metric's result for the whole sample, one claim, one context,
+#: or the sample against another one.
+LEVELS: tuple[str, ...] = ("sample", "claim", "context", "preference")
+#: A preference label's values: this sample is better than the other, worse, or as good.
+PREFERENCES: dict[str, float] = {"better": 1.0, "tie": 0.5, "worse": 0.0}
 #: The sample fields :func:`sample_key` hashes.
 KEY_FIELDS: tuple[str, ...] = ("user_input", "response", "retrieved_contexts")
 #: The fields of a label record, in their written order.
@@ -41,7 +47,7 @@ LABEL_FIELDS: tuple[str, ...] = (
 )
 
 #: A label's value: true / false (claim, context), a score in [0, 1] or a pass / fail word
-#: (sample).
+#: (sample), better / worse / tie (preference).
 LabelValue = bool | float | str
 
 
@@ -83,9 +89,11 @@ class Label:
     """One person's label of one item a metric judged (see the module's text).
 
     ``item`` is the claim's text (``level="claim"``), the context's 0-based index in
-    ``retrieved_contexts`` (``"context"``), ``None`` for ``"sample"``. ``value`` is
-    ``True``/``False`` for claims and contexts; a number in [0, 1] or a pass / fail word for
-    a sample. ``created_at`` is timezone-aware. Invalid values raise :class:`LabelError`.
+    ``retrieved_contexts`` (``"context"``), the other sample's :func:`sample_key`
+    (``"preference"``), ``None`` for ``"sample"``. ``value`` is ``True``/``False`` for claims
+    and contexts; a number in [0, 1] or a pass / fail word for a sample; ``"better"``,
+    ``"worse"`` or ``"tie"`` for a preference (this sample against the other one).
+    ``created_at`` is timezone-aware. Invalid values raise :class:`LabelError`.
     """
 
     sample_id: str
@@ -110,6 +118,12 @@ class Label:
                 "level", f"must be one of {', '.join(LEVELS)}, got {self.level!r}", _FIXES["level"]
             )
         _check_item(self.level, self.item)
+        if self.level == "preference" and self.item == self.sample_key:
+            raise LabelError(
+                "item",
+                "a preference compares two samples, but item is the sample's own key",
+                "write the sample_key of the other sample",
+            )
         _check_value(self.level, self.value)
         if not isinstance(self.created_at, dt.datetime) or self.created_at.tzinfo is None:
             raise LabelError(
@@ -137,7 +151,7 @@ _FIXES = {
     "sample_key": "copy the sample_key the queue file gives (ragmeter labels queue)",
     "metric": "name the metric the label is about, e.g. faithfulness",
     "labeller": "name who labelled it, e.g. alice (or pass --labeller)",
-    "level": "write sample, claim or context",
+    "level": "write sample, claim, context or preference",
 }
 
 
@@ -154,11 +168,25 @@ def _check_item(level: str, item: Any) -> None:
             f"a context label needs the context's 0-based index, got {item!r}",
             "write the position of the context in retrieved_contexts: 0, 1, ...",
         )
+    if level == "preference" and not (isinstance(item, str) and item.strip()):
+        raise LabelError(
+            "item",
+            f"a preference label needs the other sample's key, got {item!r}",
+            "write the sample_key of the sample this one is compared with",
+        )
     if level == "sample" and item is not None:
         raise LabelError("item", f"a sample label has no item, got {item!r}", "write null")
 
 
 def _check_value(level: str, value: Any) -> None:
+    if level == "preference":
+        if value not in PREFERENCES:
+            raise LabelError(
+                "value",
+                f"a preference label is better, worse or tie, got {value!r}",
+                "write better (this sample is the better one), worse or tie",
+            )
+        return
     if level in ("claim", "context"):
         if not isinstance(value, bool):
             raise LabelError(
