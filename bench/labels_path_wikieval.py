@@ -150,7 +150,9 @@ def _level(entry: dict[str, Any]) -> dict[str, Any]:
     return level
 
 
-def render(results: dict[str, dict[str, Any]], limit: int | None, load: str) -> str:
+def render(
+    results: dict[str, dict[str, Any]], limit: int | None, load: str, cache: Path | None
+) -> str:
     recorded = recorded_figures()
     header = meta_eval.RESULTS.read_text(encoding="utf-8").splitlines()
     recorded_when = next((line[8:] for line in header if line.startswith("- Date:")), "?")
@@ -178,6 +180,12 @@ def render(results: dict[str, dict[str, Any]], limit: int | None, load: str) -> 
         "- Labels: `../shared/data/wikieval/reread.json` (two blind readers, 60 of 60 dev pairs "
         "agreed), one preference label per question, imported with `ragmeter labels import`",
         f"- Recorded: RESULTS_meta_eval.md ({recorded_when})",
+        "- Judge cache: "
+        + (
+            "a fresh one (run seconds are the judge's)"
+            if cache is None
+            else f"`{cache.name}` (answers it holds are reused: run seconds may be the cache's)"
+        ),
         "",
         "| aspect | rows | run seconds | `labels agreement` (preference) | 95% CI | compared "
         "| not compared | metric ties | meta_eval `pairwise()`, same run | same? | recorded "
@@ -246,7 +254,8 @@ def main() -> None:
         for aspect in args.aspects.split(","):
             results[aspect] = run_aspect(aspect, args.limit, folder)
             print(f"{aspect}: {results[aspect]['seconds']:.0f} s", flush=True)
-    text = render(results, args.limit, f"{load} before, {os.getloadavg()[0]:.2f} after")
+    load = f"{load} before, {os.getloadavg()[0]:.2f} after"
+    text = render(results, args.limit, load, args.cache)
     print(text)
     if args.write:
         args.out.write_text(text, encoding="utf-8")
