@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.align import next_to_label
-from tests.align.test_on_labels import Judging, key, label, rows
+from ragmeter.align import agreement_on_labels, next_to_label, preference_pairs
+from ragmeter.store import Label, sample_key
+from tests.align.test_on_labels import WHEN, Judging, key, label, rows
 
 # P(yes) of each sample's one claim, and each sample's score
 P_YES = [0.95, 0.52, 0.8, 0.45, 0.6, 0.1, 0.49, 0.3, 0.7, 0.05]
@@ -95,3 +96,64 @@ def test_a_queue_record_is_a_label_to_fill_with_what_the_labeller_reads():
 def test_bad_options_are_refused(options, message):
     with pytest.raises(ValueError, match=message):
         next_to_label(run(), "faithfulness", **options)
+
+
+def answered(version: str, scores: list[float]):
+    """A run whose q{i} asks "question {i}?" and answers "{version} answer {i}"."""
+    data = rows(len(scores))
+    for row in data:
+        row["response"] = f"{version} {row['response']}"
+    given: dict = {f"q{i}": (s, [], []) for i, s in enumerate(scores)}
+    return evaluate(data, [Judging(given)], progress=False)
+
+
+def test_preference_pairs_put_two_runs_answers_side_by_side_closest_scores_first():
+    before = answered("old", [0.2, 0.5, 0.9, 0.4])
+    after = answered("new", [0.8, 0.55, 0.3, 0.4])
+    found = preference_pairs(after, before, "faithfulness", n=3, seed=1)
+    # |after - before| per question: 0.6, 0.05, 0.6, 0.0 -> q3, q1, then q0 (a stable sort)
+    assert [r["user_input"] for r in found] == ["question 3?", "question 1?", "question 0?"]
+    for record in found:
+        answers = {record["response"], record["other_response"]}
+        i = record["user_input"].split()[1].rstrip("?")
+        assert answers == {f"old answer {i}", f"new answer {i}"}
+        assert record["level"] == "preference" and record["value"] is None
+        assert record["item"] != record["sample_key"] and "judge" not in record  # blind
+    # the A/B order is shuffled: not always the first run's answer first
+    firsts = {
+        r["response"].split()[0]
+        for r in preference_pairs(after, before, "faithfulness", n=4, seed=3)
+    }
+    assert firsts == {"old", "new"}
+    # a pair labelled either way round is left out
+    done = Label(
+        "q3",
+        found[0]["item"],
+        "faithfulness",
+        "preference",
+        found[0]["sample_key"],
+        "tie",
+        "ana",
+        WHEN,
+    )
+    again = preference_pairs(after, before, "faithfulness", labels=[done], n=3, seed=1)
+    assert "question 3?" not in [r["user_input"] for r in again]
+
+
+def test_preference_labels_across_two_runs_are_measured_with_versus():
+    before = answered("old", [0.2, 0.5, 0.9, 0.4])
+    after = answered("new", [0.8, 0.55, 0.3, 0.4])
+    old, new = ([sample_key(s.sample) for s in run] for run in (before, after))
+    labels = [
+        Label("q0", new[0], "faithfulness", "preference", old[0], "better", "ana", WHEN),
+        Label("q1", new[1], "faithfulness", "preference", old[1], "better", "ana", WHEN),
+        Label("q2", new[2], "faithfulness", "preference", old[2], "better", "ana", WHEN),
+    ]
+    found = agreement_on_labels(after, labels, "faithfulness", versus=before, n_resamples=100)
+    m = found.levels["preference"].measurement
+    # q0 and q1: the metric also scores the new answer higher; q2: it scores it lower
+    assert m.n_compared == 3
+    assert m.agreement["preference_agreement"].value == pytest.approx(2 / 3)
+    assert [d.sample_id for d in m.disagreements] == ["q2 vs q2@other run"]
+    alone = agreement_on_labels(after, labels, "faithfulness", n_resamples=100)
+    assert alone.levels["preference"].measurement.n_compared == 0  # the old answers: not in run

@@ -153,3 +153,40 @@ def test_preference_labels_are_imported_and_measured_on_the_order_of_scores(tmp_
     refused = invoke("labels", "import", str(bad), "--labeller", "ana", "--store", url)
     assert refused.exit_code == 2 and "row 1" in refused.output
     assert "write better (this sample is the better one), worse or tie" in refused.output
+
+
+def test_two_runs_answers_are_queued_blind_labelled_and_measured_with_versus(tmp_path: Path):
+    from tests.align.test_queue import answered
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    Store(url).record(answered("old", [0.2, 0.5, 0.9, 0.4]), name="before")
+    Store(url).record(answered("new", [0.8, 0.55, 0.3, 0.4]), name="after")
+    path = tmp_path / "pairs.jsonl"
+    made = invoke("labels", "queue", "after", "--versus", "before", "-o", str(path), "--store", url)
+    assert made.exit_code == 0, made.output
+    assert "4 pair(s) of answers to compare" in made.output
+    items = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    # people prefer the new answer everywhere: q0, q1 (the metric agrees), q2 (it does not),
+    # q3 (the metric scores them level: half)
+    for item in items:
+        item["value"] = "better" if item["response"].startswith("new") else "worse"
+    path.write_text("".join(json.dumps(i) + "\n" for i in items), "utf-8")
+    imported = invoke("labels", "import", str(path), "--labeller", "ana", "--store", url)
+    assert imported.exit_code == 0 and "4 new label(s) kept" in imported.output
+    shown = invoke("labels", "agreement", "after", "--versus", "before", "--store", url)
+    assert shown.exit_code == 0, shown.output
+    assert "(preference level): preference agreement 0.62" in shown.output  # (1+1+0+.5)/4
+    wrong = invoke(
+        "labels",
+        "queue",
+        "after",
+        "--versus",
+        "before",
+        "--level",
+        "claim",
+        "-o",
+        str(path),
+        "--store",
+        url,
+    )
+    assert wrong.exit_code == 2 and "--versus writes preference items" in wrong.output

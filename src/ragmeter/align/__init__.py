@@ -13,7 +13,8 @@ stored run's metric against them per level (sample, claim, context, and preferen
 two samples) without calling the judge,
 with its one-line :class:`Validation` (:func:`validations`: per metric of a run), and
 :func:`judge_error_pairs` gives the (judge, human) pairs of a run's interval with judge error;
-:func:`next_to_label` picks what to label next.
+:func:`next_to_label` picks what to label next, :func:`preference_pairs` the answers of two runs
+to one question to compare.
 
 The statistics are plain functions (numpy only): :func:`accuracy`, :func:`cohen_kappa`,
 :func:`quadratic_weighted_kappa`, :func:`spearman`, :func:`pearson`,
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from ragmeter.align._queue import STRATEGIES as STRATEGIES
     from ragmeter.align._queue import QueueItem as QueueItem
     from ragmeter.align._queue import next_to_label as next_to_label
+    from ragmeter.align._queue import preference_pairs as preference_pairs
     from ragmeter.stats import Validation as Validation
 
 _lazy.attach(__name__, __file__)

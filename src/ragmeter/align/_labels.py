@@ -138,6 +138,7 @@ def label_from_record(
 #: Fields a queue file (``ragmeter labels queue``) adds for the labeller to read; ignored.
 _QUEUE_FIELDS = frozenset(
     {"user_input", "response", "retrieved_contexts", "judge", "context", "tags"}
+    | {"other_sample_id", "other_response", "other_contexts"}  # a preference item's other side
 )
 
 

@@ -479,10 +479,15 @@ def agreement_on_labels(
     confidence: float = 0.95,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    versus: EvaluationResult | None = None,
 ) -> LabelAgreement:
     """How far ``metric`` in the run ``result`` agrees with the people's ``labels`` (those of
     other metrics are ignored), per level, from the run's stored results and details: the
     judge is not called.
+
+    ``versus``, another run with the metric: preference labels may then compare a sample of
+    ``result`` with one of ``versus`` (the same question answered before and after a change),
+    so that the preference agreement says whether the metric's "better" is the people's.
 
     A label lines up with the judge's verdict on the same sample content
     (:func:`ragmeter.store.sample_key`), level and item. Per level: Cohen's kappa, accuracy,
@@ -503,17 +508,32 @@ def agreement_on_labels(
     for level in LEVELS:
         at = [k for k in mine if k.level == level]
         if at and level == "preference":
-            ids = {sample_key(s.sample): s.sample_id for s in result}
-            levels[level] = _preference_agreement(at, judged, unscored, options, ids)
+            both, missing, ids = {}, {}, {}
+            if versus is not None:  # this run's own verdicts win where both have a sample
+                found, left = judged_items(versus, metric)
+                both = {t: j for t, j in found.items() if t[1] == "sample"}
+                missing = dict(left)
+                other = str(versus.config.get("name") or "other run")
+                ids = {sample_key(s.sample): f"{s.sample_id}@{other}" for s in versus}
+            both.update(judged)
+            missing.update(unscored)
+            ids.update({sample_key(s.sample): s.sample_id for s in result})
+            levels[level] = _preference_agreement(at, both, missing, options, ids)
         elif at:
             levels[level] = _level_agreement(level, at, judged, unscored, options)
-    stored, name = result.config.get("store_run_id"), result.config.get("name")
-    run = f"{str(stored)[:8]} ({name})" if stored else (str(name) if name else None)
+    run = _run_name(result)
+    if versus is not None:
+        run = f"{run or 'this run'} and {_run_name(versus) or 'the other run'}"
     judge = (result.config.get("judges") or {}).get(metric) or {}
     calibration = judge.get("verdict_calibration") if isinstance(judge, dict) else None
     return LabelAgreement(
         metric, run, len(mine), levels, confidence, n_resamples, seed, calibration
     )
+
+
+def _run_name(result: EvaluationResult) -> str | None:
+    stored, name = result.config.get("store_run_id"), result.config.get("name")
+    return f"{str(stored)[:8]} ({name})" if stored else (str(name) if name else None)
 
 
 def validations(

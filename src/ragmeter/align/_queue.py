@@ -166,3 +166,68 @@ def _chosen(
         stratum = item.group if by is not None else str(item.judged.result.details.get("label"))
         groups.setdefault(stratum, []).append(item)
     return _in_turn(groups, n)
+
+
+def preference_pairs(
+    result: EvaluationResult,
+    versus: EvaluationResult,
+    metric: str,
+    *,
+    labels: Iterable[Label] = (),
+    n: int = 20,
+    seed: int = 0,
+    labeller: str = "",
+) -> list[dict[str, Any]]:
+    """The answers of ``result`` and of ``versus`` to the same question (``user_input``)
+    that differ, as preference items to label: the label format (``level`` preference,
+    ``value`` empty: better, worse or tie, of ``response`` against ``other_response``), with
+    the question and both answers and contexts to read. The pairs the metric scores closest
+    come first (its call between the two is the least sure); each pair's order is shuffled
+    (``seed``) and no score or run is shown, so people judge blind. Only samples the metric
+    scored are paired; pairs already labelled (either way round) are left out."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    ours, _ = judged_items(result, metric)
+    theirs, _ = judged_items(versus, metric)
+    by_question: dict[str, list[tuple[str, Judged]]] = {}
+    for (key, level, _), found in theirs.items():
+        if level == "sample" and found.sample.user_input:
+            by_question.setdefault(found.sample.user_input, []).append((key, found))
+    done = {
+        (min(k.sample_key, str(k.item)), max(k.sample_key, str(k.item)))
+        for k in labels
+        if k.metric == metric and k.level == "preference"
+    }
+    pairs = []
+    for (key, level, _), found in ours.items():
+        if level != "sample" or not found.sample.user_input:
+            continue
+        for other_key, other in by_question.get(found.sample.user_input, []):
+            if other_key == key or (min(key, other_key), max(key, other_key)) in done:
+                continue
+            gap = abs(float(found.result.score or 0.0) - float(other.result.score or 0.0))
+            pairs.append((gap, (key, found), (other_key, other)))
+    pairs.sort(key=lambda pair: pair[0])
+    rng = np.random.default_rng(seed)
+    records = []
+    for _, first, second in pairs[:n]:
+        (key_a, a), (key_b, b) = (second, first) if rng.random() < 0.5 else (first, second)
+        records.append(
+            {
+                "sample_id": a.sample_id,
+                "sample_key": key_a,
+                "metric": metric,
+                "level": "preference",
+                "item": key_b,
+                "value": None,
+                "labeller": labeller,
+                "note": "",
+                "user_input": a.sample.user_input,
+                "response": a.sample.response,
+                "retrieved_contexts": a.sample.retrieved_contexts,
+                "other_sample_id": b.sample_id,
+                "other_response": b.sample.response,
+                "other_contexts": b.sample.retrieved_contexts,
+            }
+        )
+    return records

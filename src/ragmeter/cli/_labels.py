@@ -38,6 +38,15 @@ app.add_typer(labels_app, name="labels")
 MetricOption = Annotated[
     str | None, typer.Option("--metric", "-m", help="Only the labels of this metric.")
 ]
+VersusOption = Annotated[
+    str | None,
+    typer.Option(
+        "--versus",
+        help="Another run (directory, id or name): preferences between its answers and RUN's "
+        "to the same questions.",
+        show_default=False,
+    ),
+]
 
 
 @labels_app.command("import")
@@ -173,18 +182,27 @@ def labelled_metrics(
 
 
 def agreements(
-    run: str, store: "Store", store_url: str | None, metric: str | None
+    run: str,
+    store: "Store",
+    store_url: str | None,
+    metric: str | None,
+    versus: str | None = None,
 ) -> "list[LabelAgreement]":
     """The agreement of each labelled metric of ``run`` with the labels kept in ``store``:
-    what ``ragmeter labels agreement`` and ``ragmeter align --run`` print."""
+    what ``ragmeter labels agreement`` and ``ragmeter align --run`` print. ``versus``: another
+    run whose samples preference labels may compare with this run's."""
     from ragmeter.align import agreement_on_labels
 
     result = resolve_run(run, store_url)
+    other = None if versus is None else resolve_run(versus, store_url)
     labels = store.labels(metric=metric)
-    return [
-        agreement_on_labels(result, labels, name)
-        for name in labelled_metrics(result, labels, metric)
-    ]
+    try:
+        return [
+            agreement_on_labels(result, labels, name, versus=other)
+            for name in labelled_metrics(result, labels, metric)
+        ]
+    except ValueError as error:  # the other run lacks the metric
+        _fail(f"--versus {versus}: {error}")
 
 
 def print_agreements(found: "list[LabelAgreement]", *, as_json: bool, top: int = 10) -> None:
@@ -209,17 +227,18 @@ def agreement_command(
     top: Annotated[
         int, typer.Option("--top", min=0, help="Disagreements to print per level (all in --json).")
     ] = 10,
+    versus: VersusOption = None,
     as_json: JsonOption = False,
     store: RunStoreOption = None,
 ) -> None:
     """How far the run's metrics agree with the labels kept in the run store, per level
-    (sample, claim, context), from the run's stored verdicts (the judge is not called):
-    Cohen's kappa, accuracy, Spearman and pairwise agreement with 95% bootstrap CIs, the
-    confusion matrix, the worst disagreements with the judge's reasons, the labelled items the
-    run did not score, and the agreement between labellers."""
-    print_agreements(
-        agreements(run, open_run_store(store), store, metric), as_json=as_json, top=top
-    )
+    (sample, claim, context, preference), from the run's stored verdicts (the judge is not
+    called): Cohen's kappa, accuracy, Spearman and pairwise agreement with 95% bootstrap CIs
+    (preference agreement for preferences), the confusion matrix, the worst disagreements with
+    the judge's reasons, the labelled items the run did not score, and the agreement between
+    labellers. With --versus OTHER, preferences between this run's answers and OTHER's."""
+    found = agreements(run, open_run_store(store), store, metric, versus)
+    print_agreements(found, as_json=as_json, top=top)
 
 
 @labels_app.command("queue")
@@ -257,14 +276,20 @@ def queue_command(
     labeller: Annotated[
         str | None, typer.Option("--labeller", help="Who will label (written in each item).")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of --strategy random.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of --strategy random and of --versus's A/B order.")
+    ] = 0,
+    versus: VersusOption = None,
     store: RunStoreOption = None,
 ) -> None:
     """Write the items of RUN to label next, in the label format with value empty, each
     with the sample's question, answer and contexts and the judge's verdict, P(yes) and
     reason: fill value (and labeller) in an editor, then ragmeter labels import.
-    Items already labelled in the run store are left out."""
-    from ragmeter.align import next_to_label, write_labels
+    Items already labelled in the run store are left out. With --versus OTHER: preference
+    items instead, RUN's and OTHER's answers to the same question side by side (blind: no
+    score, the order shuffled), those the metric scores closest first; value is better,
+    worse or tie (response against other_response)."""
+    from ragmeter.align import next_to_label, preference_pairs, write_labels
 
     result = resolve_run(run, store)
     names = [m.name for m in result.metrics]
@@ -274,15 +299,38 @@ def queue_command(
         metric = names[0]
     kept = open_run_store(store).labels(metric=metric)
     try:
-        chosen = next_to_label(
-            result, metric, labels=kept, n=n, strategy=strategy, by=by, level=level, seed=seed
-        )
+        if versus is not None:
+            if level not in (None, "preference") or strategy != "uncertain" or by is not None:
+                _fail("--versus writes preference items: drop --level, --strategy and --by")
+            records = preference_pairs(
+                result,
+                resolve_run(versus, store),
+                metric,
+                labels=kept,
+                n=n,
+                seed=seed,
+                labeller=labeller or "",
+            )
+            chosen = []
+        else:
+            chosen = next_to_label(
+                result, metric, labels=kept, n=n, strategy=strategy, by=by, level=level, seed=seed
+            )
+            records = [item.to_dict(labeller or "") for item in chosen]
     except ValueError as error:
         _fail(str(error))
     try:
-        write_labels([item.to_dict(labeller or "") for item in chosen], output)
+        write_labels(records, output)
     except OSError as error:
         fail_io(error, kept="no queue file was written")
+    if versus is not None:
+        console.print(
+            f"{len(records)} pair(s) of answers to compare written to {escape(str(output))}; "
+            "fill value (better, worse or tie: response against other_response), then: "
+            "ragmeter labels import " + escape(str(output)),
+            highlight=False,
+        )
+        return
     groups = Counter(item.group for item in chosen if item.group)
     spread = f" ({', '.join(f'{g} {c}' for g, c in sorted(groups.items()))})" if groups else ""
     console.print(
