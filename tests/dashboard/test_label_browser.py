@@ -49,6 +49,10 @@ def test_a_labeller_labels_20_items_and_sees_the_agreement_update(populated, ser
     assert store.labels() == []
 
     driver.find_element(By.ID, "labeller").send_keys("alice", Keys.TAB)
+    # a context is labelled yes / no: the score and preference buttons are not shown
+    assert driver.find_element(By.ID, "yes").is_displayed()
+    assert not driver.find_element(By.ID, "score-1").is_displayed()
+    assert not driver.find_element(By.ID, "prefer-a").is_displayed()
     disagreed = 0
     for number in range(1, 21):
         _wait(driver, lambda d, n=number: f"item {n} of 20" in position.text)
@@ -119,3 +123,48 @@ def test_keys_move_skip_and_score_a_sample_in_chinese(populated, served, browser
     assert (
         "已在你的 1 条标注上检查：Spearman 无法计算" in driver.find_element(By.ID, "agreement").text
     )
+
+
+def test_two_runs_answers_are_compared_blind_with_a_b_and_t(populated, served, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    store, _ = populated
+    base, (first, second) = served
+    driver = browser
+    # the reranked run's last three samples have their contexts in another order: 3 pairs
+    driver.get(f"{base}/label?run={second}&metric={METRIC}&versus={first}")
+    position = driver.find_element(By.ID, "position")
+    _wait(driver, lambda d: "item 1 of 3" in position.text)
+    shown = driver.find_element(By.ID, "item").text
+    assert "Answer A" in shown and "Answer B" in shown and "the judge says" not in shown
+    assert driver.find_element(By.ID, "prefer-a").is_displayed()
+    assert not driver.find_element(By.ID, "yes").is_displayed()
+    driver.find_element(By.ID, "labeller").send_keys("carol", Keys.TAB)
+    body = driver.find_element(By.TAG_NAME, "body")
+    body.send_keys("a")
+    _wait(driver, lambda d: "item 2 of 3" in position.text)
+    driver.find_element(By.ID, "prefer-b").click()
+    _wait(driver, lambda d: "item 3 of 3" in position.text)
+    body.send_keys("t")
+    agreement = driver.find_element(By.ID, "agreement")
+    _wait(driver, lambda d: agreement.get_attribute("data-labels") == "3")
+    kept = store.labels(metric=METRIC, level="preference")
+    assert sorted(k.value for k in kept) == ["better", "tie", "worse"]
+    # by hand: each non-tie label against the order of the two runs' scores
+    scores = {
+        sample_key(s.sample): s.scores[METRIC].score
+        for run in (first, second)
+        for s in store.load(run)
+    }
+    points = []
+    for k in kept:
+        if k.value != "tie":
+            gap = scores[k.sample_key] - scores[str(k.item)]
+            points.append(0.5 if gap == 0 else float((gap > 0) == (k.value == "better")))
+    expected = sum(points) / len(points)
+    assert (
+        f"validated on 2 of your labels (preference level): preference agreement {expected:.2f}"
+        in agreement.text
+    )
+    assert agreement.find_element(By.CSS_SELECTOR, '.level[data-level="preference"]')

@@ -20,6 +20,8 @@ from ragmeter.store import RunInfo
 SCRIPT_STRINGS = (
     "yes",
     "no",
+    "answer_a",
+    "answer_b",
     "question",
     "response",
     "contexts",
@@ -56,9 +58,11 @@ LABEL_CSS = """
 #item li.current { background: var(--soft); outline: 2px solid var(--accent, #36c); }
 #item .judged { border-left: 4px solid var(--accent, #36c); padding: 6px 10px; margin: 10px 0; }
 #buttons button { margin: 2px 4px 2px 0; padding: 4px 10px; }
+#buttons button[hidden] { display: none; }
 #message.error { color: var(--bad); }
 #agreement table { margin-bottom: 10px; }
 kbd { border: 1px solid var(--line); border-radius: 3px; padding: 0 4px; font-size: 12px; }
+.side { border-left: 3px solid var(--line); padding-left: 10px; margin: 10px 0; }
 """
 
 LABEL_JS = """
@@ -94,6 +98,22 @@ function show() {
   $('position').textContent = S.item_of.replace('{i}', at + 1).replace('{n}', items.length)
     + ' · ' + it.sample_id + ' · ' + S['level_' + it.level];
   box.append(h('h3', S.question), h('div', it.user_input, 'text'));
+  const preference = it.level === 'preference';
+  document.querySelectorAll('.verdict').forEach((b) => { b.hidden = preference; });
+  document.querySelectorAll('.prefer').forEach((b) => { b.hidden = !preference; });
+  if (preference) {  // two answers side by side, blind: no score, no run named
+    [[S.answer_a, it.response, it.retrieved_contexts],
+     [S.answer_b, it.other_response, it.other_contexts]].forEach(([name, text, contexts]) => {
+      const side = h('div', null, 'side');
+      const list = h('ol'); list.start = 0;
+      (contexts || []).forEach((c) => list.append(h('li', c)));
+      side.append(h('h3', name), h('div', text, 'text'), h('h3', S.contexts), list);
+      box.append(side);
+    });
+    if (it.done !== undefined) box.append(h('div', S.your_label + ': ' + it.done, 'done'));
+    document.querySelectorAll('.score').forEach((b) => { b.hidden = true; });
+    return;
+  }
   box.append(h('h3', S.response), h('div', it.response, 'text'));
   const ol = h('ol'); ol.start = 0;
   (it.retrieved_contexts || []).forEach((c, i) => {
@@ -156,6 +176,7 @@ async function agreement() {
   const box = $('agreement');
   let a;
   const asked = new URLSearchParams({run: cfg.run, metric: cfg.metric, lang: cfg.lang});
+  if (cfg.versus) asked.set('versus', cfg.versus);
   try { a = await call('/api/labels/agreement?' + asked); }
   catch (e) { say(e.message, true); return; }
   box.replaceChildren(h('p', a.validation.shown, 'validation'));
@@ -203,9 +224,16 @@ document.addEventListener('keydown', (e) => {
   if (/^[1-5]$/.test(e.key) && it && it.level === 'sample') {
     label((Number(e.key) - 1) / 4); return;
   }
+  const preferred = {a: 'better', b: 'worse', t: 'tie'}[e.key];
+  if (it && it.level === 'preference' && (preferred || e.key === 'y' || e.key === 'n')) {
+    if (preferred) { e.preventDefault(); label(preferred); }
+    return;
+  }
   if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
 });
 $('yes').onclick = () => label(true); $('no').onclick = () => label(false);
+$('prefer-a').onclick = () => label('better'); $('prefer-b').onclick = () => label('worse');
+$('prefer-tie').onclick = () => label('tie');
 $('skip').onclick = () => move(1); $('next').onclick = () => move(1);
 $('prev').onclick = () => move(-1);
 document.querySelectorAll('.score').forEach((b) => {
@@ -218,10 +246,16 @@ load(call('/api/labels/queue?' + params)).then(agreement);
 """
 
 
-def _config(t: Translator, info: RunInfo, metric: str) -> Markup:
+def _config(t: Translator, info: RunInfo, metric: str, versus: str | None) -> Markup:
     """The script's settings and strings as JSON that cannot end the script element."""
     strings = {k: t(k) for k in SCRIPT_STRINGS}
-    values = {"run": info.id, "metric": metric, "lang": t.language, "strings": strings}
+    values = {
+        "run": info.id,
+        "metric": metric,
+        "lang": t.language,
+        "strings": strings,
+        "versus": versus,
+    }
     text = json.dumps(values, ensure_ascii=False).replace("<", "\\u003c")
     return Markup(f'<script type="application/json" id="label-config">{text}</script>')
 
@@ -241,6 +275,7 @@ def _queue_form(ui: Ui, info: RunInfo, metric: str, metrics: Sequence[str]) -> M
         field_input(t("by_tag"), "by", asked.get("by"), placeholder="language"),
         field_select(t("level"), "level", asked.get("level"), levels),
         field_input(t("how_many"), "n", asked.get("n") or "20", type="number", min="1", max="500"),
+        field_input(t("versus"), "versus", asked.get("versus"), placeholder="baseline"),
         el("button", t("load_queue"), type="submit", id="load-queue"),
         el(
             "label",
@@ -255,7 +290,8 @@ def _queue_form(ui: Ui, info: RunInfo, metric: str, metrics: Sequence[str]) -> M
 
 def _shortcuts(t: Translator) -> Markup:
     keys = [("y", "key_yes"), ("n", "key_no"), ("s", "key_skip"), ("j / →", "key_next"),
-            ("k / ←", "key_previous"), ("1–5", "key_score")]  # fmt: skip
+            ("k / ←", "key_previous"), ("1–5", "key_score"),
+            ("a / b / t", "key_preference")]  # fmt: skip
     return el(
         "ul",
         [el("li", el("kbd", key), " ", t(name)) for key, name in keys],
@@ -263,14 +299,34 @@ def _shortcuts(t: Translator) -> Markup:
     )
 
 
-def label_page(ui: Ui, info: RunInfo, metric: str, metrics: Sequence[str]) -> str:
-    """The labelling page of ``metric`` in the run ``info``."""
+def label_page(
+    ui: Ui, info: RunInfo, metric: str, metrics: Sequence[str], versus: str | None = None
+) -> str:
+    """The labelling page of ``metric`` in the run ``info`` (``versus``: another run whose
+    answers the queue pairs with this run's, as preferences)."""
     t = ui.t
     title = t("label_title", metric=metric, name=info.name)
     buttons = el(
         "p",
-        el("button", t("yes"), " ", el("kbd", "y"), id="yes", type="button"),
-        el("button", t("no"), " ", el("kbd", "n"), id="no", type="button"),
+        el("button", t("yes"), " ", el("kbd", "y"), id="yes", type="button", class_="verdict"),
+        el("button", t("no"), " ", el("kbd", "n"), id="no", type="button", class_="verdict"),
+        [
+            el(
+                "button",
+                t(name),
+                " ",
+                el("kbd", key),
+                id=f"prefer-{which}",
+                type="button",
+                class_="prefer",
+                hidden=True,
+            )
+            for which, name, key in (
+                ("a", "a_better", "a"),
+                ("b", "b_better", "b"),
+                ("tie", "tie", "t"),
+            )
+        ],
         [
             el("button", str(k), id=f"score-{k}", type="button", class_="score", data_score=k)
             for k in range(1, 6)
@@ -314,7 +370,7 @@ def label_page(ui: Ui, info: RunInfo, metric: str, metrics: Sequence[str]) -> st
         el("p", t("label_intro"), class_="muted"),
         _queue_form(ui, info, metric, metrics),
         el("div", left, right, class_="labelling"),
-        _config(t, info, metric),
+        _config(t, info, metric, versus),
         Markup(f"<script>{LABEL_JS}</script>"),
         crumbs=[(info.name, f"/runs/{info.id}")],
     )

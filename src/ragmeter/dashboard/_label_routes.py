@@ -28,6 +28,7 @@ from ragmeter.align import (
     judged_items,
     label_from_record,
     next_to_label,
+    preference_pairs,
     read_labels,
 )
 from ragmeter.align import validations as align_validations
@@ -38,8 +39,9 @@ from ragmeter.results import EvaluationResult
 from ragmeter.store import LEVELS, Label, LabelError, RunInfo, Store, sample_key
 
 Opened = Callable[[str], tuple[RunInfo, EvaluationResult]]
-#: The labelling page of a run's metric (request, run, metric, the run's metrics).
-Page = Callable[[Request, RunInfo, str, list[str]], HTMLResponse]
+#: The labelling page of a run's metric (request, run, metric, the run's metrics, the run
+#: its answers are paired with, if any).
+Page = Callable[[Request, RunInfo, str, list[str], str | None], HTMLResponse]
 
 #: The most items a queue holds, and the most bytes an uploaded file may have.
 MAX_QUEUE = 500
@@ -191,10 +193,13 @@ def add_label_routes(app: FastAPI, store: Store, opened: Opened, label_page: Pag
     """``/label`` and ``/api/labels/...`` on ``app``."""
 
     @app.get("/label", response_class=HTMLResponse)
-    def label(request: Request, run: str, metric: str | None = None) -> HTMLResponse:
+    def label(
+        request: Request, run: str, metric: str | None = None, versus: str | None = None
+    ) -> HTMLResponse:
         info, result = opened(run)
         chosen = chosen_metric(result, metric)
-        return label_page(request, info, chosen, [m.name for m in result.metrics])
+        other = opened(versus)[0].id if versus else None
+        return label_page(request, info, chosen, [m.name for m in result.metrics], other)
 
     @app.get("/api/labels/queue")
     def api_queue(
@@ -205,11 +210,22 @@ def add_label_routes(app: FastAPI, store: Store, opened: Opened, label_page: Pag
         level: str | None = None,
         n: int = 20,
         seed: int = 0,
+        versus: str | None = None,
     ) -> dict[str, Any]:
         info, result = opened(run)
         chosen = chosen_metric(result, metric)
         if n > MAX_QUEUE:
             raise LabelRequestError(f"n: at most {MAX_QUEUE} items a queue, got {n}")
+        if versus:  # the two runs' answers to one question, as preference items
+            other_info, other = opened(versus)
+            try:
+                pairs = preference_pairs(
+                    result, other, chosen, labels=store.labels(metric=chosen), n=n, seed=seed
+                )
+            except ValueError as error:  # the other run lacks the metric, or n
+                raise LabelRequestError(f"versus: {error}") from None
+            found = {"metric": chosen, "n": len(pairs), "items": pairs}
+            return {"run": info.id, "versus": other_info.id, **found}
         try:
             items = next_to_label(
                 result,
@@ -270,11 +286,17 @@ def add_label_routes(app: FastAPI, store: Store, opened: Opened, label_page: Pag
 
     @app.get("/api/labels/agreement")
     def api_agreement(
-        run: str, metric: str | None = None, lang: str | None = None
+        run: str, metric: str | None = None, lang: str | None = None, versus: str | None = None
     ) -> dict[str, Any]:
         info, result = opened(run)
         chosen = chosen_metric(result, metric)
-        agreement = agreement_on_labels(result, store.labels(metric=chosen), chosen)
+        other = opened(versus)[1] if versus else None
+        try:
+            agreement = agreement_on_labels(
+                result, store.labels(metric=chosen), chosen, versus=other
+            )
+        except ValueError as error:  # the other run lacks the metric
+            raise LabelRequestError(f"versus: {error}") from None
         found = agreement.to_dict()
         t = i18n.Translator(i18n.pick_language(lang, None, None))
         found["validation"]["shown"] = validation_text(t, agreement.validation)

@@ -193,8 +193,10 @@ def add_routes(
     _add_trend_routes(app, site)
     _add_compare_routes(app, site)
 
-    def labelling(request: Request, info: RunInfo, metric: str, metrics: list[str]) -> HTMLResponse:
-        return html(request, label_page(ui_for(request), info, metric, metrics))
+    def labelling(
+        request: Request, info: RunInfo, metric: str, metrics: list[str], versus: str | None
+    ) -> HTMLResponse:
+        return html(request, label_page(ui_for(request), info, metric, metrics, versus))
 
     add_label_routes(app, store, site.opened, labelling)
 
