@@ -30,6 +30,10 @@ VALUES: dict[Any, list[Any]] = {
 }
 
 
+#: The click command tree of ``ragmeter``, built once (building it takes about 50 ms).
+COMMAND = typer.main.get_command(app)
+
+
 def _parameters() -> list[tuple[str, Any]]:
     found = []
 
@@ -40,7 +44,7 @@ def _parameters() -> list[tuple[str, Any]]:
         for name, sub in getattr(command, "commands", {}).items():
             walk(sub, f"{path} {name}")
 
-    walk(typer.main.get_command(app), "")
+    walk(COMMAND, "")
     return found
 
 
@@ -48,7 +52,7 @@ PARAMETERS = _parameters()
 
 
 def _read(runtime: Any, value: Any, param: Any) -> tuple[str, Any]:
-    ctx = typer.Context(typer.main.get_command(app))
+    ctx = typer.Context(COMMAND)
     try:
         return "value", runtime.coerce(value, param=param, ctx=ctx)
     except Exception as error:  # noqa: BLE001 - the errors are compared
